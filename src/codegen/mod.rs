@@ -1,0 +1,62 @@
+//! Generators of the committed code and data (feature `codegen`).
+//!
+//! Everything the project generates is produced here and nowhere else:
+//! `cargo run --features codegen --bin codegen` writes the files, and the
+//! drift test (`tests/generated.rs`) runs the same generators and fails when a
+//! committed file differs from what they produce now.
+
+pub mod proto;
+
+use std::path::{Path, PathBuf};
+
+/// One generated file: its path relative to the repository root and its text.
+#[derive(Debug, Clone, PartialEq)]
+pub struct GeneratedFile {
+    pub path: PathBuf,
+    pub contents: String,
+}
+
+/// Writes every file, creating folders as needed.
+pub fn write_all(root: &Path, files: &[GeneratedFile]) -> std::io::Result<()> {
+    for file in files {
+        let path = root.join(&file.path);
+        if let Some(parent) = path.parent() {
+            std::fs::create_dir_all(parent)?;
+        }
+        std::fs::write(path, &file.contents)?;
+    }
+    Ok(())
+}
+
+/// The files that differ from what is committed under `root`, with a reason each.
+pub fn drift(root: &Path, files: &[GeneratedFile]) -> Vec<String> {
+    files
+        .iter()
+        .filter_map(|file| {
+            let committed = std::fs::read_to_string(root.join(&file.path)).ok();
+            match committed {
+                None => Some(format!("{} is missing", file.path.display())),
+                Some(text) if text != file.contents => Some(format!(
+                    "{} differs from what the generator produces",
+                    file.path.display()
+                )),
+                Some(_) => None,
+            }
+        })
+        .collect()
+}
+
+/// A scratch folder for generators that insist on writing files.
+pub(crate) fn scratch_dir(name: &str) -> std::io::Result<PathBuf> {
+    let dir = std::env::temp_dir().join(format!("function-artifactory-{name}-{}", std::process::id()));
+    if dir.exists() {
+        std::fs::remove_dir_all(&dir)?;
+    }
+    std::fs::create_dir_all(&dir)?;
+    Ok(dir)
+}
+
+/// Runs every generator.
+pub fn generate_all(root: &Path) -> Result<Vec<GeneratedFile>, String> {
+    proto::generate(root)
+}

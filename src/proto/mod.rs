@@ -1,0 +1,18 @@
+//! Crossplane's function protocol (`proto/`), generated with prost.
+//!
+//! `v1` holds the messages; `v1beta1` holds only the service of the older
+//! package name, over the same messages.
+
+mod structpb;
+
+pub use structpb::{json_number, Struct};
+
+#[allow(clippy::all, clippy::pedantic, missing_docs)]
+pub mod v1 {
+    include!("generated/v1.rs");
+}
+
+#[allow(clippy::all, clippy::pedantic, missing_docs)]
+pub mod v1beta1 {
+    include!("generated/v1beta1.rs");
+}
