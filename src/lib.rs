@@ -1,7 +1,20 @@
 //! function-artifactory: a Crossplane composition function for JFrog Artifactory repositories.
 
+pub mod catalog;
+pub mod compose;
+pub mod contract;
 pub mod function;
+pub mod input;
+pub mod keys;
+pub mod lifecycle;
+pub mod plan;
+pub mod policy;
+pub mod problems;
 pub mod proto;
+mod reader;
+pub mod schema;
+pub mod status;
+pub mod wiring;
 
 #[cfg(feature = "codegen")]
 pub mod codegen;

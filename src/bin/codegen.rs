@@ -5,7 +5,8 @@ use std::process::ExitCode;
 
 fn main() -> ExitCode {
     let root = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
-    match function_artifactory::codegen::generate_all(&root) {
+    let shared = function_artifactory::codegen::shared_dir(&root);
+    match function_artifactory::codegen::generate_all(&root, shared.as_deref()) {
         Ok(files) => match function_artifactory::codegen::write_all(&root, &files) {
             Ok(()) => {
                 for file in &files {

@@ -5,6 +5,7 @@
 //! drift test (`tests/generated.rs`) runs the same generators and fails when a
 //! committed file differs from what they produce now.
 
+pub mod catalog;
 pub mod proto;
 
 use std::path::{Path, PathBuf};
@@ -56,7 +57,21 @@ pub(crate) fn scratch_dir(name: &str) -> std::io::Result<PathBuf> {
     Ok(dir)
 }
 
-/// Runs every generator.
-pub fn generate_all(root: &Path) -> Result<Vec<GeneratedFile>, String> {
-    proto::generate(root)
+/// Runs every generator. Those that read the provider CRDs need `shared`
+/// (the project's `../shared`); without it they are skipped and said so.
+pub fn generate_all(root: &Path, shared: Option<&Path>) -> Result<Vec<GeneratedFile>, String> {
+    let mut files = proto::generate(root)?;
+    match shared {
+        Some(shared) => files.extend(catalog::generate(shared)?),
+        None => eprintln!("codegen: ../shared not found: the kind catalog is not regenerated"),
+    }
+    Ok(files)
+}
+
+/// The shared folder beside the repository: `$FUNCTION_ARTIFACTORY_SHARED`, else `<root>/../shared`.
+pub fn shared_dir(root: &Path) -> Option<PathBuf> {
+    let dir = std::env::var_os("FUNCTION_ARTIFACTORY_SHARED")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| root.join("../shared"));
+    dir.join("crds").is_dir().then_some(dir)
 }

@@ -1,0 +1,238 @@
+//! The kind catalog, extracted from the provider CRDs (`shared/crds`).
+//!
+//! For each provider API generation (`flat`, `cluster`, `namespaced`) and each
+//! CRD it records: the repository class and package type the CRD is for, its
+//! apiVersion and kind as the CRD spells them, its scope, the schema of
+//! `spec` (descriptions dropped; identical sub-schemas stored once), and the
+//! fields its CEL rules require while the resource is managed. The core reads
+//! this file at run time, so the function never needs the CRDs themselves.
+//!
+//! The generator is strict: a schema keyword or a CEL rule it does not know
+//! fails the generation instead of being dropped, so a new provider release
+//! cannot change the rules behind our back.
+
+use super::GeneratedFile;
+use serde_json::{json, Map, Value};
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+/// Where the generated catalog lives in the repository.
+pub const CATALOG_PATH: &str = "src/catalog/catalog.json";
+
+const APIS: [&str; 3] = ["flat", "cluster", "namespaced"];
+const RCLASSES: [&str; 4] = ["local", "remote", "virtual", "federated"];
+const SUFFIX: &str = "repositories";
+/// `spec` fields the function never renders; leaving them out keeps the catalog small.
+const UNRENDERED_SPEC_FIELDS: [&str; 3] =
+    ["initProvider", "writeConnectionSecretToRef", "publishConnectionDetailsTo"];
+/// Schema keywords the catalog keeps; `description` is dropped; anything else is an error.
+const KEPT_KEYWORDS: [&str; 9] = [
+    "type",
+    "properties",
+    "items",
+    "required",
+    "default",
+    "enum",
+    "additionalProperties",
+    "x-kubernetes-list-type",
+    "x-kubernetes-validations",
+];
+
+/// Generates the catalog from `<shared>/crds`.
+pub fn generate(shared: &Path) -> Result<Vec<GeneratedFile>, String> {
+    let mut nodes = NodeTable::default();
+    let mut kinds = Vec::new();
+    for api in APIS {
+        let dir = shared.join("crds").join(api);
+        for path in yaml_files(&dir)? {
+            kinds.push(extract_kind(api, &path, &mut nodes)?);
+        }
+    }
+    kinds.sort_by(|a, b| sort_key(a).cmp(&sort_key(b)));
+    Ok(vec![GeneratedFile {
+        path: PathBuf::from(CATALOG_PATH),
+        contents: render(&nodes.nodes, &kinds),
+    }])
+}
+
+fn sort_key(kind: &Value) -> (String, String, String) {
+    let text = |k: &str| kind[k].as_str().unwrap_or_default().to_owned();
+    (text("api"), text("rclass"), text("packageType"))
+}
+
+fn yaml_files(dir: &Path) -> Result<Vec<PathBuf>, String> {
+    let entries = std::fs::read_dir(dir).map_err(|e| format!("cannot list {}: {e}", dir.display()))?;
+    let mut files: Vec<PathBuf> = entries
+        .filter_map(|entry| entry.ok().map(|e| e.path()))
+        .filter(|path| path.extension().is_some_and(|ext| ext == "yaml"))
+        .collect();
+    files.sort();
+    if files.is_empty() {
+        return Err(format!("no CRDs in {}", dir.display()));
+    }
+    Ok(files)
+}
+
+fn extract_kind(api: &str, path: &Path, nodes: &mut NodeTable) -> Result<Value, String> {
+    let where_ = path.display().to_string();
+    let text = std::fs::read_to_string(path).map_err(|e| format!("cannot read {where_}: {e}"))?;
+    let crd: Value = serde_yaml_ng::from_str(&text).map_err(|e| format!("{where_}: {e}"))?;
+    let spec = &crd["spec"];
+    let group = spec["group"].as_str().ok_or(format!("{where_}: no spec.group"))?;
+    let plural = spec["names"]["plural"].as_str().ok_or(format!("{where_}: no plural"))?;
+    let kind = spec["names"]["kind"].as_str().ok_or(format!("{where_}: no kind"))?;
+    let version = served_version(spec).ok_or(format!("{where_}: no served version"))?;
+    let (rclass, package_type) =
+        class_and_type(api, group, plural).ok_or(format!("{where_}: cannot tell rclass and package type"))?;
+    let resource_spec = &version["schema"]["openAPIV3Schema"]["properties"]["spec"];
+    let required_when_managed = required_when_managed(resource_spec).map_err(|e| format!("{where_}: {e}"))?;
+    let spec_node = nodes.intern_spec(resource_spec).map_err(|e| format!("{where_}: {e}"))?;
+    Ok(json!({
+        "api": api,
+        "rclass": rclass,
+        "packageType": package_type,
+        "apiVersion": format!("{group}/{}", version["name"].as_str().unwrap_or_default()),
+        "kind": kind,
+        "namespaced": spec["scope"] == "Namespaced",
+        "spec": spec_node,
+        "requiredWhenManaged": required_when_managed,
+    }))
+}
+
+fn served_version(spec: &Value) -> Option<&Value> {
+    let versions = spec["versions"].as_array()?;
+    let served: Vec<&Value> = versions.iter().filter(|v| v["served"] == true).collect();
+    served.iter().find(|v| v["storage"] == true).or(served.first()).copied()
+}
+
+/// The repository class and package type a CRD is for, from its group and plural.
+///
+/// `flat` spells the class in the plural (`localmavenrepositories`); the later
+/// generations put it in the group (`local.artifactory.jfrog.crossplane.io`).
+fn class_and_type(api: &str, group: &str, plural: &str) -> Option<(String, String)> {
+    let stem = plural.strip_suffix(SUFFIX)?;
+    if api == "flat" {
+        RCLASSES
+            .iter()
+            .find_map(|rc| stem.strip_prefix(rc).map(|t| (rc.to_string(), t.to_string())))
+    } else {
+        let rclass = group.split('.').next()?;
+        RCLASSES.contains(&rclass).then(|| (rclass.to_string(), stem.to_string()))
+    }
+}
+
+/// The `forProvider` fields that the CRD's CEL rules require while managed.
+///
+/// Every rule of these CRDs has one shape: unless the management policies
+/// allow neither creating nor updating, `forProvider.X` (or `initProvider.X`)
+/// must be set. Any other rule is an error, so it cannot be missed.
+fn required_when_managed(spec: &Value) -> Result<Vec<String>, String> {
+    let rules = spec["x-kubernetes-validations"].as_array().cloned().unwrap_or_default();
+    rules
+        .iter()
+        .map(|rule| {
+            let text = rule["rule"].as_str().unwrap_or_default();
+            parse_required_rule(text).ok_or(format!("unknown CEL rule shape: {text}"))
+        })
+        .collect()
+}
+
+fn parse_required_rule(rule: &str) -> Option<String> {
+    const GUARD: &str = "!('*' in self.managementPolicies || 'Create' in self.managementPolicies || 'Update' in self.managementPolicies) || has(self.forProvider.";
+    let rest = rule.strip_prefix(GUARD)?;
+    let (field, rest) = rest.split_once(')')?;
+    let expected = format!(" || (has(self.initProvider) && has(self.initProvider.{field}))");
+    (rest == expected && field.chars().all(|c| c.is_ascii_alphanumeric())).then(|| field.to_string())
+}
+
+/// Schema nodes, each stored once; children come before their parents.
+#[derive(Default)]
+struct NodeTable {
+    nodes: Vec<Value>,
+    ids: BTreeMap<String, usize>,
+}
+
+impl NodeTable {
+    fn intern_spec(&mut self, spec: &Value) -> Result<usize, String> {
+        let mut spec = spec.clone();
+        if let Some(props) = spec.get_mut("properties").and_then(Value::as_object_mut) {
+            for field in UNRENDERED_SPEC_FIELDS {
+                props.remove(field);
+            }
+        }
+        // The CEL rules are kept as `requiredWhenManaged`, in a form the core can apply.
+        if let Some(object) = spec.as_object_mut() {
+            object.remove("x-kubernetes-validations");
+        }
+        self.intern(&spec, "spec")
+    }
+
+    fn intern(&mut self, schema: &Value, path: &str) -> Result<usize, String> {
+        let object = schema.as_object().ok_or(format!("{path}: schema is not an object"))?;
+        let mut node = Map::new();
+        for (keyword, value) in object {
+            let kept = match keyword.as_str() {
+                "description" => continue,
+                "properties" => Value::Object(self.intern_properties(value, path)?),
+                "items" | "additionalProperties" if value.is_object() => {
+                    json!(self.intern(value, &format!("{path}.{keyword}"))?)
+                }
+                "x-kubernetes-validations" => {
+                    return Err(format!("{path}: CEL rules below spec are not supported"))
+                }
+                k if KEPT_KEYWORDS.contains(&k) => value.clone(),
+                other => return Err(format!("{path}: unknown schema keyword {other}")),
+            };
+            node.insert(keyword.clone(), kept);
+        }
+        let node = Value::Object(node);
+        let canonical = node.to_string();
+        if let Some(id) = self.ids.get(&canonical) {
+            return Ok(*id);
+        }
+        self.nodes.push(node);
+        self.ids.insert(canonical, self.nodes.len() - 1);
+        Ok(self.nodes.len() - 1)
+    }
+
+    fn intern_properties(&mut self, properties: &Value, path: &str) -> Result<Map<String, Value>, String> {
+        let properties = properties.as_object().ok_or(format!("{path}: properties is not an object"))?;
+        properties
+            .iter()
+            .map(|(name, schema)| Ok((name.clone(), json!(self.intern(schema, &format!("{path}.{name}"))?))))
+            .collect()
+    }
+}
+
+/// One node or kind per line: small diffs when the provider changes.
+fn render(nodes: &[Value], kinds: &[Value]) -> String {
+    let lines = |items: &[Value]| items.iter().map(|v| format!("  {v}")).collect::<Vec<_>>().join(",\n");
+    format!(
+        "{{\n\"generatedBy\": \"cargo run --features codegen --bin codegen (from the provider CRDs)\",\n\"nodes\": [\n{}\n],\n\"kinds\": [\n{}\n]\n}}\n",
+        lines(nodes),
+        lines(kinds)
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn recognises_the_required_field_rule() {
+        let rule = "!('*' in self.managementPolicies || 'Create' in self.managementPolicies || 'Update' in self.managementPolicies) || has(self.forProvider.url) || (has(self.initProvider) && has(self.initProvider.url))";
+        assert_eq!(parse_required_rule(rule).as_deref(), Some("url"));
+        assert_eq!(parse_required_rule("self.x == 1"), None);
+        let mismatched = rule.replace("initProvider.url", "initProvider.member");
+        assert_eq!(parse_required_rule(&mismatched), None);
+    }
+
+    #[test]
+    fn class_and_type_for_each_generation() {
+        let flat = class_and_type("flat", "artifactory.jfrog.crossplane.io", "localdockerv2repositories");
+        assert_eq!(flat, Some(("local".into(), "dockerv2".into())));
+        let cluster = class_and_type("cluster", "federated.artifactory.jfrog.crossplane.io", "mavenrepositories");
+        assert_eq!(cluster, Some(("federated".into(), "maven".into())));
+        assert_eq!(class_and_type("cluster", "other.example.io", "mavenrepositories"), None);
+    }
+}

@@ -1,0 +1,189 @@
+//! Rendering one managed resource per planned repository (SPEC section 5),
+//! checked against the provider schema before it is emitted.
+
+use crate::catalog::{catalog, Rclass};
+use crate::input::Input;
+use crate::keys::{key_label_value, KEY_LABEL};
+use crate::plan::Planned;
+use crate::problems::{quoted, suggestion, Category, Findings};
+use crate::schema;
+use serde_json::{json, Map, Value};
+use std::collections::BTreeMap;
+
+pub const EXTERNAL_NAME: &str = "crossplane.io/external-name";
+pub const PAUSED: &str = "crossplane.io/paused";
+
+/// The managed resource for one planned repository; problems go to `findings`.
+pub fn compose(p: &Planned, input: &Input, project_key: Option<&str>, findings: &mut Findings) -> Value {
+    let for_provider = for_provider(p, input, project_key, findings);
+    check_for_provider(p, &for_provider, findings);
+    let spec = spec(p, for_provider, findings);
+    json!({
+        "apiVersion": p.kind.api_version,
+        "kind": p.kind.kind,
+        "metadata": metadata(p),
+        "spec": spec,
+    })
+}
+
+fn metadata(p: &Planned) -> Value {
+    let mut annotations = Map::new();
+    annotations.insert(EXTERNAL_NAME.into(), json!(p.key));
+    if p.entry.paused {
+        annotations.insert(PAUSED.into(), json!("true"));
+    }
+    json!({
+        "annotations": annotations,
+        "labels": {KEY_LABEL: key_label_value(&p.key)},
+    })
+}
+
+/// A `forProvider` field with the path of the claim field it came from.
+struct Sourced {
+    value: Value,
+    path: String,
+}
+
+/// The entry's `forProvider` plus its typed fields.
+fn for_provider(p: &Planned, input: &Input, project_key: Option<&str>, findings: &mut Findings) -> BTreeMap<String, Sourced> {
+    let entry = p.entry;
+    let mut fields: BTreeMap<String, Sourced> = BTreeMap::new();
+    for (name, value) in &entry.for_provider {
+        let path = entry.field_path(&format!("forProvider.{name}"));
+        if name == "key" {
+            findings.problem(
+                Category::InvalidProviderFields,
+                path,
+                Some(entry.index),
+                format!("{}: the provider has no forProvider.key; the key is the external name", entry.label()),
+                "set key on the repository entry instead",
+            );
+            continue;
+        }
+        fields.insert(name.clone(), Sourced { value: value.clone(), path });
+    }
+    let mut typed = |field: &str, value: Option<Value>, path: String| {
+        if let Some(value) = value {
+            merge_typed(p, &mut fields, field, value, path, findings);
+        }
+    };
+    typed("description", entry.description.clone().map(Value::from), entry.field_path("description"));
+    typed("notes", entry.notes.clone().map(Value::from), entry.field_path("notes"));
+    typed("projectKey", project_key.map(Value::from), "spec.projectKey".into());
+    match entry.rclass {
+        Some(Rclass::Remote) => typed("url", entry.url.clone().map(Value::from), entry.field_path("url")),
+        Some(Rclass::Virtual) => {
+            let members = entry.repositories.is_some() || entry.external_repositories.is_some();
+            typed("repositories", members.then(|| json!(p.member_keys)), entry.field_path("repositories"));
+            typed("defaultDeploymentRepo", p.default_deployment_key.clone().map(Value::from), entry.field_path("defaultDeploymentRepo"));
+        }
+        Some(Rclass::Federated) => typed("member", federated_members(p, input), entry.field_path("members")),
+        _ => {}
+    }
+    fields
+}
+
+/// `members`, or the self member at `<artifactoryUrl>/artifactory/<key>`.
+fn federated_members(p: &Planned, input: &Input) -> Option<Value> {
+    if let Some(members) = &p.entry.members {
+        return Some(Value::Array(members.clone()));
+    }
+    let base = input.artifactory_url.as_deref()?;
+    Some(json!([{"url": format!("{base}/artifactory/{}", p.key), "enabled": true}]))
+}
+
+/// A typed field and the same field in `forProvider` must agree.
+fn merge_typed(p: &Planned, fields: &mut BTreeMap<String, Sourced>, field: &str, value: Value, path: String, findings: &mut Findings) {
+    if let Some(existing) = fields.get(field) {
+        if existing.value != value {
+            findings.problem(
+                Category::InvalidProviderFields,
+                existing.path.clone(),
+                Some(p.entry.index),
+                format!(
+                    "{}: forProvider.{field} is {} but {path} gives {}",
+                    p.entry.label(),
+                    quoted(&existing.value),
+                    quoted(&value)
+                ),
+                format!("give {field} once, as {path}"),
+            );
+        }
+        return;
+    }
+    fields.insert(field.to_owned(), Sourced { value, path });
+}
+
+/// Schema of each field, then the fields the CRD's CEL rules require.
+fn check_for_provider(p: &Planned, fields: &BTreeMap<String, Sourced>, findings: &mut Findings) {
+    let catalog = catalog();
+    let Some(node_id) = catalog.for_provider(p.kind) else { return };
+    let node = catalog.node(node_id);
+    for (name, field) in fields {
+        match node.properties.get(name) {
+            Some(child) => schema::check(catalog, *child, &field.value, &field.path, Some(p.entry.index), findings),
+            None => findings.problem(
+                Category::InvalidProviderFields,
+                field.path.clone(),
+                Some(p.entry.index),
+                format!("{}: {} has no forProvider field \"{name}\"", p.entry.label(), p.kind.kind),
+                format!(
+                    "remove it or correct its name: {}",
+                    suggestion(name, node.properties.keys().map(String::as_str))
+                ),
+            ),
+        }
+    }
+    if creates_or_updates(p.management_policies.as_deref()) {
+        for required in &p.kind.required_when_managed {
+            if !fields.contains_key(required) {
+                report_required(p, required, findings);
+            }
+        }
+    }
+}
+
+/// The CRDs' CEL rules apply while the policies allow creating or updating.
+fn creates_or_updates(policies: Option<&[String]>) -> bool {
+    policies.is_none_or(|list| list.iter().any(|p| matches!(p.as_str(), "*" | "Create" | "Update")))
+}
+
+fn report_required(p: &Planned, field: &str, findings: &mut Findings) {
+    let entry = p.entry;
+    let (path, fix) = match field {
+        "url" => (entry.field_path("url"), "set url to the upstream URL, such as https://repo1.maven.org/maven2".to_owned()),
+        "member" => (
+            entry.field_path("members"),
+            "set members (each {url, enabled}), or artifactoryUrl in the function input for a single self member".to_owned(),
+        ),
+        other => (entry.field_path(&format!("forProvider.{other}")), format!("set forProvider.{other}")),
+    };
+    findings.problem(
+        Category::InvalidProviderFields,
+        path,
+        Some(entry.index),
+        format!("{}: {} requires spec.forProvider.{field} while it may create or update the repository", entry.label(), p.kind.kind),
+        fix,
+    );
+}
+
+fn spec(p: &Planned, for_provider: BTreeMap<String, Sourced>, findings: &mut Findings) -> Value {
+    let mut spec = Map::new();
+    let for_provider: Map<String, Value> = for_provider.into_iter().map(|(k, f)| (k, f.value)).collect();
+    spec.insert("forProvider".into(), Value::Object(for_provider));
+    if let Some(reference) = &p.provider_config_ref {
+        let catalog = catalog();
+        if let Some(node) = catalog.node(p.kind.spec).properties.get("providerConfigRef") {
+            let value = Value::Object(reference.value.clone());
+            schema::check(catalog, *node, &value, &reference.path, Some(p.entry.index), findings);
+        }
+        spec.insert("providerConfigRef".into(), Value::Object(reference.value.clone()));
+    }
+    if let Some(policy) = p.deletion_policy {
+        spec.insert("deletionPolicy".into(), json!(policy.as_str()));
+    }
+    if let Some(policies) = &p.management_policies {
+        spec.insert("managementPolicies".into(), json!(policies));
+    }
+    Value::Object(spec)
+}

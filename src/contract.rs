@@ -1,0 +1,359 @@
+//! The composite resource contract (SPEC section 2): what the function reads
+//! from the observed composite's `spec`.
+//!
+//! Reading reports every mistake at once: wrong types, missing required
+//! fields, unknown fields (with the closest known name), duplicate names.
+
+use crate::catalog::Rclass;
+use crate::policy::{read_deletion_policy, read_management_policies, DeletionPolicy};
+use crate::problems::{quoted, suggestion, Category, Findings};
+use crate::reader::ObjectReader;
+use serde_json::{Map, Value};
+
+/// Fields Crossplane adds to a composite's spec; the function ignores them.
+pub const CROSSPLANE_SPEC_FIELDS: &[&str] = &[
+    "claimRef",
+    "compositionRef",
+    "compositionRevisionRef",
+    "compositionRevisionSelector",
+    "compositionSelector",
+    "compositionUpdatePolicy",
+    "resourceRefs",
+    "writeConnectionSecretToRef",
+    "publishConnectionDetailsTo",
+    "environmentConfigRefs",
+    "crossplane",
+];
+
+pub const CLAIM_NAME_LABEL: &str = "crossplane.io/claim-name";
+pub const CLAIM_NAMESPACE_LABEL: &str = "crossplane.io/claim-namespace";
+
+/// The composite's identity, as far as naming needs it.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct CompositeMeta {
+    pub api_version: String,
+    pub kind: String,
+    pub name: String,
+    pub namespace: Option<String>,
+    pub uid: Option<String>,
+    pub claim_name: Option<String>,
+    pub claim_namespace: Option<String>,
+}
+
+/// The composite's `spec`.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct CompositeSpec {
+    pub project_key: Option<String>,
+    pub provider_config_ref: Option<Map<String, Value>>,
+    pub deletion_policy: Option<DeletionPolicy>,
+    pub management_policies: Option<Vec<String>>,
+    pub repositories: Vec<Entry>,
+}
+
+/// One entry of `spec.repositories`. Required fields are `Option` so an
+/// entry with problems can still be checked for the others.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Entry {
+    pub index: usize,
+    pub name: Option<String>,
+    pub rclass: Option<Rclass>,
+    pub package_type: Option<String>,
+    pub key: Option<String>,
+    pub description: Option<String>,
+    pub notes: Option<String>,
+    pub url: Option<String>,
+    pub repositories: Option<Vec<String>>,
+    pub external_repositories: Option<Vec<String>>,
+    pub default_deployment_repo: Option<String>,
+    pub members: Option<Vec<Value>>,
+    pub for_provider: Map<String, Value>,
+    pub import: bool,
+    pub deletion_policy: Option<DeletionPolicy>,
+    pub management_policies: Option<Vec<String>>,
+    pub provider_config_ref: Option<Map<String, Value>>,
+    pub paused: bool,
+}
+
+impl Entry {
+    /// `spec.repositories[3]`.
+    pub fn path(&self) -> String {
+        format!("spec.repositories[{}]", self.index)
+    }
+
+    /// `spec.repositories[3].key`.
+    pub fn field_path(&self, field: &str) -> String {
+        format!("spec.repositories[{}].{field}", self.index)
+    }
+
+    /// How messages name the entry: `repository "libs-release"`.
+    pub fn label(&self) -> String {
+        match &self.name {
+            Some(name) => format!("repository \"{name}\""),
+            None => format!("repository #{}", self.index),
+        }
+    }
+}
+
+/// Reads the observed composite's metadata.
+pub fn read_meta(composite: &Map<String, Value>) -> CompositeMeta {
+    let text = |v: &Value| v.as_str().map(str::to_owned);
+    let null = Value::Null;
+    let field = |name: &str| composite.get(name).unwrap_or(&null);
+    let metadata = field("metadata");
+    CompositeMeta {
+        api_version: text(field("apiVersion")).unwrap_or_default(),
+        kind: text(field("kind")).unwrap_or_default(),
+        name: text(&metadata["name"]).unwrap_or_default(),
+        namespace: text(&metadata["namespace"]).filter(|n| !n.is_empty()),
+        uid: text(&metadata["uid"]),
+        claim_name: text(&metadata["labels"][CLAIM_NAME_LABEL]),
+        claim_namespace: text(&metadata["labels"][CLAIM_NAMESPACE_LABEL]),
+    }
+}
+
+/// Reads `spec` of the observed composite.
+pub fn read_spec(composite: &Map<String, Value>, findings: &mut Findings) -> CompositeSpec {
+    let mut spec = CompositeSpec::default();
+    let Some(spec_value) = composite.get("spec") else {
+        findings.problem(
+            Category::InvalidComposite,
+            "spec",
+            None,
+            "the composite has no spec",
+            "give the composite a spec with a repositories list (it may be empty)",
+        );
+        return spec;
+    };
+    let Some(reader) = ObjectReader::new(spec_value, "spec", None, Category::InvalidComposite, findings) else {
+        return spec;
+    };
+    let mut reader_ = reader.ignoring(CROSSPLANE_SPEC_FIELDS);
+    let reader = &mut reader_;
+    spec.project_key = read_project_key(reader);
+    spec.provider_config_ref = reader.object("providerConfigRef").cloned();
+    spec.deletion_policy = read_deletion_policy(reader);
+    spec.management_policies = read_management_policies(reader);
+    match reader.array("repositories") {
+        Some(items) => {
+            spec.repositories = items
+                .iter()
+                .enumerate()
+                .map(|(index, item)| read_entry(index, item, reader.findings()))
+                .collect();
+        }
+        None if spec_value.get("repositories").is_none_or(Value::is_null) => reader.problem(
+            "spec.repositories".to_owned(),
+            "the repositories list is missing",
+            "add spec.repositories (an empty list renders nothing)",
+        ),
+        None => {}
+    }
+    reader_.finish();
+    check_unique_names(&spec.repositories, findings);
+    spec
+}
+
+fn read_project_key(reader: &mut ObjectReader) -> Option<String> {
+    let project_key = reader.string("projectKey")?;
+    if is_project_key(&project_key) {
+        return Some(project_key);
+    }
+    reader.problem(
+        "spec.projectKey".to_owned(),
+        format!("\"{project_key}\" is not a JFrog project key (rule: ^[a-z][a-z0-9-]{{1,31}}$)"),
+        "use 2 to 32 lower-case letters, digits or '-', starting with a letter",
+    );
+    None
+}
+
+/// `^[a-z][a-z0-9-]{1,31}$`
+pub fn is_project_key(text: &str) -> bool {
+    let mut chars = text.chars();
+    chars.next().is_some_and(|c| c.is_ascii_lowercase())
+        && (2..=32).contains(&text.len())
+        && chars.all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-')
+}
+
+/// A DNS-1123 label: what Crossplane accepts as a composition resource name.
+pub fn is_dns_label(text: &str) -> bool {
+    let bytes = text.as_bytes();
+    !bytes.is_empty()
+        && bytes.len() <= 63
+        && bytes.iter().all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || *b == b'-')
+        && bytes[0] != b'-'
+        && bytes[bytes.len() - 1] != b'-'
+}
+
+fn read_entry(index: usize, value: &Value, findings: &mut Findings) -> Entry {
+    let mut entry = Entry {
+        index,
+        ..Entry::default()
+    };
+    let path = entry.path();
+    let Some(mut reader) = ObjectReader::new(value, &path, Some(index), Category::InvalidComposite, findings) else {
+        return entry;
+    };
+    entry.name = read_name(&mut reader, &entry);
+    entry.rclass = read_rclass(&mut reader, &entry);
+    entry.package_type = read_required_string(&mut reader, &entry, "packageType", "a package type such as maven, npm or docker");
+    entry.key = reader.string("key");
+    entry.description = reader.string("description");
+    entry.notes = reader.string("notes");
+    entry.url = reader.string("url");
+    entry.repositories = reader.string_list("repositories");
+    entry.external_repositories = reader.string_list("externalRepositories");
+    entry.default_deployment_repo = reader.string("defaultDeploymentRepo");
+    entry.members = read_members(&mut reader, &entry);
+    entry.for_provider = reader.object("forProvider").cloned().unwrap_or_default();
+    entry.import = reader.bool("import").unwrap_or(false);
+    entry.deletion_policy = read_deletion_policy(&mut reader);
+    entry.management_policies = read_management_policies(&mut reader);
+    entry.provider_config_ref = reader.object("providerConfigRef").cloned();
+    entry.paused = reader.bool("paused").unwrap_or(false);
+    reader.finish();
+    entry
+}
+
+fn read_required_string(reader: &mut ObjectReader, entry: &Entry, field: &'static str, what: &str) -> Option<String> {
+    let value = reader.string(field);
+    if value.as_deref().is_none_or(str::is_empty) && reader.value(field).is_none_or(Value::is_string) {
+        reader.problem(
+            entry.field_path(field),
+            format!("{} has no {field}", entry.label()),
+            format!("set {field} to {what}"),
+        );
+        return None;
+    }
+    value
+}
+
+fn read_name(reader: &mut ObjectReader, entry: &Entry) -> Option<String> {
+    let name = read_required_string(reader, entry, "name", "a DNS-1123 label, such as libs-release")?;
+    if is_dns_label(&name) {
+        return Some(name);
+    }
+    reader.problem(
+        entry.field_path("name"),
+        format!(
+            "{} is not a DNS-1123 label (lower-case letters, digits and '-', starting and ending with a letter or digit, at most 63 characters)",
+            quoted(&Value::String(name.clone()))
+        ),
+        "rename the entry; the repository key can still be anything valid through `key` or the naming format",
+    );
+    None
+}
+
+fn read_rclass(reader: &mut ObjectReader, entry: &Entry) -> Option<Rclass> {
+    let text = read_required_string(reader, entry, "rclass", "local, remote, virtual or federated")?;
+    let rclass = Rclass::parse(&text);
+    if rclass.is_none() {
+        reader.problem(
+            entry.field_path("rclass"),
+            format!("\"{text}\" is not a repository class"),
+            format!("use local, remote, virtual or federated: {}", suggestion(&text, Rclass::NAMES)),
+        );
+    }
+    rclass
+}
+
+/// Federated members: `{url, enabled, accessTokenSecretRef}` each.
+fn read_members(reader: &mut ObjectReader, entry: &Entry) -> Option<Vec<Value>> {
+    let items = reader.array("members")?;
+    let mut members = Vec::with_capacity(items.len());
+    for (index, item) in items.iter().enumerate() {
+        let path = format!("{}[{index}]", entry.field_path("members"));
+        let Some(mut member) = ObjectReader::new(item, &path, Some(entry.index), Category::InvalidComposite, reader.findings()) else {
+            continue;
+        };
+        let url = member.string("url");
+        member.bool("enabled");
+        member.object("accessTokenSecretRef");
+        if url.as_deref().is_none_or(str::is_empty) {
+            member.problem(format!("{path}.url"), "the member has no url", "set url to the member's repository URL, ending in its key");
+        }
+        member.finish();
+        members.push(item.clone());
+    }
+    Some(members)
+}
+
+fn check_unique_names(entries: &[Entry], findings: &mut Findings) {
+    for (position, entry) in entries.iter().enumerate() {
+        let Some(name) = &entry.name else { continue };
+        let first = entries[..position].iter().find(|e| e.name.as_ref() == Some(name));
+        if let Some(first) = first {
+            findings.problem(
+                Category::InvalidComposite,
+                entry.field_path("name"),
+                Some(entry.index),
+                format!("name \"{name}\" is already used by {}", first.path()),
+                "give every entry its own name: it identifies the composed resource",
+            );
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn read(spec: Value) -> (CompositeSpec, Vec<String>) {
+        let mut findings = Findings::default();
+        let composite = json!({ "spec": spec });
+        let spec = read_spec(composite.as_object().unwrap(), &mut findings);
+        (spec, findings.problems.iter().map(ToString::to_string).collect())
+    }
+
+    #[test]
+    fn reads_a_full_entry() {
+        let (spec, problems) = read(json!({
+            "projectKey": "team1", "claimRef": {"name": "x"},
+            "repositories": [{
+                "name": "libs", "rclass": "virtual", "packageType": "maven", "key": "team1-libs",
+                "repositories": ["a"], "externalRepositories": ["b"], "defaultDeploymentRepo": "a",
+                "forProvider": {"xrayIndex": true}, "import": true, "paused": true,
+                "deletionPolicy": "Orphan", "managementPolicies": ["Observe"], "providerConfigRef": {"name": "eu"}
+            }]
+        }));
+        assert!(problems.is_empty(), "{problems:?}");
+        let entry = &spec.repositories[0];
+        assert_eq!(entry.rclass, Some(Rclass::Virtual));
+        assert_eq!(entry.deletion_policy, Some(DeletionPolicy::Orphan));
+        assert!(entry.import && entry.paused);
+    }
+
+    #[test]
+    fn reports_every_problem_with_its_path() {
+        let (_, problems) = read(json!({
+            "projectKey": "Team1",
+            "repositories": [
+                {"name": "Libs", "rclass": "locl", "packageType": "maven", "descripton": "x"},
+                {"name": "b", "packageType": 3},
+                {"name": "b", "rclass": "local", "packageType": "npm"}
+            ]
+        }));
+        let paths: Vec<&str> = problems.iter().map(|p| p.split(':').next().unwrap()).collect();
+        assert_eq!(
+            paths,
+            [
+                "spec.projectKey",
+                "spec.repositories[0].name",
+                "spec.repositories[0].rclass",
+                "spec.repositories[0].descripton",
+                "spec.repositories[1].rclass",
+                "spec.repositories[1].packageType",
+                "spec.repositories[2].name",
+            ]
+        );
+        assert!(problems[2].contains("did you mean \"local\"?"), "{}", problems[2]);
+        assert!(problems[3].contains("did you mean \"description\"?"), "{}", problems[3]);
+    }
+
+    #[test]
+    fn missing_repositories_is_an_error_but_empty_is_fine() {
+        assert_eq!(read(json!({})).1.len(), 1);
+        assert!(read(json!({"repositories": []})).1.is_empty());
+        assert_eq!(read(json!({"repositories": [], "projectKy": "a"})).1.len(), 1);
+    }
+}

@@ -1,0 +1,251 @@
+//! The function input: the pipeline step's `input` (SPEC section 3).
+//!
+//! ```yaml
+//! apiVersion: artifactory.fn.crossplane.io/v1beta1
+//! kind: Input
+//! providerApi: auto
+//! naming: {format: "{projectKey}-{name}"}
+//! artifactoryUrl: https://artifactory.example.com
+//! defaults: {providerConfigRef: {name: default}, deletionPolicy: Delete, managementPolicies: ["*"]}
+//! deletionProtection: true
+//! ttl: 60s
+//! ```
+//! A missing input means every default.
+
+use crate::catalog::ProviderApi;
+use crate::policy::{read_deletion_policy, read_management_policies, DeletionPolicy};
+use crate::problems::{quoted, Category, Findings};
+use crate::reader::ObjectReader;
+use serde_json::{Map, Value};
+
+pub const INPUT_GROUP: &str = "artifactory.fn.crossplane.io";
+pub const INPUT_API_VERSION: &str = "artifactory.fn.crossplane.io/v1beta1";
+pub const INPUT_KIND: &str = "Input";
+pub const DEFAULT_TTL_SECONDS: i64 = 60;
+
+/// Which provider API to render for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum ApiChoice {
+    /// Namespaced when the composite is namespaced, else cluster.
+    #[default]
+    Auto,
+    Fixed(ProviderApi),
+}
+
+/// Settings that apply to every repository unless the composite or the entry says otherwise.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Defaults {
+    pub provider_config_ref: Option<Map<String, Value>>,
+    pub deletion_policy: Option<DeletionPolicy>,
+    pub management_policies: Option<Vec<String>>,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct Input {
+    pub provider_api: ApiChoice,
+    /// The key template; `None` means the default, which depends on `projectKey`.
+    pub naming_format: Option<String>,
+    /// Base URL of Artifactory, without a trailing slash.
+    pub artifactory_url: Option<String>,
+    pub defaults: Defaults,
+    pub deletion_protection: bool,
+    /// Response TTL as (seconds, nanoseconds).
+    pub ttl: (i64, i32),
+}
+
+impl Default for Input {
+    fn default() -> Self {
+        Input {
+            provider_api: ApiChoice::Auto,
+            naming_format: None,
+            artifactory_url: None,
+            defaults: Defaults::default(),
+            deletion_protection: true,
+            ttl: (DEFAULT_TTL_SECONDS, 0),
+        }
+    }
+}
+
+/// Reads the input; problems go to `findings` and the defaults stand in for bad fields.
+pub fn read_input(value: Option<&Value>, findings: &mut Findings) -> Input {
+    let mut input = Input::default();
+    let Some(value) = value else { return input };
+    let Some(mut reader) = ObjectReader::new(value, "input", None, Category::InvalidInput, findings) else {
+        return input;
+    };
+    check_type_meta(&mut reader);
+    reader.value("metadata");
+    if let Some(api) = reader.string("providerApi") {
+        input.provider_api = parse_api_choice(&api, &mut reader);
+    }
+    if let Some(naming) = reader.value("naming") {
+        input.naming_format = read_naming(naming, reader.findings());
+    }
+    if let Some(url) = reader.string("artifactoryUrl") {
+        input.artifactory_url = read_artifactory_url(url, &mut reader);
+    }
+    if let Some(defaults) = reader.value("defaults") {
+        input.defaults = read_defaults(defaults, reader.findings());
+    }
+    if let Some(protection) = reader.bool("deletionProtection") {
+        input.deletion_protection = protection;
+    }
+    if let Some(ttl) = reader.string("ttl") {
+        match parse_duration(&ttl) {
+            Some(parsed) => input.ttl = parsed,
+            None => {
+                let path = reader.path_of("ttl");
+                reader.problem(
+                    path,
+                    format!("\"{ttl}\" is not a duration"),
+                    "write a duration such as 60s, 5m or 1h30m",
+                );
+            }
+        }
+    }
+    reader.finish();
+    input
+}
+
+fn check_type_meta(reader: &mut ObjectReader) {
+    let api_version = reader.string("apiVersion");
+    let kind = reader.string("kind");
+    let group = api_version.as_deref().and_then(|v| v.split('/').next());
+    if group.is_some_and(|g| g != INPUT_GROUP) || kind.as_deref().is_some_and(|k| k != INPUT_KIND) {
+        reader.problem(
+            "input".to_owned(),
+            format!(
+                "expected an {INPUT_KIND} of {INPUT_GROUP}, got {} {}",
+                api_version.unwrap_or_default(),
+                kind.unwrap_or_default()
+            ),
+            format!("use apiVersion: {INPUT_API_VERSION} and kind: {INPUT_KIND}"),
+        );
+    }
+}
+
+fn parse_api_choice(text: &str, reader: &mut ObjectReader) -> ApiChoice {
+    if text == "auto" {
+        return ApiChoice::Auto;
+    }
+    match ProviderApi::parse(text) {
+        Some(api) => ApiChoice::Fixed(api),
+        None => {
+            let path = reader.path_of("providerApi");
+            reader.problem(
+                path,
+                format!("\"{text}\" is not a provider API"),
+                "use auto, flat (provider up to v0.6.0), cluster or namespaced",
+            );
+            ApiChoice::Auto
+        }
+    }
+}
+
+fn read_naming(value: &Value, findings: &mut Findings) -> Option<String> {
+    let mut reader = ObjectReader::new(value, "input.naming", None, Category::InvalidInput, findings)?;
+    let format = reader.string("format");
+    reader.finish();
+    format
+}
+
+fn read_artifactory_url(url: String, reader: &mut ObjectReader) -> Option<String> {
+    let trimmed = url.trim_end_matches('/');
+    let valid = (trimmed.starts_with("https://") || trimmed.starts_with("http://"))
+        && trimmed.len() > "https://".len()
+        && !trimmed.contains(char::is_whitespace);
+    if valid {
+        return Some(trimmed.to_owned());
+    }
+    let path = reader.path_of("artifactoryUrl");
+    reader.problem(
+        path,
+        format!("{} is not an http(s) URL", quoted(&Value::String(url))),
+        "write the base URL of Artifactory, such as https://artifactory.example.com",
+    );
+    None
+}
+
+fn read_defaults(value: &Value, findings: &mut Findings) -> Defaults {
+    let mut defaults = Defaults::default();
+    let Some(mut reader) = ObjectReader::new(value, "input.defaults", None, Category::InvalidInput, findings) else {
+        return defaults;
+    };
+    defaults.provider_config_ref = reader.object("providerConfigRef").cloned();
+    defaults.deletion_policy = read_deletion_policy(&mut reader);
+    defaults.management_policies = read_management_policies(&mut reader);
+    reader.finish();
+    defaults
+}
+
+/// Parses a Go-style duration (`60s`, `1m30s`, `1.5h`, `250ms`) into (seconds, nanoseconds).
+pub fn parse_duration(text: &str) -> Option<(i64, i32)> {
+    const UNITS: [(&str, f64); 7] = [
+        ("ns", 1e-9),
+        ("us", 1e-6),
+        ("µs", 1e-6),
+        ("ms", 1e-3),
+        ("s", 1.0),
+        ("m", 60.0),
+        ("h", 3600.0),
+    ];
+    let mut rest = text;
+    let mut seconds = 0f64;
+    if rest.is_empty() {
+        return None;
+    }
+    while !rest.is_empty() {
+        let number_len = rest.find(|c: char| !(c.is_ascii_digit() || c == '.')).unwrap_or(rest.len());
+        let number: f64 = rest[..number_len].parse().ok()?;
+        rest = &rest[number_len..];
+        let (unit, factor) = UNITS
+            .iter()
+            .filter(|(unit, _)| rest.starts_with(unit))
+            .max_by_key(|(unit, _)| unit.len())?;
+        seconds += number * factor;
+        rest = &rest[unit.len()..];
+    }
+    if !(0.0..=1e9).contains(&seconds) {
+        return None;
+    }
+    let whole = seconds.trunc();
+    Some((whole as i64, ((seconds - whole) * 1e9).round() as i32))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn durations() {
+        assert_eq!(parse_duration("60s"), Some((60, 0)));
+        assert_eq!(parse_duration("1m30s"), Some((90, 0)));
+        assert_eq!(parse_duration("1.5h"), Some((5400, 0)));
+        assert_eq!(parse_duration("250ms"), Some((0, 250_000_000)));
+        assert_eq!(parse_duration("60"), None);
+        assert_eq!(parse_duration("s"), None);
+        assert_eq!(parse_duration(""), None);
+    }
+
+    #[test]
+    fn missing_input_means_defaults() {
+        let mut findings = Findings::default();
+        assert_eq!(read_input(None, &mut findings), Input::default());
+        assert!(!findings.has_problems());
+    }
+
+    #[test]
+    fn every_input_problem_is_reported() {
+        let mut findings = Findings::default();
+        let input = json!({
+            "apiVersion": "artifactory.fn.crossplane.io/v1beta1", "kind": "Input",
+            "providerApi": "clustr", "ttl": "soon", "deletionProtecton": false,
+            "defaults": {"deletionPolicy": "Keep"}
+        });
+        read_input(Some(&input), &mut findings);
+        let paths: Vec<&str> = findings.problems.iter().map(|p| p.path.as_str()).collect();
+        assert_eq!(paths, ["input.providerApi", "input.defaults.deletionPolicy", "input.ttl", "input.deletionProtecton"]);
+        assert!(findings.problems[3].fix.contains("did you mean \"deletionProtection\"?"));
+    }
+}

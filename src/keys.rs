@@ -1,0 +1,402 @@
+//! Repository keys (SPEC section 4): computed from the naming format or
+//! given, then checked against Artifactory's rules.
+//!
+//! A key never depends on generated names, UIDs, time or map order: the same
+//! spec always yields the same key, which is what makes it safe to write
+//! into `crossplane.io/external-name`.
+
+use crate::catalog::{package_family, Rclass};
+use crate::contract::{CompositeMeta, Entry};
+use crate::problems::{Category, Findings};
+use sha2::{Digest, Sha256};
+
+pub const PLACEHOLDERS: [&str; 8] = [
+    "name",
+    "projectKey",
+    "packageType",
+    "rclass",
+    "xrName",
+    "namespace",
+    "claimName",
+    "claimNamespace",
+];
+
+/// Keys Artifactory reserves, compared case-insensitively.
+pub const RESERVED_KEYS: [&str; 16] = [
+    ".",
+    "..",
+    "&",
+    "jfrog-usage-logs",
+    "jfrog-billing-logs",
+    "jfrog-logs",
+    "artifactory-build-info",
+    "artifactory-pipe-info",
+    "auto-trashcan",
+    "jfrog-support-bundle",
+    "_intransit",
+    "artifactory-edge-uploads",
+    "release-bundles",
+    "nginx",
+    "apache",
+    "direct",
+];
+const RESERVED_PREFIXES: [&str; 2] = ["jfrog-system-reserved", "jfrog-artifactory-system"];
+const FORBIDDEN: &str = " !@#$%^&*()+={}[]:;<>,/?~`|\\\"";
+
+/// The label that carries a rendered repository's key (see [`key_label_value`]).
+pub const KEY_LABEL: &str = "artifactory.fn.crossplane.io/key";
+
+/// The default format: `{name}`, or `{projectKey}-{name}` when a project key is set.
+pub fn default_format(project_key: Option<&str>) -> &'static str {
+    if project_key.is_some() {
+        "{projectKey}-{name}"
+    } else {
+        "{name}"
+    }
+}
+
+/// A key template, checked once for the whole composite.
+#[derive(Debug, Clone)]
+pub struct Template {
+    pub format: String,
+    parts: Vec<Part>,
+}
+
+#[derive(Debug, Clone)]
+enum Part {
+    Text(String),
+    Placeholder(&'static str),
+}
+
+impl Template {
+    /// Parses `format`; reports unknown placeholders and those with no value
+    /// for this composite. `None` when the template cannot be used.
+    pub fn parse(format: &str, meta: &CompositeMeta, project_key: Option<&str>, findings: &mut Findings) -> Option<Template> {
+        let mut parts = Vec::new();
+        let mut rest = format;
+        let mut usable = true;
+        while let Some(open) = rest.find('{') {
+            parts.push(Part::Text(rest[..open].to_owned()));
+            let Some(close) = rest[open..].find('}') else {
+                report_format(findings, format, "has a '{' without its '}'", "close every placeholder, as in {projectKey}-{name}");
+                return None;
+            };
+            let name = &rest[open + 1..open + close];
+            match PLACEHOLDERS.iter().find(|p| **p == name) {
+                Some(placeholder) => {
+                    if !composite_value_present(placeholder, meta, project_key) {
+                        usable = false;
+                        report_missing_value(findings, format, placeholder);
+                    }
+                    parts.push(Part::Placeholder(placeholder));
+                }
+                None => {
+                    usable = false;
+                    let known: Vec<String> = PLACEHOLDERS.iter().map(|p| format!("{{{p}}}")).collect();
+                    report_format(
+                        findings,
+                        format,
+                        &format!("uses the unknown placeholder {{{name}}}"),
+                        &format!("use only {}", known.join(", ")),
+                    );
+                }
+            }
+            rest = &rest[open + close + 1..];
+        }
+        parts.push(Part::Text(rest.to_owned()));
+        usable.then(|| Template { format: format.to_owned(), parts })
+    }
+
+    /// The key for an entry whose name, class and package type are known.
+    pub fn fill(&self, name: &str, rclass: Rclass, package_type: &str, meta: &CompositeMeta, project_key: Option<&str>) -> String {
+        let mut key = String::new();
+        for part in &self.parts {
+            match part {
+                Part::Text(text) => key.push_str(text),
+                Part::Placeholder(p) => key.push_str(match *p {
+                    "name" => name,
+                    "packageType" => package_type,
+                    "rclass" => rclass.as_str(),
+                    other => composite_value(other, meta, project_key).unwrap_or_default(),
+                }),
+            }
+        }
+        key
+    }
+}
+
+fn composite_value<'a>(placeholder: &str, meta: &'a CompositeMeta, project_key: Option<&'a str>) -> Option<&'a str> {
+    match placeholder {
+        "projectKey" => project_key,
+        "xrName" => Some(meta.name.as_str()).filter(|n| !n.is_empty()),
+        "namespace" => meta.namespace.as_deref(),
+        "claimName" => meta.claim_name.as_deref(),
+        "claimNamespace" => meta.claim_namespace.as_deref(),
+        _ => None,
+    }
+}
+
+fn composite_value_present(placeholder: &str, meta: &CompositeMeta, project_key: Option<&str>) -> bool {
+    matches!(placeholder, "name" | "packageType" | "rclass") || composite_value(placeholder, meta, project_key).is_some()
+}
+
+fn report_format(findings: &mut Findings, format: &str, what: &str, fix: &str) {
+    findings.problem(Category::InvalidInput, "input.naming.format", None, format!("naming format \"{format}\" {what}"), fix);
+}
+
+fn report_missing_value(findings: &mut Findings, format: &str, placeholder: &str) {
+    let source = match placeholder {
+        "projectKey" => "the composite has no spec.projectKey",
+        "xrName" => "the composite has no metadata.name",
+        "namespace" => "the composite is not namespaced",
+        "claimName" => "the composite has no crossplane.io/claim-name label (it is not bound to a claim)",
+        _ => "the composite has no crossplane.io/claim-namespace label (it is not bound to a claim)",
+    };
+    report_format(
+        findings,
+        format,
+        &format!("uses {{{placeholder}}}, which has no value: {source}"),
+        &format!("set what {{{placeholder}}} reads, or remove it from the format"),
+    );
+}
+
+/// The longest key Artifactory accepts for this class and package type.
+pub fn max_key_length(rclass: Rclass, package_type: &str) -> usize {
+    let oci_like = is_oci_like(package_type);
+    match rclass {
+        Rclass::Remote => 58,
+        Rclass::Local | Rclass::Federated if oci_like => 63,
+        _ => 64,
+    }
+}
+
+/// docker (any version), oci and helmoci keys are image names: lower case, no `_`.
+fn is_oci_like(package_type: &str) -> bool {
+    package_family(package_type) == "docker" || package_type == "oci" || package_type == "helmoci"
+}
+
+/// Checks one key; every broken rule is reported.
+pub fn check_key(key: &str, entry: &Entry, rclass: Rclass, package_type: &str, origin: &str, findings: &mut Findings) {
+    let path = key_path(entry);
+    let mut report = |what: String, fix: String| {
+        findings.problem(
+            Category::InvalidKey,
+            path.clone(),
+            Some(entry.index),
+            format!("{}: key \"{key}\" ({origin}) {what}", entry.label()),
+            fix,
+        );
+    };
+    if key.is_empty() {
+        report("is empty".into(), "set key, or a naming format that yields a key".into());
+        return;
+    }
+    let max = max_key_length(rclass, package_type);
+    let length = key.chars().count();
+    if length > max {
+        report(
+            format!("is {length} characters long; {rclass} {package_type} keys may have at most {max}"),
+            "shorten the entry's name or the naming format, or set a shorter key".into(),
+        );
+    }
+    if key.trim() != key {
+        report("starts or ends with white space".into(), format!("use \"{}\"", key.trim()));
+    }
+    let forbidden: Vec<char> = key.chars().filter(|c| FORBIDDEN.contains(*c) || c.is_whitespace()).collect();
+    if !forbidden.is_empty() {
+        let listed: String = forbidden.iter().map(|c| format!("'{c}' ")).collect();
+        report(
+            format!("contains characters Artifactory forbids in keys: {}", listed.trim_end()),
+            format!("use letters, digits, '-', '_' and '.', for example \"{}\"", sanitize(key, false)),
+        );
+    }
+    if is_oci_like(package_type) && key.chars().any(|c| c.is_uppercase() || c == '_') {
+        report(
+            format!("has upper case or '_', which {package_type} keys may not have"),
+            format!("use \"{}\"", sanitize(key, true)),
+        );
+    }
+    check_reserved(key, &mut report);
+}
+
+fn check_reserved(key: &str, report: &mut impl FnMut(String, String)) {
+    let lower = key.to_lowercase();
+    if RESERVED_KEYS.contains(&lower.as_str()) {
+        report("is reserved by Artifactory".into(), "choose another key".into());
+    }
+    if let Some(prefix) = RESERVED_PREFIXES.iter().find(|p| lower.starts_with(*p)) {
+        report(format!("starts with \"{prefix}\", which Artifactory reserves"), "choose another key".into());
+    }
+    if lower.ends_with("-cache") {
+        report(
+            "ends in \"-cache\", which Artifactory reserves for the caches of remote repositories".into(),
+            format!("choose another ending, such as \"{}-cached\"", key.trim_end_matches("-cache").trim_end_matches("-CACHE")),
+        );
+    }
+}
+
+/// A key with the forbidden characters replaced by '-' (and lower-cased for image keys).
+fn sanitize(key: &str, image: bool) -> String {
+    let replaced: String = key
+        .trim()
+        .chars()
+        .map(|c| {
+            if FORBIDDEN.contains(c) || c.is_whitespace() || (image && c == '_') {
+                '-'
+            } else {
+                c
+            }
+        })
+        .collect();
+    if image {
+        replaced.to_lowercase()
+    } else {
+        replaced
+    }
+}
+
+/// Where a key problem points: the `key` field when given, else the name it came from.
+fn key_path(entry: &Entry) -> String {
+    entry.field_path(if entry.key.is_some() { "key" } else { "name" })
+}
+
+/// Two repositories whose keys are equal ignoring case are one repository to Artifactory.
+pub fn check_unique_keys<'a>(keyed: impl IntoIterator<Item = (&'a Entry, &'a str)>, findings: &mut Findings) {
+    let mut seen: Vec<(&Entry, String)> = Vec::new();
+    for (entry, key) in keyed {
+        let lower = key.to_lowercase();
+        if let Some((first, _)) = seen.iter().find(|(_, k)| *k == lower) {
+            findings.problem(
+                Category::InvalidKey,
+                key_path(entry),
+                Some(entry.index),
+                format!(
+                    "{}: key \"{key}\" is also the key of {} at {} (keys are compared ignoring case)",
+                    entry.label(),
+                    first.label(),
+                    first.path()
+                ),
+                "give each repository its own key",
+            );
+        } else {
+            seen.push((entry, lower));
+        }
+    }
+}
+
+/// Warnings that do not stop the call.
+pub fn key_warnings(key: &str, entry: &Entry, project_key: Option<&str>, findings: &mut Findings) {
+    let path = key_path(entry);
+    if key.starts_with(|c: char| c.is_ascii_digit()) {
+        findings.warning(path.clone(), Some(entry.index), format!("key \"{key}\" starts with a digit, which some clients handle badly"));
+    }
+    if let Some(project) = project_key {
+        if !key.starts_with(&format!("{project}-")) {
+            findings.warning(
+                path,
+                Some(entry.index),
+                format!("key \"{key}\" does not start with the project key prefix \"{project}-\""),
+            );
+        }
+    }
+}
+
+/// The value of [`KEY_LABEL`]: the lower-cased key when it is a valid label
+/// value, else `sha256-` and the first 56 hex digits of its digest. Lower case
+/// because Artifactory compares keys ignoring case.
+pub fn key_label_value(key: &str) -> String {
+    let lower = key.to_lowercase();
+    if is_label_value(&lower) {
+        return lower;
+    }
+    let digest = Sha256::digest(lower.as_bytes());
+    let hex: String = digest.iter().map(|b| format!("{b:02x}")).collect();
+    format!("sha256-{}", &hex[..56])
+}
+
+/// `(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?`, at most 63 characters.
+pub fn is_label_value(text: &str) -> bool {
+    let bytes = text.as_bytes();
+    if bytes.is_empty() {
+        return true;
+    }
+    bytes.len() <= 63
+        && bytes[0].is_ascii_alphanumeric()
+        && bytes[bytes.len() - 1].is_ascii_alphanumeric()
+        && bytes.iter().all(|b| b.is_ascii_alphanumeric() || matches!(b, b'-' | b'_' | b'.'))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn entry(name: &str) -> Entry {
+        Entry {
+            index: 0,
+            name: Some(name.into()),
+            ..Entry::default()
+        }
+    }
+
+    fn problems(key: &str, rclass: Rclass, package_type: &str) -> Vec<String> {
+        let mut findings = Findings::default();
+        check_key(key, &entry("e"), rclass, package_type, "computed", &mut findings);
+        findings.problems.iter().map(|p| p.message.clone()).collect()
+    }
+
+    #[test]
+    fn template_fills_every_placeholder() {
+        let meta = CompositeMeta {
+            name: "xr".into(),
+            namespace: Some("ns".into()),
+            claim_name: Some("c".into()),
+            claim_namespace: Some("cns".into()),
+            ..CompositeMeta::default()
+        };
+        let mut findings = Findings::default();
+        let format = "{projectKey}-{name}-{packageType}-{rclass}-{xrName}-{namespace}-{claimName}-{claimNamespace}";
+        let template = Template::parse(format, &meta, Some("p"), &mut findings).unwrap();
+        assert_eq!(template.fill("n", Rclass::Local, "maven", &meta, Some("p")), "p-n-maven-local-xr-ns-c-cns");
+    }
+
+    #[test]
+    fn template_errors() {
+        let meta = CompositeMeta::default();
+        let mut findings = Findings::default();
+        assert!(Template::parse("{nme}-{projectKey}-{claimName}", &meta, None, &mut findings).is_none());
+        let messages: Vec<&str> = findings.problems.iter().map(|p| p.message.as_str()).collect();
+        assert_eq!(messages.len(), 3);
+        assert!(messages[0].contains("unknown placeholder {nme}"));
+        assert!(messages[1].contains("{projectKey}, which has no value"));
+        assert!(Template::parse("{name", &meta, None, &mut findings).is_none());
+    }
+
+    #[test]
+    fn length_limits_per_class_and_type() {
+        assert!(problems(&"a".repeat(64), Rclass::Local, "maven").is_empty());
+        assert!(problems(&"a".repeat(65), Rclass::Local, "maven")[0].contains("at most 64"));
+        assert!(problems(&"a".repeat(59), Rclass::Remote, "maven")[0].contains("at most 58"));
+        assert!(problems(&"a".repeat(64), Rclass::Local, "dockerv2")[0].contains("at most 63"));
+        assert!(problems(&"a".repeat(64), Rclass::Federated, "oci")[0].contains("at most 63"));
+        assert!(problems(&"a".repeat(64), Rclass::Virtual, "docker").is_empty());
+    }
+
+    #[test]
+    fn characters_case_and_reserved_names() {
+        assert!(problems(" a", Rclass::Local, "maven")[0].contains("white space"));
+        assert!(problems("a/b", Rclass::Local, "maven")[0].contains("'/'"));
+        assert!(problems("Libs_A", Rclass::Local, "dockerv2")[0].contains("upper case or '_'"));
+        assert!(problems("Libs_A", Rclass::Local, "maven").is_empty());
+        assert!(problems("NGINX", Rclass::Local, "maven")[0].contains("reserved"));
+        assert!(problems("jfrog-system-reserved-x", Rclass::Local, "maven")[0].contains("starts with"));
+        assert!(problems("libs-cache", Rclass::Local, "maven")[0].contains("-cache"));
+    }
+
+    #[test]
+    fn label_values() {
+        assert_eq!(key_label_value("Team1-Libs"), "team1-libs");
+        let long = key_label_value(&"a".repeat(64));
+        assert!(long.starts_with("sha256-") && long.len() == 63 && is_label_value(&long));
+        assert_eq!(key_label_value("a'b"), key_label_value("A'B"));
+    }
+}

@@ -1,0 +1,86 @@
+//! Lifecycle safety (SPEC section 6): what deleting a repository would do,
+//! and adopting existing repositories.
+
+use crate::catalog::ProviderApi;
+use crate::policy::DeletionPolicy;
+
+/// What deleting the managed resource does to the repository in Artifactory.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Deletion {
+    /// The repository and its artifacts are deleted.
+    Delete,
+    /// The repository stays in Artifactory.
+    Orphan,
+}
+
+impl Deletion {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Deletion::Delete => "Delete",
+            Deletion::Orphan => "Orphan",
+        }
+    }
+}
+
+/// The effective deletion, exactly by the table of SPEC section 6.
+///
+/// `None` policies mean the provider default `["*"]`; `None` deletion policy
+/// means the provider default `Delete`. The namespaced API has no deletion
+/// policy: there, Delete exactly when the policies are `*` or contain Delete.
+pub fn effective_deletion(api: ProviderApi, policies: Option<&[String]>, deletion_policy: Option<DeletionPolicy>) -> Deletion {
+    let all = policies.is_none_or(|p| p.iter().any(|x| x == "*"));
+    let contains_delete = policies.is_some_and(|p| p.iter().any(|x| x == "Delete"));
+    let policy = if api.has_deletion_policy() {
+        deletion_policy.unwrap_or(DeletionPolicy::Delete)
+    } else {
+        DeletionPolicy::Delete
+    };
+    match (all, contains_delete, policy) {
+        (true, _, DeletionPolicy::Delete) => Deletion::Delete,
+        (true, _, DeletionPolicy::Orphan) => Deletion::Orphan,
+        (false, true, _) => Deletion::Delete,
+        (false, false, _) => Deletion::Orphan,
+    }
+}
+
+/// The management policies of an adopted repository: observe only, unless
+/// the entry gives its own (Crossplane's import flow: observe first, then widen).
+pub fn import_policies() -> Vec<String> {
+    vec!["Observe".to_owned()]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn policies(list: &[&str]) -> Option<Vec<String>> {
+        Some(list.iter().map(|s| s.to_string()).collect())
+    }
+
+    #[test]
+    fn the_table_row_by_row() {
+        use DeletionPolicy::{Delete as D, Orphan as O};
+        let rows: [(Option<Vec<String>>, Option<DeletionPolicy>, Deletion); 8] = [
+            (None, None, Deletion::Delete),
+            (policies(&["*"]), Some(D), Deletion::Delete),
+            (policies(&["*"]), Some(O), Deletion::Orphan),
+            (policies(&["Observe", "Delete"]), None, Deletion::Delete),
+            (policies(&["Observe", "Delete"]), Some(O), Deletion::Delete),
+            (policies(&["Observe", "Create"]), Some(D), Deletion::Orphan),
+            (policies(&["Observe"]), None, Deletion::Orphan),
+            (policies(&["Observe"]), Some(O), Deletion::Orphan),
+        ];
+        for (policies, deletion_policy, expected) in rows {
+            let got = effective_deletion(ProviderApi::Cluster, policies.as_deref(), deletion_policy);
+            assert_eq!(got, expected, "{policies:?} {deletion_policy:?}");
+        }
+    }
+
+    #[test]
+    fn namespaced_follows_the_policies_only() {
+        let api = ProviderApi::Namespaced;
+        assert_eq!(effective_deletion(api, None, None), Deletion::Delete);
+        assert_eq!(effective_deletion(api, policies(&["Observe", "Delete"]).as_deref(), None), Deletion::Delete);
+        assert_eq!(effective_deletion(api, policies(&["Observe", "Update"]).as_deref(), None), Deletion::Orphan);
+    }
+}

@@ -1,0 +1,181 @@
+//! The plan: for every repository entry, its kind, its key and its settings,
+//! decided before anything is rendered.
+
+use crate::catalog::{catalog, Kind, ProviderApi, Rclass};
+use crate::contract::{CompositeMeta, CompositeSpec, Entry};
+use crate::input::Input;
+use crate::keys::{self, Template};
+use crate::lifecycle::{self, Deletion};
+use crate::policy::DeletionPolicy;
+use crate::problems::{Category, Findings};
+use crate::wiring;
+use serde_json::{Map, Value};
+
+/// One repository as it will be rendered.
+#[derive(Debug, Clone)]
+pub struct Planned<'a> {
+    pub entry: &'a Entry,
+    pub name: &'a str,
+    pub kind: &'static Kind,
+    pub key: String,
+    /// Virtual: member keys in resolution order (`repositories`, then `externalRepositories`).
+    pub member_keys: Vec<String>,
+    /// Virtual: the key of the default deployment repository.
+    pub default_deployment_key: Option<String>,
+    pub management_policies: Option<Vec<String>>,
+    pub deletion_policy: Option<DeletionPolicy>,
+    pub provider_config_ref: Option<Setting<Map<String, Value>>>,
+    pub deletion: Deletion,
+}
+
+/// A setting with the path it was taken from, for messages.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Setting<T> {
+    pub value: T,
+    pub path: String,
+}
+
+/// Everything the plan needs to know about the call.
+pub struct Context<'a> {
+    pub spec: &'a CompositeSpec,
+    pub input: &'a Input,
+    pub meta: &'a CompositeMeta,
+    pub api: ProviderApi,
+}
+
+/// Plans every entry; entries with problems are left out of the result
+/// (the call will fail) but still checked as far as they can be.
+pub fn plan<'a>(ctx: &Context<'a>, findings: &mut Findings) -> Vec<Planned<'a>> {
+    check_api_settings(ctx, findings);
+    let project_key = ctx.spec.project_key.as_deref();
+    let format = ctx.input.naming_format.as_deref().unwrap_or(keys::default_format(project_key));
+    let template = Template::parse(format, ctx.meta, project_key, findings);
+    let mut planned: Vec<Planned<'a>> = ctx
+        .spec
+        .repositories
+        .iter()
+        .filter_map(|entry| plan_entry(ctx, entry, template.as_ref(), findings))
+        .collect();
+    keys::check_unique_keys(planned.iter().map(|p| (p.entry, p.key.as_str())), findings);
+    wiring::wire(&mut planned, findings);
+    planned
+}
+
+fn plan_entry<'a>(ctx: &Context<'a>, entry: &'a Entry, template: Option<&Template>, findings: &mut Findings) -> Option<Planned<'a>> {
+    let (name, rclass, package_type) = (entry.name.as_deref()?, entry.rclass?, entry.package_type.as_deref()?);
+    let kind = find_kind(ctx.api, entry, rclass, package_type, findings)?;
+    let project_key = ctx.spec.project_key.as_deref();
+    let (key, origin) = match (&entry.key, template) {
+        (Some(key), _) => (key.clone(), "from key".to_owned()),
+        (None, Some(template)) => (
+            template.fill(name, rclass, &kind.package_type, ctx.meta, project_key),
+            format!("from naming format \"{}\"", template.format),
+        ),
+        (None, None) => return None,
+    };
+    keys::check_key(&key, entry, rclass, &kind.package_type, &origin, findings);
+    keys::key_warnings(&key, entry, project_key, findings);
+    let management_policies = management_policies(ctx, entry);
+    let deletion_policy = deletion_policy(ctx, entry);
+    let deletion = lifecycle::effective_deletion(ctx.api, management_policies.as_deref(), deletion_policy);
+    Some(Planned {
+        entry,
+        name,
+        kind,
+        key,
+        member_keys: Vec::new(),
+        default_deployment_key: None,
+        management_policies,
+        deletion_policy,
+        provider_config_ref: provider_config_ref(ctx, entry),
+        deletion,
+    })
+}
+
+fn find_kind(api: ProviderApi, entry: &Entry, rclass: Rclass, package_type: &str, findings: &mut Findings) -> Option<&'static Kind> {
+    let catalog = catalog();
+    match catalog.find(api, rclass, package_type) {
+        Ok(kind) => Some(kind),
+        Err(available) => {
+            let elsewhere: Vec<&str> = catalog.exists_elsewhere(rclass, package_type).iter().map(|a| a.as_str()).collect();
+            let where_else = if elsewhere.is_empty() {
+                String::new()
+            } else {
+                format!(" (the {} provider API has it)", elsewhere.join(" and "))
+            };
+            let fix = format!(
+                "use a package type that has a {rclass} kind in the {api} API: {}{}",
+                available.join(", "),
+                crate::problems::closest(package_type, available.iter().copied())
+                    .map(|best| format!(" (did you mean \"{best}\"?)"))
+                    .unwrap_or_default()
+            );
+            findings.problem(
+                Category::InvalidComposite,
+                entry.field_path("packageType"),
+                Some(entry.index),
+                format!("{}: the {api} provider API has no {rclass} repository of package type \"{package_type}\"{where_else}", entry.label()),
+                fix,
+            );
+            None
+        }
+    }
+}
+
+/// entry > composite spec > function input; `import` observes unless the entry says otherwise.
+fn management_policies(ctx: &Context, entry: &Entry) -> Option<Vec<String>> {
+    if let Some(own) = &entry.management_policies {
+        return Some(own.clone());
+    }
+    if entry.import {
+        return Some(lifecycle::import_policies());
+    }
+    ctx.spec.management_policies.clone().or_else(|| ctx.input.defaults.management_policies.clone())
+}
+
+fn deletion_policy(ctx: &Context, entry: &Entry) -> Option<DeletionPolicy> {
+    if !ctx.api.has_deletion_policy() {
+        return None;
+    }
+    entry.deletion_policy.or(ctx.spec.deletion_policy).or(ctx.input.defaults.deletion_policy)
+}
+
+fn provider_config_ref(ctx: &Context, entry: &Entry) -> Option<Setting<Map<String, Value>>> {
+    let setting = |value: &Map<String, Value>, path: String| Some(Setting { value: value.clone(), path });
+    if let Some(own) = &entry.provider_config_ref {
+        return setting(own, entry.field_path("providerConfigRef"));
+    }
+    if let Some(spec) = &ctx.spec.provider_config_ref {
+        return setting(spec, "spec.providerConfigRef".to_owned());
+    }
+    ctx.input
+        .defaults
+        .provider_config_ref
+        .as_ref()
+        .and_then(|d| setting(d, "input.defaults.providerConfigRef".to_owned()))
+}
+
+/// The namespaced API has no deletion policy; saying one would be silently ignored.
+fn check_api_settings(ctx: &Context, findings: &mut Findings) {
+    if ctx.api.has_deletion_policy() {
+        return;
+    }
+    let mut report = |path: String, entry: Option<usize>| {
+        findings.problem(
+            Category::InvalidComposite,
+            path,
+            entry,
+            "the namespaced provider API has no deletionPolicy",
+            "remove it; to keep the repository when the resource is deleted, use managementPolicies without Delete, such as [\"Observe\", \"Create\", \"Update\", \"LateInitialize\"]",
+        );
+    };
+    if ctx.input.defaults.deletion_policy.is_some() {
+        report("input.defaults.deletionPolicy".into(), None);
+    }
+    if ctx.spec.deletion_policy.is_some() {
+        report("spec.deletionPolicy".into(), None);
+    }
+    for entry in ctx.spec.repositories.iter().filter(|e| e.deletion_policy.is_some()) {
+        report(entry.field_path("deletionPolicy"), Some(entry.index));
+    }
+}

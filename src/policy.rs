@@ -1,0 +1,68 @@
+//! Deletion and management policies: reading them and the precedence chain
+//! repository entry > composite spec > function input > provider default.
+
+use crate::problems::{quoted, suggestion};
+use crate::reader::ObjectReader;
+use serde_json::Value;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum DeletionPolicy {
+    Delete,
+    Orphan,
+}
+
+impl DeletionPolicy {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            DeletionPolicy::Delete => "Delete",
+            DeletionPolicy::Orphan => "Orphan",
+        }
+    }
+}
+
+/// The management policies the provider accepts.
+pub const MANAGEMENT_POLICIES: [&str; 6] = ["Observe", "Create", "Update", "Delete", "LateInitialize", "*"];
+
+/// Reads `deletionPolicy`, reporting values other than Delete and Orphan.
+pub fn read_deletion_policy(reader: &mut ObjectReader) -> Option<DeletionPolicy> {
+    let text = reader.string("deletionPolicy")?;
+    match text.as_str() {
+        "Delete" => Some(DeletionPolicy::Delete),
+        "Orphan" => Some(DeletionPolicy::Orphan),
+        _ => {
+            let path = reader.path_of("deletionPolicy");
+            reader.problem(
+                path,
+                format!("\"{text}\" is not a deletion policy"),
+                format!("use Delete or Orphan ({})", suggestion(&text, ["Delete", "Orphan"])),
+            );
+            None
+        }
+    }
+}
+
+/// Reads `managementPolicies`, reporting unknown policies and an empty list.
+pub fn read_management_policies(reader: &mut ObjectReader) -> Option<Vec<String>> {
+    let policies = reader.string_list("managementPolicies")?;
+    let path = reader.path_of("managementPolicies");
+    let mut valid = true;
+    for (index, policy) in policies.iter().enumerate() {
+        if !MANAGEMENT_POLICIES.contains(&policy.as_str()) {
+            valid = false;
+            reader.problem(
+                format!("{path}[{index}]"),
+                format!("{} is not a management policy", quoted(&Value::String(policy.clone()))),
+                format!("use {}: {}", MANAGEMENT_POLICIES.join(", "), suggestion(policy, MANAGEMENT_POLICIES)),
+            );
+        }
+    }
+    if policies.is_empty() {
+        valid = false;
+        reader.problem(
+            path,
+            "an empty list of management policies would leave the repository unmanaged and unobserved",
+            "leave the field out for the default [\"*\"], or list the policies, such as [\"Observe\"]",
+        );
+    }
+    valid.then_some(policies)
+}

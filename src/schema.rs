@@ -1,0 +1,154 @@
+//! Checking what we render against the provider's schema (from the catalog),
+//! so a resource the API server would reject is an error before it is emitted.
+//!
+//! The rules are those of a Kubernetes structural schema: types, enums,
+//! required fields (a default satisfies them), no unknown fields, unique
+//! items in `set` lists. The CEL rules are applied by `compose` from the
+//! catalog's `requiredWhenManaged`.
+
+use crate::catalog::{Catalog, NodeId};
+use crate::problems::{quoted, suggestion, Category, Findings};
+use serde_json::Value;
+
+/// Checks `value` against schema node `node`; `path` names it in messages.
+pub fn check(catalog: &Catalog, node: NodeId, value: &Value, path: &str, entry: Option<usize>, findings: &mut Findings) {
+    Checker { catalog, entry, findings }.check(node, value, path);
+}
+
+struct Checker<'a> {
+    catalog: &'a Catalog,
+    entry: Option<usize>,
+    findings: &'a mut Findings,
+}
+
+impl Checker<'_> {
+    fn check(&mut self, id: NodeId, value: &Value, path: &str) {
+        let node = self.catalog.node(id);
+        if !type_matches(&node.type_, value) {
+            let expected = type_phrase(&node.type_);
+            self.problem(path, format!("expected {expected}, got {}", quoted(value)), format!("write it as {expected}"));
+            return;
+        }
+        if let Some(allowed) = &node.enum_values {
+            if !allowed.contains(value) {
+                let names: Vec<String> = allowed.iter().map(|v| v.as_str().map_or(v.to_string(), str::to_owned)).collect();
+                let fix = suggestion(value.as_str().unwrap_or_default(), names.iter().map(String::as_str));
+                self.problem(path, format!("{} is not one of {}", quoted(value), names.join(", ")), fix);
+            }
+        }
+        match value {
+            Value::Object(object) => self.check_object(id, object, path),
+            Value::Array(items) => self.check_array(id, items, path),
+            _ => {}
+        }
+    }
+
+    fn check_object(&mut self, id: NodeId, object: &serde_json::Map<String, Value>, path: &str) {
+        let node = self.catalog.node(id);
+        for (name, field) in object {
+            let field_path = format!("{path}.{name}");
+            if let Some(child) = node.properties.get(name) {
+                self.check(*child, field, &field_path);
+            } else if let Some(child) = node.additional_properties {
+                self.check(child, field, &field_path);
+            } else {
+                let fix = format!(
+                    "remove it or correct its name: {}",
+                    suggestion(name, node.properties.keys().map(String::as_str))
+                );
+                self.problem(&field_path, format!("unknown field \"{name}\" for this kind"), fix);
+            }
+        }
+        for name in &node.required {
+            let defaulted = node.properties.get(name).is_some_and(|c| self.catalog.node(*c).default.is_some());
+            if !object.contains_key(name) && !defaulted {
+                self.problem(&format!("{path}.{name}"), format!("required field \"{name}\" is missing"), format!("set {name}"));
+            }
+        }
+    }
+
+    fn check_array(&mut self, id: NodeId, items: &[Value], path: &str) {
+        let node = self.catalog.node(id);
+        if let Some(item_node) = node.items {
+            for (index, item) in items.iter().enumerate() {
+                self.check(item_node, item, &format!("{path}[{index}]"));
+            }
+        }
+        if node.list_type.as_deref() == Some("set") {
+            for (index, item) in items.iter().enumerate() {
+                if items[..index].contains(item) {
+                    self.problem(
+                        &format!("{path}[{index}]"),
+                        format!("{} appears twice in a list that is a set", quoted(item)),
+                        "list each value once",
+                    );
+                }
+            }
+        }
+    }
+
+    fn problem(&mut self, path: &str, message: String, fix: impl Into<String>) {
+        self.findings.problem(Category::InvalidProviderFields, path, self.entry, message, fix);
+    }
+}
+
+fn type_matches(type_: &str, value: &Value) -> bool {
+    match type_ {
+        "string" => value.is_string(),
+        "boolean" => value.is_boolean(),
+        "number" => value.is_number(),
+        "integer" => value.is_i64() || value.is_u64(),
+        "array" => value.is_array(),
+        "object" => value.is_object(),
+        _ => true,
+    }
+}
+
+fn type_phrase(type_: &str) -> &'static str {
+    match type_ {
+        "string" => "a string",
+        "boolean" => "true or false",
+        "number" => "a number",
+        "integer" => "a whole number",
+        "array" => "a list",
+        "object" => "an object",
+        _ => "a value",
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::catalog::{catalog, ProviderApi, Rclass};
+    use serde_json::json;
+
+    fn problems(api: ProviderApi, rclass: Rclass, package_type: &str, for_provider: Value) -> Vec<String> {
+        let catalog = catalog();
+        let kind = catalog.find(api, rclass, package_type).unwrap();
+        let mut findings = Findings::default();
+        check(catalog, catalog.for_provider(kind).unwrap(), &for_provider, "forProvider", None, &mut findings);
+        findings.problems.iter().map(ToString::to_string).collect()
+    }
+
+    #[test]
+    fn unknown_fields_get_a_suggestion() {
+        let found = problems(ProviderApi::Cluster, Rclass::Local, "maven", json!({"xrayIndx": true}));
+        assert_eq!(found, vec![
+            "forProvider.xrayIndx: unknown field \"xrayIndx\" for this kind; fix: remove it or correct its name: did you mean \"xrayIndex\"?"
+        ]);
+    }
+
+    #[test]
+    fn types_sets_and_nested_required_fields() {
+        let found = problems(
+            ProviderApi::Cluster,
+            Rclass::Federated,
+            "maven",
+            json!({"xrayIndex": "yes", "propertySets": ["a", "a"], "member": [{"url": "u", "accessTokenSecretRef": {"name": "n"}}]}),
+        );
+        assert_eq!(found.len(), 4, "{found:#?}");
+        assert!(found[0].starts_with("forProvider.member[0].accessTokenSecretRef.key: required field"));
+        assert!(found.iter().any(|p| p.starts_with("forProvider.propertySets[1]: \"a\" appears twice")));
+        assert!(found.iter().any(|p| p.starts_with("forProvider.xrayIndex: expected true or false, got \"yes\"")));
+    }
+}

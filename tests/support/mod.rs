@@ -1,0 +1,5 @@
+//! Helpers shared by the integration tests: each test file says `mod support;`.
+#![allow(dead_code)]
+
+pub mod crd;
+pub mod requests;

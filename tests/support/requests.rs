@@ -1,0 +1,167 @@
+//! Building requests as Crossplane sends them, running the core, reading responses,
+//! and validating rendered resources against the provider CRDs.
+
+use super::crd::{shared_dir, Crds};
+use function_artifactory::proto::v1::{
+    Capability, RequestMeta, Resource, RunFunctionRequest, RunFunctionResponse, Severity, State,
+};
+use function_artifactory::proto::Struct;
+use function_artifactory::run_function;
+use serde_json::{json, Value};
+use std::collections::BTreeMap;
+use std::sync::OnceLock;
+
+/// A cluster-scoped composite (a claim's XR) with `spec`.
+pub fn composite(spec: Value) -> Value {
+    json!({
+        "apiVersion": "platform.example.org/v1alpha1",
+        "kind": "XRepositories",
+        "metadata": {
+            "name": "team1-repos-x7k2p",
+            "uid": "4f6c8f0e-0000-4000-8000-000000000001",
+            "labels": {
+                "crossplane.io/claim-name": "team1-repos",
+                "crossplane.io/claim-namespace": "team1",
+                "crossplane.io/composite": "team1-repos-x7k2p"
+            }
+        },
+        "spec": spec
+    })
+}
+
+/// A namespaced (Crossplane v2) composite with `spec`.
+pub fn namespaced_composite(spec: Value) -> Value {
+    json!({
+        "apiVersion": "platform.example.org/v1alpha1",
+        "kind": "Repositories",
+        "metadata": {"name": "team1-repos", "namespace": "team1", "uid": "4f6c8f0e-0000-4000-8000-000000000002"},
+        "spec": spec
+    })
+}
+
+/// Builds a request step by step.
+#[derive(Clone, Debug, Default)]
+pub struct RequestBuilder {
+    request: RunFunctionRequest,
+}
+
+pub fn request(composite: Value) -> RequestBuilder {
+    RequestBuilder {
+        request: RunFunctionRequest {
+            meta: Some(RequestMeta {
+                tag: "test-tag".into(),
+                capabilities: vec![Capability::Capabilities as i32, Capability::Conditions as i32],
+            }),
+            observed: Some(State {
+                composite: Some(resource(composite)),
+                resources: BTreeMap::new(),
+            }),
+            desired: Some(State::default()),
+            ..RunFunctionRequest::default()
+        },
+    }
+}
+
+pub fn resource(object: Value) -> Resource {
+    Resource {
+        resource: Some(Struct::from_value(object)),
+        ..Resource::default()
+    }
+}
+
+impl RequestBuilder {
+    pub fn input(mut self, input: Value) -> Self {
+        self.request.input = Some(Struct::from_value(input));
+        self
+    }
+
+    pub fn observed(mut self, name: &str, object: Value) -> Self {
+        let observed = self.request.observed.get_or_insert_with(State::default);
+        observed.resources.insert(name.into(), resource(object));
+        self
+    }
+
+    pub fn desired(mut self, name: &str, object: Value) -> Self {
+        let desired = self.request.desired.get_or_insert_with(State::default);
+        desired.resources.insert(name.into(), resource(object));
+        self
+    }
+
+    pub fn context(mut self, context: Value) -> Self {
+        self.request.context = Some(Struct::from_value(context));
+        self
+    }
+
+    pub fn build(self) -> RunFunctionRequest {
+        self.request
+    }
+
+    pub fn run(self) -> RunFunctionResponse {
+        run_function(&self.request)
+    }
+}
+
+/// The input with fields merged over the apiVersion and kind.
+pub fn input(fields: Value) -> Value {
+    let mut input = json!({"apiVersion": "artifactory.fn.crossplane.io/v1beta1", "kind": "Input"});
+    for (k, v) in fields.as_object().expect("input fields").clone() {
+        input[k] = v;
+    }
+    input
+}
+
+/// The message of the fatal result, if there is one.
+pub fn fatal_message(response: &RunFunctionResponse) -> Option<String> {
+    response
+        .results
+        .iter()
+        .find(|r| r.severity == Severity::Fatal as i32)
+        .map(|r| r.message.clone())
+}
+
+/// Asserts success and returns the desired composed resources by name.
+pub fn desired_resources(response: &RunFunctionResponse) -> BTreeMap<String, Value> {
+    if let Some(message) = fatal_message(response) {
+        panic!("unexpected fatal result:\n{message}");
+    }
+    response
+        .desired
+        .as_ref()
+        .map(|d| {
+            d.resources
+                .iter()
+                .map(|(name, r)| (name.clone(), r.resource.clone().unwrap_or_default().into_value()))
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+/// `status.repositories` of the desired composite.
+pub fn status_repositories(response: &RunFunctionResponse) -> Vec<Value> {
+    let composite = response.desired.as_ref().and_then(|d| d.composite.as_ref()).and_then(|c| c.resource.clone());
+    let value = composite.unwrap_or_default().into_value();
+    value["status"]["repositories"].as_array().cloned().unwrap_or_default()
+}
+
+/// The provider CRDs of one folder (`flat`, `cluster`, `namespaced`), loaded once;
+/// `None` (with a visible SKIP line) where `../shared` is absent.
+pub fn crds(folder: &str) -> Option<&'static Crds> {
+    static CACHE: [OnceLock<Crds>; 3] = [OnceLock::new(), OnceLock::new(), OnceLock::new()];
+    let slot = ["flat", "cluster", "namespaced"].iter().position(|f| *f == folder).expect("known folder");
+    let dir = shared_dir(&format!("CRD validation ({folder})"))?.join("crds").join(folder);
+    Some(CACHE[slot].get_or_init(|| Crds::load_dir(&dir).unwrap_or_else(|e| panic!("{e}"))))
+}
+
+/// Validates every rendered resource against the folder's CRDs; panics with every violation.
+/// Returns false (and prints SKIP) where the CRDs are absent.
+pub fn assert_valid(folder: &str, resources: &BTreeMap<String, Value>) -> bool {
+    let Some(crds) = crds(folder) else { return false };
+    let mut violations = Vec::new();
+    for (name, resource) in resources {
+        for violation in crds.validate(resource) {
+            violations.push(format!("{name}: {violation}"));
+        }
+    }
+    assert!(violations.is_empty(), "rendered resources violate the CRDs:\n{}", violations.join("\n"));
+    true
+}
