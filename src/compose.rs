@@ -14,7 +14,12 @@ pub const EXTERNAL_NAME: &str = "crossplane.io/external-name";
 pub const PAUSED: &str = "crossplane.io/paused";
 
 /// The managed resource for one planned repository; problems go to `findings`.
-pub fn compose(p: &Planned, input: &Input, project_key: Option<&str>, findings: &mut Findings) -> Value {
+pub fn compose(
+    p: &Planned,
+    input: &Input,
+    project_key: Option<&str>,
+    findings: &mut Findings,
+) -> Value {
     let for_provider = for_provider(p, input, project_key, findings);
     check_for_provider(p, &for_provider, findings);
     let spec = spec(p, for_provider, findings);
@@ -45,7 +50,12 @@ struct Sourced {
 }
 
 /// The entry's `forProvider` plus its typed fields.
-fn for_provider(p: &Planned, input: &Input, project_key: Option<&str>, findings: &mut Findings) -> BTreeMap<String, Sourced> {
+fn for_provider(
+    p: &Planned,
+    input: &Input,
+    project_key: Option<&str>,
+    findings: &mut Findings,
+) -> BTreeMap<String, Sourced> {
     let entry = p.entry;
     let mut fields: BTreeMap<String, Sourced> = BTreeMap::new();
     for (name, value) in &entry.for_provider {
@@ -55,29 +65,66 @@ fn for_provider(p: &Planned, input: &Input, project_key: Option<&str>, findings:
                 Category::InvalidProviderFields,
                 path,
                 Some(entry.index),
-                format!("{}: the provider has no forProvider.key; the key is the external name", entry.label()),
+                format!(
+                    "{}: the provider has no forProvider.key; the key is the external name",
+                    entry.label()
+                ),
                 "set key on the repository entry instead",
             );
             continue;
         }
-        fields.insert(name.clone(), Sourced { value: value.clone(), path });
+        fields.insert(
+            name.clone(),
+            Sourced {
+                value: value.clone(),
+                path,
+            },
+        );
     }
     let mut typed = |field: &str, value: Option<Value>, path: String| {
         if let Some(value) = value {
             merge_typed(p, &mut fields, field, value, path, findings);
         }
     };
-    typed("description", entry.description.clone().map(Value::from), entry.field_path("description"));
-    typed("notes", entry.notes.clone().map(Value::from), entry.field_path("notes"));
-    typed("projectKey", project_key.map(Value::from), "spec.projectKey".into());
+    typed(
+        "description",
+        entry.description.clone().map(Value::from),
+        entry.field_path("description"),
+    );
+    typed(
+        "notes",
+        entry.notes.clone().map(Value::from),
+        entry.field_path("notes"),
+    );
+    typed(
+        "projectKey",
+        project_key.map(Value::from),
+        "spec.projectKey".into(),
+    );
     match entry.rclass {
-        Some(Rclass::Remote) => typed("url", entry.url.clone().map(Value::from), entry.field_path("url")),
+        Some(Rclass::Remote) => typed(
+            "url",
+            entry.url.clone().map(Value::from),
+            entry.field_path("url"),
+        ),
         Some(Rclass::Virtual) => {
             let members = entry.repositories.is_some() || entry.external_repositories.is_some();
-            typed("repositories", members.then(|| json!(p.member_keys)), entry.field_path("repositories"));
-            typed("defaultDeploymentRepo", p.default_deployment_key.clone().map(Value::from), entry.field_path("defaultDeploymentRepo"));
+            typed(
+                "repositories",
+                members.then(|| json!(p.member_keys)),
+                entry.field_path("repositories"),
+            );
+            typed(
+                "defaultDeploymentRepo",
+                p.default_deployment_key.clone().map(Value::from),
+                entry.field_path("defaultDeploymentRepo"),
+            );
         }
-        Some(Rclass::Federated) => typed("member", federated_members(p, input), entry.field_path("members")),
+        Some(Rclass::Federated) => typed(
+            "member",
+            federated_members(p, input),
+            entry.field_path("members"),
+        ),
         _ => {}
     }
     fields
@@ -93,7 +140,14 @@ fn federated_members(p: &Planned, input: &Input) -> Option<Value> {
 }
 
 /// A typed field and the same field in `forProvider` must agree.
-fn merge_typed(p: &Planned, fields: &mut BTreeMap<String, Sourced>, field: &str, value: Value, path: String, findings: &mut Findings) {
+fn merge_typed(
+    p: &Planned,
+    fields: &mut BTreeMap<String, Sourced>,
+    field: &str,
+    value: Value,
+    path: String,
+    findings: &mut Findings,
+) {
     if let Some(existing) = fields.get(field) {
         if existing.value != value {
             findings.problem(
@@ -117,16 +171,29 @@ fn merge_typed(p: &Planned, fields: &mut BTreeMap<String, Sourced>, field: &str,
 /// Schema of each field, then the fields the CRD's CEL rules require.
 fn check_for_provider(p: &Planned, fields: &BTreeMap<String, Sourced>, findings: &mut Findings) {
     let catalog = catalog();
-    let Some(node_id) = catalog.for_provider(p.kind) else { return };
+    let Some(node_id) = catalog.for_provider(p.kind) else {
+        return;
+    };
     let node = catalog.node(node_id);
     for (name, field) in fields {
         match node.properties.get(name) {
-            Some(child) => schema::check(catalog, *child, &field.value, &field.path, Some(p.entry.index), findings),
+            Some(child) => schema::check(
+                catalog,
+                *child,
+                &field.value,
+                &field.path,
+                Some(p.entry.index),
+                findings,
+            ),
             None => findings.problem(
                 Category::InvalidProviderFields,
                 field.path.clone(),
                 Some(p.entry.index),
-                format!("{}: {} has no forProvider field \"{name}\"", p.entry.label(), p.kind.kind),
+                format!(
+                    "{}: {} has no forProvider field \"{name}\"",
+                    p.entry.label(),
+                    p.kind.kind
+                ),
                 format!(
                     "remove it or correct its name: {}",
                     suggestion(name, node.properties.keys().map(String::as_str))
@@ -145,7 +212,10 @@ fn check_for_provider(p: &Planned, fields: &BTreeMap<String, Sourced>, findings:
 
 /// The CRDs' CEL rules apply while the policies allow creating or updating.
 fn creates_or_updates(policies: Option<&[String]>) -> bool {
-    policies.is_none_or(|list| list.iter().any(|p| matches!(p.as_str(), "*" | "Create" | "Update")))
+    policies.is_none_or(|list| {
+        list.iter()
+            .any(|p| matches!(p.as_str(), "*" | "Create" | "Update"))
+    })
 }
 
 fn report_required(p: &Planned, field: &str, findings: &mut Findings) {
@@ -162,22 +232,43 @@ fn report_required(p: &Planned, field: &str, findings: &mut Findings) {
         Category::InvalidProviderFields,
         path,
         Some(entry.index),
-        format!("{}: {} requires spec.forProvider.{field} while it may create or update the repository", entry.label(), p.kind.kind),
+        format!(
+            "{}: {} requires spec.forProvider.{field} while it may create or update the repository",
+            entry.label(),
+            p.kind.kind
+        ),
         fix,
     );
 }
 
 fn spec(p: &Planned, for_provider: BTreeMap<String, Sourced>, findings: &mut Findings) -> Value {
     let mut spec = Map::new();
-    let for_provider: Map<String, Value> = for_provider.into_iter().map(|(k, f)| (k, f.value)).collect();
+    let for_provider: Map<String, Value> = for_provider
+        .into_iter()
+        .map(|(k, f)| (k, f.value))
+        .collect();
     spec.insert("forProvider".into(), Value::Object(for_provider));
     if let Some(reference) = &p.provider_config_ref {
         let catalog = catalog();
-        if let Some(node) = catalog.node(p.kind.spec).properties.get("providerConfigRef") {
+        if let Some(node) = catalog
+            .node(p.kind.spec)
+            .properties
+            .get("providerConfigRef")
+        {
             let value = Value::Object(reference.value.clone());
-            schema::check(catalog, *node, &value, &reference.path, Some(p.entry.index), findings);
+            schema::check(
+                catalog,
+                *node,
+                &value,
+                &reference.path,
+                Some(p.entry.index),
+                findings,
+            );
         }
-        spec.insert("providerConfigRef".into(), Value::Object(reference.value.clone()));
+        spec.insert(
+            "providerConfigRef".into(),
+            Value::Object(reference.value.clone()),
+        );
     }
     if let Some(policy) = p.deletion_policy {
         spec.insert("deletionPolicy".into(), json!(policy.as_str()));

@@ -124,7 +124,13 @@ pub fn read_spec(composite: &Map<String, Value>, findings: &mut Findings) -> Com
         );
         return spec;
     };
-    let Some(reader) = ObjectReader::new(spec_value, "spec", None, Category::InvalidComposite, findings) else {
+    let Some(reader) = ObjectReader::new(
+        spec_value,
+        "spec",
+        None,
+        Category::InvalidComposite,
+        findings,
+    ) else {
         return spec;
     };
     let mut reader_ = reader.ignoring(CROSSPLANE_SPEC_FIELDS);
@@ -179,7 +185,9 @@ pub fn is_dns_label(text: &str) -> bool {
     let bytes = text.as_bytes();
     !bytes.is_empty()
         && bytes.len() <= 63
-        && bytes.iter().all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || *b == b'-')
+        && bytes
+            .iter()
+            .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || *b == b'-')
         && bytes[0] != b'-'
         && bytes[bytes.len() - 1] != b'-'
 }
@@ -190,12 +198,23 @@ fn read_entry(index: usize, value: &Value, findings: &mut Findings) -> Entry {
         ..Entry::default()
     };
     let path = entry.path();
-    let Some(mut reader) = ObjectReader::new(value, &path, Some(index), Category::InvalidComposite, findings) else {
+    let Some(mut reader) = ObjectReader::new(
+        value,
+        &path,
+        Some(index),
+        Category::InvalidComposite,
+        findings,
+    ) else {
         return entry;
     };
     entry.name = read_name(&mut reader, &entry);
     entry.rclass = read_rclass(&mut reader, &entry);
-    entry.package_type = read_required_string(&mut reader, &entry, "packageType", "a package type such as maven, npm or docker");
+    entry.package_type = read_required_string(
+        &mut reader,
+        &entry,
+        "packageType",
+        "a package type such as maven, npm or docker",
+    );
     entry.key = reader.string("key");
     entry.description = reader.string("description");
     entry.notes = reader.string("notes");
@@ -214,9 +233,16 @@ fn read_entry(index: usize, value: &Value, findings: &mut Findings) -> Entry {
     entry
 }
 
-fn read_required_string(reader: &mut ObjectReader, entry: &Entry, field: &'static str, what: &str) -> Option<String> {
+fn read_required_string(
+    reader: &mut ObjectReader,
+    entry: &Entry,
+    field: &'static str,
+    what: &str,
+) -> Option<String> {
     let value = reader.string(field);
-    if value.as_deref().is_none_or(str::is_empty) && reader.value(field).is_none_or(Value::is_string) {
+    if value.as_deref().is_none_or(str::is_empty)
+        && reader.value(field).is_none_or(Value::is_string)
+    {
         reader.problem(
             entry.field_path(field),
             format!("{} has no {field}", entry.label()),
@@ -228,7 +254,12 @@ fn read_required_string(reader: &mut ObjectReader, entry: &Entry, field: &'stati
 }
 
 fn read_name(reader: &mut ObjectReader, entry: &Entry) -> Option<String> {
-    let name = read_required_string(reader, entry, "name", "a DNS-1123 label, such as libs-release")?;
+    let name = read_required_string(
+        reader,
+        entry,
+        "name",
+        "a DNS-1123 label, such as libs-release",
+    )?;
     if is_dns_label(&name) {
         return Some(name);
     }
@@ -244,13 +275,21 @@ fn read_name(reader: &mut ObjectReader, entry: &Entry) -> Option<String> {
 }
 
 fn read_rclass(reader: &mut ObjectReader, entry: &Entry) -> Option<Rclass> {
-    let text = read_required_string(reader, entry, "rclass", "local, remote, virtual or federated")?;
+    let text = read_required_string(
+        reader,
+        entry,
+        "rclass",
+        "local, remote, virtual or federated",
+    )?;
     let rclass = Rclass::parse(&text);
     if rclass.is_none() {
         reader.problem(
             entry.field_path("rclass"),
             format!("\"{text}\" is not a repository class"),
-            format!("use local, remote, virtual or federated: {}", suggestion(&text, Rclass::NAMES)),
+            format!(
+                "use local, remote, virtual or federated: {}",
+                suggestion(&text, Rclass::NAMES)
+            ),
         );
     }
     rclass
@@ -262,14 +301,24 @@ fn read_members(reader: &mut ObjectReader, entry: &Entry) -> Option<Vec<Value>> 
     let mut members = Vec::with_capacity(items.len());
     for (index, item) in items.iter().enumerate() {
         let path = format!("{}[{index}]", entry.field_path("members"));
-        let Some(mut member) = ObjectReader::new(item, &path, Some(entry.index), Category::InvalidComposite, reader.findings()) else {
+        let Some(mut member) = ObjectReader::new(
+            item,
+            &path,
+            Some(entry.index),
+            Category::InvalidComposite,
+            reader.findings(),
+        ) else {
             continue;
         };
         let url = member.string("url");
         member.bool("enabled");
         member.object("accessTokenSecretRef");
         if url.as_deref().is_none_or(str::is_empty) {
-            member.problem(format!("{path}.url"), "the member has no url", "set url to the member's repository URL, ending in its key");
+            member.problem(
+                format!("{path}.url"),
+                "the member has no url",
+                "set url to the member's repository URL, ending in its key",
+            );
         }
         member.finish();
         members.push(item.clone());
@@ -280,7 +329,9 @@ fn read_members(reader: &mut ObjectReader, entry: &Entry) -> Option<Vec<Value>> 
 fn check_unique_names(entries: &[Entry], findings: &mut Findings) {
     for (position, entry) in entries.iter().enumerate() {
         let Some(name) = &entry.name else { continue };
-        let first = entries[..position].iter().find(|e| e.name.as_ref() == Some(name));
+        let first = entries[..position]
+            .iter()
+            .find(|e| e.name.as_ref() == Some(name));
         if let Some(first) = first {
             findings.problem(
                 Category::InvalidComposite,
@@ -302,7 +353,10 @@ mod tests {
         let mut findings = Findings::default();
         let composite = json!({ "spec": spec });
         let spec = read_spec(composite.as_object().unwrap(), &mut findings);
-        (spec, findings.problems.iter().map(ToString::to_string).collect())
+        (
+            spec,
+            findings.problems.iter().map(ToString::to_string).collect(),
+        )
     }
 
     #[test]
@@ -333,7 +387,10 @@ mod tests {
                 {"name": "b", "rclass": "local", "packageType": "npm"}
             ]
         }));
-        let paths: Vec<&str> = problems.iter().map(|p| p.split(':').next().unwrap()).collect();
+        let paths: Vec<&str> = problems
+            .iter()
+            .map(|p| p.split(':').next().unwrap())
+            .collect();
         assert_eq!(
             paths,
             [
@@ -346,14 +403,25 @@ mod tests {
                 "spec.repositories[2].name",
             ]
         );
-        assert!(problems[2].contains("did you mean \"local\"?"), "{}", problems[2]);
-        assert!(problems[3].contains("did you mean \"description\"?"), "{}", problems[3]);
+        assert!(
+            problems[2].contains("did you mean \"local\"?"),
+            "{}",
+            problems[2]
+        );
+        assert!(
+            problems[3].contains("did you mean \"description\"?"),
+            "{}",
+            problems[3]
+        );
     }
 
     #[test]
     fn missing_repositories_is_an_error_but_empty_is_fine() {
         assert_eq!(read(json!({})).1.len(), 1);
         assert!(read(json!({"repositories": []})).1.is_empty());
-        assert_eq!(read(json!({"repositories": [], "projectKy": "a"})).1.len(), 1);
+        assert_eq!(
+            read(json!({"repositories": [], "projectKy": "a"})).1.len(),
+            1
+        );
     }
 }

@@ -12,7 +12,8 @@ use crate::input::{read_input, ApiChoice, Input};
 use crate::plan::{self, Planned};
 use crate::problems::{Category, Findings};
 use crate::proto::v1::{
-    Resource, ResponseMeta, Result as FnResult, RunFunctionRequest, RunFunctionResponse, Severity, State, Target,
+    Resource, ResponseMeta, Result as FnResult, RunFunctionRequest, RunFunctionResponse, Severity,
+    State, Target,
 };
 use crate::proto::Struct;
 use crate::status;
@@ -56,7 +57,10 @@ pub fn run_function(request: &RunFunctionRequest) -> RunFunctionResponse {
         return fatal(response, &findings);
     }
 
-    let observed: Vec<Option<&Object>> = planned.iter().map(|p| observed_resource(request, p.name)).collect();
+    let observed: Vec<Option<&Object>> = planned
+        .iter()
+        .map(|p| observed_resource(request, p.name))
+        .collect();
     let desired = response.desired.get_or_insert_with(State::default);
     for ((p, resource), observed) in planned.iter().zip(resources).zip(&observed) {
         desired.resources.insert(
@@ -69,7 +73,9 @@ pub fn run_function(request: &RunFunctionRequest) -> RunFunctionResponse {
         );
     }
     set_composite_status(desired, &planned, &observed, &input, &findings);
-    response.conditions.push(status::repositories_condition(&planned, &observed));
+    response
+        .conditions
+        .push(status::repositories_condition(&planned, &observed));
     report_creations(&mut response, &planned, &observed);
     response
 }
@@ -78,7 +84,11 @@ pub fn run_function(request: &RunFunctionRequest) -> RunFunctionResponse {
 fn start_response(request: &RunFunctionRequest, input: &Input) -> RunFunctionResponse {
     RunFunctionResponse {
         meta: Some(ResponseMeta {
-            tag: request.meta.as_ref().map(|m| m.tag.clone()).unwrap_or_default(),
+            tag: request
+                .meta
+                .as_ref()
+                .map(|m| m.tag.clone())
+                .unwrap_or_default(),
             ttl: Some(prost_types::Duration {
                 seconds: input.ttl.0,
                 nanos: input.ttl.1,
@@ -102,12 +112,24 @@ fn fatal(mut response: RunFunctionResponse, findings: &Findings) -> RunFunctionR
 }
 
 fn observed_composite(request: &RunFunctionRequest) -> Option<&Object> {
-    let resource = request.observed.as_ref()?.composite.as_ref()?.resource.as_ref()?;
+    let resource = request
+        .observed
+        .as_ref()?
+        .composite
+        .as_ref()?
+        .resource
+        .as_ref()?;
     Some(&resource.0)
 }
 
 fn observed_resource<'r>(request: &'r RunFunctionRequest, name: &str) -> Option<&'r Object> {
-    let resource = request.observed.as_ref()?.resources.get(name)?.resource.as_ref()?;
+    let resource = request
+        .observed
+        .as_ref()?
+        .resources
+        .get(name)?
+        .resource
+        .as_ref()?;
     Some(&resource.0)
 }
 
@@ -121,20 +143,39 @@ fn resolve_api(choice: ApiChoice, meta: &CompositeMeta) -> ProviderApi {
 }
 
 /// Our resources are named after the entries; an earlier step must not own one of those names.
-fn check_name_collisions(request: &RunFunctionRequest, planned: &[Planned], findings: &mut Findings) {
-    let Some(desired) = request.desired.as_ref() else { return };
-    for p in planned.iter().filter(|p| desired.resources.contains_key(p.name)) {
+fn check_name_collisions(
+    request: &RunFunctionRequest,
+    planned: &[Planned],
+    findings: &mut Findings,
+) {
+    let Some(desired) = request.desired.as_ref() else {
+        return;
+    };
+    for p in planned
+        .iter()
+        .filter(|p| desired.resources.contains_key(p.name))
+    {
         findings.problem(
             Category::InvalidComposite,
             p.entry.field_path("name"),
             Some(p.entry.index),
-            format!("{}: an earlier pipeline step already renders a composed resource named \"{}\"", p.entry.label(), p.name),
+            format!(
+                "{}: an earlier pipeline step already renders a composed resource named \"{}\"",
+                p.entry.label(),
+                p.name
+            ),
             "rename the entry, or the other step's resource",
         );
     }
 }
 
-fn set_composite_status(desired: &mut State, planned: &[Planned], observed: &[Option<&Object>], input: &Input, findings: &Findings) {
+fn set_composite_status(
+    desired: &mut State,
+    planned: &[Planned],
+    observed: &[Option<&Object>],
+    input: &Input,
+    findings: &Findings,
+) {
     let repositories: Vec<Value> = planned
         .iter()
         .zip(observed)
@@ -158,7 +199,11 @@ fn set_composite_status(desired: &mut State, planned: &[Planned], observed: &[Op
 }
 
 /// A Normal result for repositories that are not observed yet.
-fn report_creations(response: &mut RunFunctionResponse, planned: &[Planned], observed: &[Option<&Object>]) {
+fn report_creations(
+    response: &mut RunFunctionResponse,
+    planned: &[Planned],
+    observed: &[Option<&Object>],
+) {
     let new: Vec<String> = planned
         .iter()
         .zip(observed)

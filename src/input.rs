@@ -70,7 +70,9 @@ impl Default for Input {
 pub fn read_input(value: Option<&Value>, findings: &mut Findings) -> Input {
     let mut input = Input::default();
     let Some(value) = value else { return input };
-    let Some(mut reader) = ObjectReader::new(value, "input", None, Category::InvalidInput, findings) else {
+    let Some(mut reader) =
+        ObjectReader::new(value, "input", None, Category::InvalidInput, findings)
+    else {
         return input;
     };
     check_type_meta(&mut reader);
@@ -143,7 +145,13 @@ fn parse_api_choice(text: &str, reader: &mut ObjectReader) -> ApiChoice {
 }
 
 fn read_naming(value: &Value, findings: &mut Findings) -> Option<String> {
-    let mut reader = ObjectReader::new(value, "input.naming", None, Category::InvalidInput, findings)?;
+    let mut reader = ObjectReader::new(
+        value,
+        "input.naming",
+        None,
+        Category::InvalidInput,
+        findings,
+    )?;
     let format = reader.string("format");
     reader.finish();
     format
@@ -168,7 +176,13 @@ fn read_artifactory_url(url: String, reader: &mut ObjectReader) -> Option<String
 
 fn read_defaults(value: &Value, findings: &mut Findings) -> Defaults {
     let mut defaults = Defaults::default();
-    let Some(mut reader) = ObjectReader::new(value, "input.defaults", None, Category::InvalidInput, findings) else {
+    let Some(mut reader) = ObjectReader::new(
+        value,
+        "input.defaults",
+        None,
+        Category::InvalidInput,
+        findings,
+    ) else {
         return defaults;
     };
     defaults.provider_config_ref = reader.object("providerConfigRef").cloned();
@@ -195,7 +209,9 @@ pub fn parse_duration(text: &str) -> Option<(i64, i32)> {
         return None;
     }
     while !rest.is_empty() {
-        let number_len = rest.find(|c: char| !(c.is_ascii_digit() || c == '.')).unwrap_or(rest.len());
+        let number_len = rest
+            .find(|c: char| !(c.is_ascii_digit() || c == '.'))
+            .unwrap_or(rest.len());
         let number: f64 = rest[..number_len].parse().ok()?;
         rest = &rest[number_len..];
         let (unit, factor) = UNITS
@@ -245,7 +261,17 @@ mod tests {
         });
         read_input(Some(&input), &mut findings);
         let paths: Vec<&str> = findings.problems.iter().map(|p| p.path.as_str()).collect();
-        assert_eq!(paths, ["input.providerApi", "input.defaults.deletionPolicy", "input.ttl", "input.deletionProtecton"]);
-        assert!(findings.problems[3].fix.contains("did you mean \"deletionProtection\"?"));
+        assert_eq!(
+            paths,
+            [
+                "input.providerApi",
+                "input.defaults.deletionPolicy",
+                "input.ttl",
+                "input.deletionProtecton"
+            ]
+        );
+        assert!(findings.problems[3]
+            .fix
+            .contains("did you mean \"deletionProtection\"?"));
     }
 }

@@ -71,14 +71,24 @@ enum Part {
 impl Template {
     /// Parses `format`; reports unknown placeholders and those with no value
     /// for this composite. `None` when the template cannot be used.
-    pub fn parse(format: &str, meta: &CompositeMeta, project_key: Option<&str>, findings: &mut Findings) -> Option<Template> {
+    pub fn parse(
+        format: &str,
+        meta: &CompositeMeta,
+        project_key: Option<&str>,
+        findings: &mut Findings,
+    ) -> Option<Template> {
         let mut parts = Vec::new();
         let mut rest = format;
         let mut usable = true;
         while let Some(open) = rest.find('{') {
             parts.push(Part::Text(rest[..open].to_owned()));
             let Some(close) = rest[open..].find('}') else {
-                report_format(findings, format, "has a '{' without its '}'", "close every placeholder, as in {projectKey}-{name}");
+                report_format(
+                    findings,
+                    format,
+                    "has a '{' without its '}'",
+                    "close every placeholder, as in {projectKey}-{name}",
+                );
                 return None;
             };
             let name = &rest[open + 1..open + close];
@@ -92,7 +102,8 @@ impl Template {
                 }
                 None => {
                     usable = false;
-                    let known: Vec<String> = PLACEHOLDERS.iter().map(|p| format!("{{{p}}}")).collect();
+                    let known: Vec<String> =
+                        PLACEHOLDERS.iter().map(|p| format!("{{{p}}}")).collect();
                     report_format(
                         findings,
                         format,
@@ -104,11 +115,21 @@ impl Template {
             rest = &rest[open + close + 1..];
         }
         parts.push(Part::Text(rest.to_owned()));
-        usable.then(|| Template { format: format.to_owned(), parts })
+        usable.then(|| Template {
+            format: format.to_owned(),
+            parts,
+        })
     }
 
     /// The key for an entry whose name, class and package type are known.
-    pub fn fill(&self, name: &str, rclass: Rclass, package_type: &str, meta: &CompositeMeta, project_key: Option<&str>) -> String {
+    pub fn fill(
+        &self,
+        name: &str,
+        rclass: Rclass,
+        package_type: &str,
+        meta: &CompositeMeta,
+        project_key: Option<&str>,
+    ) -> String {
         let mut key = String::new();
         for part in &self.parts {
             match part {
@@ -125,7 +146,11 @@ impl Template {
     }
 }
 
-fn composite_value<'a>(placeholder: &str, meta: &'a CompositeMeta, project_key: Option<&'a str>) -> Option<&'a str> {
+fn composite_value<'a>(
+    placeholder: &str,
+    meta: &'a CompositeMeta,
+    project_key: Option<&'a str>,
+) -> Option<&'a str> {
     match placeholder {
         "projectKey" => project_key,
         "xrName" => Some(meta.name.as_str()).filter(|n| !n.is_empty()),
@@ -136,12 +161,23 @@ fn composite_value<'a>(placeholder: &str, meta: &'a CompositeMeta, project_key: 
     }
 }
 
-fn composite_value_present(placeholder: &str, meta: &CompositeMeta, project_key: Option<&str>) -> bool {
-    matches!(placeholder, "name" | "packageType" | "rclass") || composite_value(placeholder, meta, project_key).is_some()
+fn composite_value_present(
+    placeholder: &str,
+    meta: &CompositeMeta,
+    project_key: Option<&str>,
+) -> bool {
+    matches!(placeholder, "name" | "packageType" | "rclass")
+        || composite_value(placeholder, meta, project_key).is_some()
 }
 
 fn report_format(findings: &mut Findings, format: &str, what: &str, fix: &str) {
-    findings.problem(Category::InvalidInput, "input.naming.format", None, format!("naming format \"{format}\" {what}"), fix);
+    findings.problem(
+        Category::InvalidInput,
+        "input.naming.format",
+        None,
+        format!("naming format \"{format}\" {what}"),
+        fix,
+    );
 }
 
 fn report_missing_value(findings: &mut Findings, format: &str, placeholder: &str) {
@@ -149,8 +185,12 @@ fn report_missing_value(findings: &mut Findings, format: &str, placeholder: &str
         "projectKey" => "the composite has no spec.projectKey",
         "xrName" => "the composite has no metadata.name",
         "namespace" => "the composite is not namespaced",
-        "claimName" => "the composite has no crossplane.io/claim-name label (it is not bound to a claim)",
-        _ => "the composite has no crossplane.io/claim-namespace label (it is not bound to a claim)",
+        "claimName" => {
+            "the composite has no crossplane.io/claim-name label (it is not bound to a claim)"
+        }
+        _ => {
+            "the composite has no crossplane.io/claim-namespace label (it is not bound to a claim)"
+        }
     };
     report_format(
         findings,
@@ -176,7 +216,14 @@ fn is_oci_like(package_type: &str) -> bool {
 }
 
 /// Checks one key; every broken rule is reported.
-pub fn check_key(key: &str, entry: &Entry, rclass: Rclass, package_type: &str, origin: &str, findings: &mut Findings) {
+pub fn check_key(
+    key: &str,
+    entry: &Entry,
+    rclass: Rclass,
+    package_type: &str,
+    origin: &str,
+    findings: &mut Findings,
+) {
     let path = key_path(entry);
     let mut report = |what: String, fix: String| {
         findings.problem(
@@ -188,26 +235,43 @@ pub fn check_key(key: &str, entry: &Entry, rclass: Rclass, package_type: &str, o
         );
     };
     if key.is_empty() {
-        report("is empty".into(), "set key, or a naming format that yields a key".into());
+        report(
+            "is empty".into(),
+            "set key, or a naming format that yields a key".into(),
+        );
         return;
     }
     let max = max_key_length(rclass, package_type);
     let length = key.chars().count();
     if length > max {
         report(
-            format!("is {length} characters long; {rclass} {package_type} keys may have at most {max}"),
+            format!(
+                "is {length} characters long; {rclass} {package_type} keys may have at most {max}"
+            ),
             "shorten the entry's name or the naming format, or set a shorter key".into(),
         );
     }
     if key.trim() != key {
-        report("starts or ends with white space".into(), format!("use \"{}\"", key.trim()));
+        report(
+            "starts or ends with white space".into(),
+            format!("use \"{}\"", key.trim()),
+        );
     }
-    let forbidden: Vec<char> = key.chars().filter(|c| FORBIDDEN.contains(*c) || c.is_whitespace()).collect();
+    let forbidden: Vec<char> = key
+        .chars()
+        .filter(|c| FORBIDDEN.contains(*c) || c.is_whitespace())
+        .collect();
     if !forbidden.is_empty() {
         let listed: String = forbidden.iter().map(|c| format!("'{c}' ")).collect();
         report(
-            format!("contains characters Artifactory forbids in keys: {}", listed.trim_end()),
-            format!("use letters, digits, '-', '_' and '.', for example \"{}\"", sanitize(key, false)),
+            format!(
+                "contains characters Artifactory forbids in keys: {}",
+                listed.trim_end()
+            ),
+            format!(
+                "use letters, digits, '-', '_' and '.', for example \"{}\"",
+                sanitize(key, false)
+            ),
         );
     }
     if is_oci_like(package_type) && key.chars().any(|c| c.is_uppercase() || c == '_') {
@@ -222,15 +286,25 @@ pub fn check_key(key: &str, entry: &Entry, rclass: Rclass, package_type: &str, o
 fn check_reserved(key: &str, report: &mut impl FnMut(String, String)) {
     let lower = key.to_lowercase();
     if RESERVED_KEYS.contains(&lower.as_str()) {
-        report("is reserved by Artifactory".into(), "choose another key".into());
+        report(
+            "is reserved by Artifactory".into(),
+            "choose another key".into(),
+        );
     }
     if let Some(prefix) = RESERVED_PREFIXES.iter().find(|p| lower.starts_with(*p)) {
-        report(format!("starts with \"{prefix}\", which Artifactory reserves"), "choose another key".into());
+        report(
+            format!("starts with \"{prefix}\", which Artifactory reserves"),
+            "choose another key".into(),
+        );
     }
     if lower.ends_with("-cache") {
         report(
-            "ends in \"-cache\", which Artifactory reserves for the caches of remote repositories".into(),
-            format!("choose another ending, such as \"{}-cached\"", key.trim_end_matches("-cache").trim_end_matches("-CACHE")),
+            "ends in \"-cache\", which Artifactory reserves for the caches of remote repositories"
+                .into(),
+            format!(
+                "choose another ending, such as \"{}-cached\"",
+                key.trim_end_matches("-cache").trim_end_matches("-CACHE")
+            ),
         );
     }
 }
@@ -261,7 +335,10 @@ fn key_path(entry: &Entry) -> String {
 }
 
 /// Two repositories whose keys are equal ignoring case are one repository to Artifactory.
-pub fn check_unique_keys<'a>(keyed: impl IntoIterator<Item = (&'a Entry, &'a str)>, findings: &mut Findings) {
+pub fn check_unique_keys<'a>(
+    keyed: impl IntoIterator<Item = (&'a Entry, &'a str)>,
+    findings: &mut Findings,
+) {
     let mut seen: Vec<(&Entry, String)> = Vec::new();
     for (entry, key) in keyed {
         let lower = key.to_lowercase();
@@ -288,7 +365,11 @@ pub fn check_unique_keys<'a>(keyed: impl IntoIterator<Item = (&'a Entry, &'a str
 pub fn key_warnings(key: &str, entry: &Entry, project_key: Option<&str>, findings: &mut Findings) {
     let path = key_path(entry);
     if key.starts_with(|c: char| c.is_ascii_digit()) {
-        findings.warning(path.clone(), Some(entry.index), format!("key \"{key}\" starts with a digit, which some clients handle badly"));
+        findings.warning(
+            path.clone(),
+            Some(entry.index),
+            format!("key \"{key}\" starts with a digit, which some clients handle badly"),
+        );
     }
     if let Some(project) = project_key {
         if !key.starts_with(&format!("{project}-")) {
@@ -323,7 +404,9 @@ pub fn is_label_value(text: &str) -> bool {
     bytes.len() <= 63
         && bytes[0].is_ascii_alphanumeric()
         && bytes[bytes.len() - 1].is_ascii_alphanumeric()
-        && bytes.iter().all(|b| b.is_ascii_alphanumeric() || matches!(b, b'-' | b'_' | b'.'))
+        && bytes
+            .iter()
+            .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'-' | b'_' | b'.'))
 }
 
 #[cfg(test)]
@@ -340,8 +423,19 @@ mod tests {
 
     fn problems(key: &str, rclass: Rclass, package_type: &str) -> Vec<String> {
         let mut findings = Findings::default();
-        check_key(key, &entry("e"), rclass, package_type, "computed", &mut findings);
-        findings.problems.iter().map(|p| p.message.clone()).collect()
+        check_key(
+            key,
+            &entry("e"),
+            rclass,
+            package_type,
+            "computed",
+            &mut findings,
+        );
+        findings
+            .problems
+            .iter()
+            .map(|p| p.message.clone())
+            .collect()
     }
 
     #[test]
@@ -356,15 +450,24 @@ mod tests {
         let mut findings = Findings::default();
         let format = "{projectKey}-{name}-{packageType}-{rclass}-{xrName}-{namespace}-{claimName}-{claimNamespace}";
         let template = Template::parse(format, &meta, Some("p"), &mut findings).unwrap();
-        assert_eq!(template.fill("n", Rclass::Local, "maven", &meta, Some("p")), "p-n-maven-local-xr-ns-c-cns");
+        assert_eq!(
+            template.fill("n", Rclass::Local, "maven", &meta, Some("p")),
+            "p-n-maven-local-xr-ns-c-cns"
+        );
     }
 
     #[test]
     fn template_errors() {
         let meta = CompositeMeta::default();
         let mut findings = Findings::default();
-        assert!(Template::parse("{nme}-{projectKey}-{claimName}", &meta, None, &mut findings).is_none());
-        let messages: Vec<&str> = findings.problems.iter().map(|p| p.message.as_str()).collect();
+        assert!(
+            Template::parse("{nme}-{projectKey}-{claimName}", &meta, None, &mut findings).is_none()
+        );
+        let messages: Vec<&str> = findings
+            .problems
+            .iter()
+            .map(|p| p.message.as_str())
+            .collect();
         assert_eq!(messages.len(), 3);
         assert!(messages[0].contains("unknown placeholder {nme}"));
         assert!(messages[1].contains("{projectKey}, which has no value"));
@@ -388,7 +491,9 @@ mod tests {
         assert!(problems("Libs_A", Rclass::Local, "dockerv2")[0].contains("upper case or '_'"));
         assert!(problems("Libs_A", Rclass::Local, "maven").is_empty());
         assert!(problems("NGINX", Rclass::Local, "maven")[0].contains("reserved"));
-        assert!(problems("jfrog-system-reserved-x", Rclass::Local, "maven")[0].contains("starts with"));
+        assert!(
+            problems("jfrog-system-reserved-x", Rclass::Local, "maven")[0].contains("starts with")
+        );
         assert!(problems("libs-cache", Rclass::Local, "maven")[0].contains("-cache"));
     }
 

@@ -27,7 +27,11 @@ impl Deletion {
 /// `None` policies mean the provider default `["*"]`; `None` deletion policy
 /// means the provider default `Delete`. The namespaced API has no deletion
 /// policy: there, Delete exactly when the policies are `*` or contain Delete.
-pub fn effective_deletion(api: ProviderApi, policies: Option<&[String]>, deletion_policy: Option<DeletionPolicy>) -> Deletion {
+pub fn effective_deletion(
+    api: ProviderApi,
+    policies: Option<&[String]>,
+    deletion_policy: Option<DeletionPolicy>,
+) -> Deletion {
     let all = policies.is_none_or(|p| p.iter().any(|x| x == "*"));
     let contains_delete = policies.is_some_and(|p| p.iter().any(|x| x == "Delete"));
     let policy = if api.has_deletion_policy() {
@@ -71,7 +75,8 @@ mod tests {
             (policies(&["Observe"]), Some(O), Deletion::Orphan),
         ];
         for (policies, deletion_policy, expected) in rows {
-            let got = effective_deletion(ProviderApi::Cluster, policies.as_deref(), deletion_policy);
+            let got =
+                effective_deletion(ProviderApi::Cluster, policies.as_deref(), deletion_policy);
             assert_eq!(got, expected, "{policies:?} {deletion_policy:?}");
         }
     }
@@ -80,7 +85,13 @@ mod tests {
     fn namespaced_follows_the_policies_only() {
         let api = ProviderApi::Namespaced;
         assert_eq!(effective_deletion(api, None, None), Deletion::Delete);
-        assert_eq!(effective_deletion(api, policies(&["Observe", "Delete"]).as_deref(), None), Deletion::Delete);
-        assert_eq!(effective_deletion(api, policies(&["Observe", "Update"]).as_deref(), None), Deletion::Orphan);
+        assert_eq!(
+            effective_deletion(api, policies(&["Observe", "Delete"]).as_deref(), None),
+            Deletion::Delete
+        );
+        assert_eq!(
+            effective_deletion(api, policies(&["Observe", "Update"]).as_deref(), None),
+            Deletion::Orphan
+        );
     }
 }

@@ -48,7 +48,11 @@ pub struct Context<'a> {
 pub fn plan<'a>(ctx: &Context<'a>, findings: &mut Findings) -> Vec<Planned<'a>> {
     check_api_settings(ctx, findings);
     let project_key = ctx.spec.project_key.as_deref();
-    let format = ctx.input.naming_format.as_deref().unwrap_or(keys::default_format(project_key));
+    let format = ctx
+        .input
+        .naming_format
+        .as_deref()
+        .unwrap_or(keys::default_format(project_key));
     let template = Template::parse(format, ctx.meta, project_key, findings);
     let mut planned: Vec<Planned<'a>> = ctx
         .spec
@@ -61,8 +65,17 @@ pub fn plan<'a>(ctx: &Context<'a>, findings: &mut Findings) -> Vec<Planned<'a>> 
     planned
 }
 
-fn plan_entry<'a>(ctx: &Context<'a>, entry: &'a Entry, template: Option<&Template>, findings: &mut Findings) -> Option<Planned<'a>> {
-    let (name, rclass, package_type) = (entry.name.as_deref()?, entry.rclass?, entry.package_type.as_deref()?);
+fn plan_entry<'a>(
+    ctx: &Context<'a>,
+    entry: &'a Entry,
+    template: Option<&Template>,
+    findings: &mut Findings,
+) -> Option<Planned<'a>> {
+    let (name, rclass, package_type) = (
+        entry.name.as_deref()?,
+        entry.rclass?,
+        entry.package_type.as_deref()?,
+    );
     let kind = find_kind(ctx.api, entry, rclass, package_type, findings)?;
     let project_key = ctx.spec.project_key.as_deref();
     let (key, origin) = match (&entry.key, template) {
@@ -77,7 +90,8 @@ fn plan_entry<'a>(ctx: &Context<'a>, entry: &'a Entry, template: Option<&Templat
     keys::key_warnings(&key, entry, project_key, findings);
     let management_policies = management_policies(ctx, entry);
     let deletion_policy = deletion_policy(ctx, entry);
-    let deletion = lifecycle::effective_deletion(ctx.api, management_policies.as_deref(), deletion_policy);
+    let deletion =
+        lifecycle::effective_deletion(ctx.api, management_policies.as_deref(), deletion_policy);
     Some(Planned {
         entry,
         name,
@@ -92,12 +106,22 @@ fn plan_entry<'a>(ctx: &Context<'a>, entry: &'a Entry, template: Option<&Templat
     })
 }
 
-fn find_kind(api: ProviderApi, entry: &Entry, rclass: Rclass, package_type: &str, findings: &mut Findings) -> Option<&'static Kind> {
+fn find_kind(
+    api: ProviderApi,
+    entry: &Entry,
+    rclass: Rclass,
+    package_type: &str,
+    findings: &mut Findings,
+) -> Option<&'static Kind> {
     let catalog = catalog();
     match catalog.find(api, rclass, package_type) {
         Ok(kind) => Some(kind),
         Err(available) => {
-            let elsewhere: Vec<&str> = catalog.exists_elsewhere(rclass, package_type).iter().map(|a| a.as_str()).collect();
+            let elsewhere: Vec<&str> = catalog
+                .exists_elsewhere(rclass, package_type)
+                .iter()
+                .map(|a| a.as_str())
+                .collect();
             let where_else = if elsewhere.is_empty() {
                 String::new()
             } else {
@@ -130,18 +154,29 @@ fn management_policies(ctx: &Context, entry: &Entry) -> Option<Vec<String>> {
     if entry.import {
         return Some(lifecycle::import_policies());
     }
-    ctx.spec.management_policies.clone().or_else(|| ctx.input.defaults.management_policies.clone())
+    ctx.spec
+        .management_policies
+        .clone()
+        .or_else(|| ctx.input.defaults.management_policies.clone())
 }
 
 fn deletion_policy(ctx: &Context, entry: &Entry) -> Option<DeletionPolicy> {
     if !ctx.api.has_deletion_policy() {
         return None;
     }
-    entry.deletion_policy.or(ctx.spec.deletion_policy).or(ctx.input.defaults.deletion_policy)
+    entry
+        .deletion_policy
+        .or(ctx.spec.deletion_policy)
+        .or(ctx.input.defaults.deletion_policy)
 }
 
 fn provider_config_ref(ctx: &Context, entry: &Entry) -> Option<Setting<Map<String, Value>>> {
-    let setting = |value: &Map<String, Value>, path: String| Some(Setting { value: value.clone(), path });
+    let setting = |value: &Map<String, Value>, path: String| {
+        Some(Setting {
+            value: value.clone(),
+            path,
+        })
+    };
     if let Some(own) = &entry.provider_config_ref {
         return setting(own, entry.field_path("providerConfigRef"));
     }
@@ -175,7 +210,12 @@ fn check_api_settings(ctx: &Context, findings: &mut Findings) {
     if ctx.spec.deletion_policy.is_some() {
         report("spec.deletionPolicy".into(), None);
     }
-    for entry in ctx.spec.repositories.iter().filter(|e| e.deletion_policy.is_some()) {
+    for entry in ctx
+        .spec
+        .repositories
+        .iter()
+        .filter(|e| e.deletion_policy.is_some())
+    {
         report(entry.field_path("deletionPolicy"), Some(entry.index));
     }
 }

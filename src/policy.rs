@@ -21,7 +21,14 @@ impl DeletionPolicy {
 }
 
 /// The management policies the provider accepts.
-pub const MANAGEMENT_POLICIES: [&str; 6] = ["Observe", "Create", "Update", "Delete", "LateInitialize", "*"];
+pub const MANAGEMENT_POLICIES: [&str; 6] = [
+    "Observe",
+    "Create",
+    "Update",
+    "Delete",
+    "LateInitialize",
+    "*",
+];
 
 /// Reads `deletionPolicy`, reporting values other than Delete and Orphan.
 pub fn read_deletion_policy(reader: &mut ObjectReader) -> Option<DeletionPolicy> {
@@ -34,7 +41,10 @@ pub fn read_deletion_policy(reader: &mut ObjectReader) -> Option<DeletionPolicy>
             reader.problem(
                 path,
                 format!("\"{text}\" is not a deletion policy"),
-                format!("use Delete or Orphan ({})", suggestion(&text, ["Delete", "Orphan"])),
+                format!(
+                    "use Delete or Orphan ({})",
+                    suggestion(&text, ["Delete", "Orphan"])
+                ),
             );
             None
         }
@@ -51,8 +61,15 @@ pub fn read_management_policies(reader: &mut ObjectReader) -> Option<Vec<String>
             valid = false;
             reader.problem(
                 format!("{path}[{index}]"),
-                format!("{} is not a management policy", quoted(&Value::String(policy.clone()))),
-                format!("use {}: {}", MANAGEMENT_POLICIES.join(", "), suggestion(policy, MANAGEMENT_POLICIES)),
+                format!(
+                    "{} is not a management policy",
+                    quoted(&Value::String(policy.clone()))
+                ),
+                format!(
+                    "use {}: {}",
+                    MANAGEMENT_POLICIES.join(", "),
+                    suggestion(policy, MANAGEMENT_POLICIES)
+                ),
             );
         }
     }

@@ -86,7 +86,11 @@ impl Findings {
         let (path, message) = (path.into(), message.into());
         // A composite-wide setting is checked once per repository that uses
         // it; report each distinct problem once.
-        if self.problems.iter().any(|p| p.path == path && p.message == message) {
+        if self
+            .problems
+            .iter()
+            .any(|p| p.path == path && p.message == message)
+        {
             return;
         }
         self.problems.push(Problem {
@@ -98,7 +102,12 @@ impl Findings {
         });
     }
 
-    pub fn warning(&mut self, path: impl Into<String>, entry: Option<usize>, message: impl Into<String>) {
+    pub fn warning(
+        &mut self,
+        path: impl Into<String>,
+        entry: Option<usize>,
+        message: impl Into<String>,
+    ) {
         self.warnings.push(Warning {
             path: path.into(),
             entry,
@@ -142,14 +151,22 @@ pub fn closest<'a>(given: &str, candidates: impl IntoIterator<Item = &'a str>) -
     let given_lower = given.to_ascii_lowercase();
     candidates
         .into_iter()
-        .map(|c| (strsim::jaro_winkler(&given_lower, &c.to_ascii_lowercase()), c))
+        .map(|c| {
+            (
+                strsim::jaro_winkler(&given_lower, &c.to_ascii_lowercase()),
+                c,
+            )
+        })
         .filter(|(score, _)| *score >= 0.8)
         .max_by(|a, b| a.0.total_cmp(&b.0).then_with(|| b.1.cmp(a.1)))
         .map(|(_, c)| c)
 }
 
 /// "did you mean X?" or a list of what is allowed.
-pub fn suggestion<'a>(given: &str, candidates: impl IntoIterator<Item = &'a str> + Clone) -> String {
+pub fn suggestion<'a>(
+    given: &str,
+    candidates: impl IntoIterator<Item = &'a str> + Clone,
+) -> String {
     match closest(given, candidates.clone()) {
         Some(best) => format!("did you mean \"{best}\"?"),
         None => {

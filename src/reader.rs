@@ -61,7 +61,8 @@ impl<'a, 'f> ObjectReader<'a, 'f> {
 
     /// Reports a problem with this reader's category and repository entry.
     pub fn problem(&mut self, path: String, message: impl Into<String>, fix: impl Into<String>) {
-        self.findings.problem(self.category, path, self.entry, message, fix);
+        self.findings
+            .problem(self.category, path, self.entry, message, fix);
     }
 
     pub fn path_of(&self, field: &str) -> String {
@@ -144,7 +145,7 @@ impl<'a, 'f> ObjectReader<'a, 'f> {
 
     /// Reports every field that was neither read nor ignored.
     pub fn finish(self) {
-        let known: Vec<&str> = self.known.iter().copied().collect();
+        let known: Vec<&str> = self.known.clone();
         for name in self.object.keys() {
             if known.contains(&name.as_str()) || self.ignored.contains(&name.as_str()) {
                 continue;
@@ -154,7 +155,10 @@ impl<'a, 'f> ObjectReader<'a, 'f> {
                 format!("{}.{name}", self.path),
                 self.entry,
                 format!("unknown field \"{name}\""),
-                format!("remove it or correct its name: {}", suggestion(name, known.iter().copied())),
+                format!(
+                    "remove it or correct its name: {}",
+                    suggestion(name, known.iter().copied())
+                ),
             );
         }
     }

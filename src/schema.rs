@@ -11,8 +11,20 @@ use crate::problems::{quoted, suggestion, Category, Findings};
 use serde_json::Value;
 
 /// Checks `value` against schema node `node`; `path` names it in messages.
-pub fn check(catalog: &Catalog, node: NodeId, value: &Value, path: &str, entry: Option<usize>, findings: &mut Findings) {
-    Checker { catalog, entry, findings }.check(node, value, path);
+pub fn check(
+    catalog: &Catalog,
+    node: NodeId,
+    value: &Value,
+    path: &str,
+    entry: Option<usize>,
+    findings: &mut Findings,
+) {
+    Checker {
+        catalog,
+        entry,
+        findings,
+    }
+    .check(node, value, path);
 }
 
 struct Checker<'a> {
@@ -26,14 +38,28 @@ impl Checker<'_> {
         let node = self.catalog.node(id);
         if !type_matches(&node.type_, value) {
             let expected = type_phrase(&node.type_);
-            self.problem(path, format!("expected {expected}, got {}", quoted(value)), format!("write it as {expected}"));
+            self.problem(
+                path,
+                format!("expected {expected}, got {}", quoted(value)),
+                format!("write it as {expected}"),
+            );
             return;
         }
         if let Some(allowed) = &node.enum_values {
             if !allowed.contains(value) {
-                let names: Vec<String> = allowed.iter().map(|v| v.as_str().map_or(v.to_string(), str::to_owned)).collect();
-                let fix = suggestion(value.as_str().unwrap_or_default(), names.iter().map(String::as_str));
-                self.problem(path, format!("{} is not one of {}", quoted(value), names.join(", ")), fix);
+                let names: Vec<String> = allowed
+                    .iter()
+                    .map(|v| v.as_str().map_or(v.to_string(), str::to_owned))
+                    .collect();
+                let fix = suggestion(
+                    value.as_str().unwrap_or_default(),
+                    names.iter().map(String::as_str),
+                );
+                self.problem(
+                    path,
+                    format!("{} is not one of {}", quoted(value), names.join(", ")),
+                    fix,
+                );
             }
         }
         match value {
@@ -56,13 +82,24 @@ impl Checker<'_> {
                     "remove it or correct its name: {}",
                     suggestion(name, node.properties.keys().map(String::as_str))
                 );
-                self.problem(&field_path, format!("unknown field \"{name}\" for this kind"), fix);
+                self.problem(
+                    &field_path,
+                    format!("unknown field \"{name}\" for this kind"),
+                    fix,
+                );
             }
         }
         for name in &node.required {
-            let defaulted = node.properties.get(name).is_some_and(|c| self.catalog.node(*c).default.is_some());
+            let defaulted = node
+                .properties
+                .get(name)
+                .is_some_and(|c| self.catalog.node(*c).default.is_some());
             if !object.contains_key(name) && !defaulted {
-                self.problem(&format!("{path}.{name}"), format!("required field \"{name}\" is missing"), format!("set {name}"));
+                self.problem(
+                    &format!("{path}.{name}"),
+                    format!("required field \"{name}\" is missing"),
+                    format!("set {name}"),
+                );
             }
         }
     }
@@ -88,7 +125,13 @@ impl Checker<'_> {
     }
 
     fn problem(&mut self, path: &str, message: String, fix: impl Into<String>) {
-        self.findings.problem(Category::InvalidProviderFields, path, self.entry, message, fix);
+        self.findings.problem(
+            Category::InvalidProviderFields,
+            path,
+            self.entry,
+            message,
+            fix,
+        );
     }
 }
 
@@ -122,17 +165,34 @@ mod tests {
     use crate::catalog::{catalog, ProviderApi, Rclass};
     use serde_json::json;
 
-    fn problems(api: ProviderApi, rclass: Rclass, package_type: &str, for_provider: Value) -> Vec<String> {
+    fn problems(
+        api: ProviderApi,
+        rclass: Rclass,
+        package_type: &str,
+        for_provider: Value,
+    ) -> Vec<String> {
         let catalog = catalog();
         let kind = catalog.find(api, rclass, package_type).unwrap();
         let mut findings = Findings::default();
-        check(catalog, catalog.for_provider(kind).unwrap(), &for_provider, "forProvider", None, &mut findings);
+        check(
+            catalog,
+            catalog.for_provider(kind).unwrap(),
+            &for_provider,
+            "forProvider",
+            None,
+            &mut findings,
+        );
         findings.problems.iter().map(ToString::to_string).collect()
     }
 
     #[test]
     fn unknown_fields_get_a_suggestion() {
-        let found = problems(ProviderApi::Cluster, Rclass::Local, "maven", json!({"xrayIndx": true}));
+        let found = problems(
+            ProviderApi::Cluster,
+            Rclass::Local,
+            "maven",
+            json!({"xrayIndx": true}),
+        );
         assert_eq!(found, vec![
             "forProvider.xrayIndx: unknown field \"xrayIndx\" for this kind; fix: remove it or correct its name: did you mean \"xrayIndex\"?"
         ]);
@@ -147,8 +207,14 @@ mod tests {
             json!({"xrayIndex": "yes", "propertySets": ["a", "a"], "member": [{"url": "u", "accessTokenSecretRef": {"name": "n"}}]}),
         );
         assert_eq!(found.len(), 4, "{found:#?}");
-        assert!(found[0].starts_with("forProvider.member[0].accessTokenSecretRef.key: required field"));
-        assert!(found.iter().any(|p| p.starts_with("forProvider.propertySets[1]: \"a\" appears twice")));
-        assert!(found.iter().any(|p| p.starts_with("forProvider.xrayIndex: expected true or false, got \"yes\"")));
+        assert!(
+            found[0].starts_with("forProvider.member[0].accessTokenSecretRef.key: required field")
+        );
+        assert!(found
+            .iter()
+            .any(|p| p.starts_with("forProvider.propertySets[1]: \"a\" appears twice")));
+        assert!(found
+            .iter()
+            .any(|p| p.starts_with("forProvider.xrayIndex: expected true or false, got \"yes\"")));
     }
 }

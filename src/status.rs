@@ -12,14 +12,18 @@ pub const CONDITION_TYPE: &str = "RepositoriesReady";
 
 /// The status of a condition type on an observed object: `Some("True")`, ...
 pub fn condition<'a>(object: &'a Object, type_: &str) -> Option<&'a Value> {
-    object.get("status")?.get("conditions")?
+    object
+        .get("status")?
+        .get("conditions")?
         .as_array()?
         .iter()
         .find(|c| c["type"] == type_)
 }
 
 fn condition_true(object: Option<&Object>, type_: &str) -> bool {
-    object.and_then(|o| condition(o, type_)).is_some_and(|c| c["status"] == "True")
+    object
+        .and_then(|o| condition(o, type_))
+        .is_some_and(|c| c["status"] == "True")
 }
 
 /// READY_TRUE when the observed resource's `Ready` condition is `True`.
@@ -32,7 +36,12 @@ pub fn readiness(observed: Option<&Object>) -> Ready {
 }
 
 /// One item of `status.repositories`.
-pub fn repository_status(p: &Planned, observed: Option<&Object>, input: &Input, warnings: &[String]) -> Value {
+pub fn repository_status(
+    p: &Planned,
+    observed: Option<&Object>,
+    input: &Input,
+    warnings: &[String],
+) -> Value {
     let mut status = Map::new();
     status.insert("name".into(), json!(p.name));
     status.insert("key".into(), json!(p.key));
@@ -67,11 +76,23 @@ pub fn repositories_condition(planned: &[Planned], observed: &[Option<&Object>])
         .collect();
     let failing = observed.iter().flatten().any(|o| has_failure(o));
     let (status, reason, message) = if not_ready.is_empty() {
-        (Status::ConditionTrue, "Available", format!("{} repositories are ready", planned.len()))
+        (
+            Status::ConditionTrue,
+            "Available",
+            format!("{} repositories are ready", planned.len()),
+        )
     } else if failing {
-        (Status::ConditionFalse, "Unavailable", format!("not ready: {}", list(&not_ready)))
+        (
+            Status::ConditionFalse,
+            "Unavailable",
+            format!("not ready: {}", list(&not_ready)),
+        )
     } else {
-        (Status::ConditionFalse, "Creating", format!("not ready yet: {}", list(&not_ready)))
+        (
+            Status::ConditionFalse,
+            "Creating",
+            format!("not ready yet: {}", list(&not_ready)),
+        )
     };
     Condition {
         r#type: CONDITION_TYPE.into(),
@@ -85,7 +106,8 @@ pub fn repositories_condition(planned: &[Planned], observed: &[Option<&Object>])
 /// A Synced=False or a Ready=False that is not about creating.
 fn has_failure(object: &Object) -> bool {
     let synced_false = condition(object, "Synced").is_some_and(|c| c["status"] == "False");
-    let unavailable = condition(object, "Ready").is_some_and(|c| c["status"] == "False" && c["reason"] == "Unavailable");
+    let unavailable = condition(object, "Ready")
+        .is_some_and(|c| c["status"] == "False" && c["reason"] == "Unavailable");
     synced_false || unavailable
 }
 
@@ -95,6 +117,10 @@ fn list(keys: &[&str]) -> String {
     if keys.len() <= SHOWN {
         keys.join(", ")
     } else {
-        format!("{} and {} more", keys[..SHOWN].join(", "), keys.len() - SHOWN)
+        format!(
+            "{} and {} more",
+            keys[..SHOWN].join(", "),
+            keys.len() - SHOWN
+        )
     }
 }

@@ -12,7 +12,11 @@ pub fn wire(planned: &mut [Planned], findings: &mut Findings) {
     for p in planned.iter() {
         check_class_fields(p.entry, findings);
     }
-    let by_name: BTreeMap<&str, usize> = planned.iter().enumerate().map(|(i, p)| (p.name, i)).collect();
+    let by_name: BTreeMap<&str, usize> = planned
+        .iter()
+        .enumerate()
+        .map(|(i, p)| (p.name, i))
+        .collect();
     let resolved: Vec<(Vec<String>, Option<String>)> = planned
         .iter()
         .map(|p| resolve_virtual(p, planned, &by_name, findings))
@@ -29,9 +33,21 @@ fn check_class_fields(entry: &Entry, findings: &mut Findings) {
     let Some(rclass) = entry.rclass else { return };
     let fields: [(&str, bool, Rclass); 5] = [
         ("url", entry.url.is_some(), Rclass::Remote),
-        ("repositories", entry.repositories.is_some(), Rclass::Virtual),
-        ("externalRepositories", entry.external_repositories.is_some(), Rclass::Virtual),
-        ("defaultDeploymentRepo", entry.default_deployment_repo.is_some(), Rclass::Virtual),
+        (
+            "repositories",
+            entry.repositories.is_some(),
+            Rclass::Virtual,
+        ),
+        (
+            "externalRepositories",
+            entry.external_repositories.is_some(),
+            Rclass::Virtual,
+        ),
+        (
+            "defaultDeploymentRepo",
+            entry.default_deployment_repo.is_some(),
+            Rclass::Virtual,
+        ),
         ("members", entry.members.is_some(), Rclass::Federated),
     ];
     for (field, present, owner) in fields {
@@ -40,14 +56,22 @@ fn check_class_fields(entry: &Entry, findings: &mut Findings) {
                 Category::InvalidWiring,
                 entry.field_path(field),
                 Some(entry.index),
-                format!("{}: {field} is for {owner} repositories, and this one is {rclass}", entry.label()),
+                format!(
+                    "{}: {field} is for {owner} repositories, and this one is {rclass}",
+                    entry.label()
+                ),
                 format!("remove {field}, or change rclass to {owner}"),
             );
         }
     }
 }
 
-fn resolve_virtual(p: &Planned, all: &[Planned], by_name: &BTreeMap<&str, usize>, findings: &mut Findings) -> (Vec<String>, Option<String>) {
+fn resolve_virtual(
+    p: &Planned,
+    all: &[Planned],
+    by_name: &BTreeMap<&str, usize>,
+    findings: &mut Findings,
+) -> (Vec<String>, Option<String>) {
     let entry = p.entry;
     if entry.rclass != Some(Rclass::Virtual) {
         return (Vec::new(), None);
@@ -62,7 +86,10 @@ fn resolve_virtual(p: &Planned, all: &[Planned], by_name: &BTreeMap<&str, usize>
         }
     }
     keys.extend(entry.external_repositories.iter().flatten().cloned());
-    let default_key = entry.default_deployment_repo.as_deref().and_then(|name| resolve_default(p, name, all, by_name, findings));
+    let default_key = entry
+        .default_deployment_repo
+        .as_deref()
+        .and_then(|name| resolve_default(p, name, all, by_name, findings));
     (keys, default_key)
 }
 
@@ -79,7 +106,10 @@ fn find_member<'p, 'a>(
             Category::InvalidWiring,
             path,
             Some(p.entry.index),
-            format!("{}: a virtual repository cannot contain itself", p.entry.label()),
+            format!(
+                "{}: a virtual repository cannot contain itself",
+                p.entry.label()
+            ),
             format!("remove \"{name}\" from repositories"),
         );
         return None;
@@ -102,7 +132,10 @@ fn find_member<'p, 'a>(
 }
 
 fn check_member(p: &Planned, member: &Planned, path: &str, findings: &mut Findings) {
-    let (ours, theirs) = (package_family(&p.kind.package_type), package_family(&member.kind.package_type));
+    let (ours, theirs) = (
+        package_family(&p.kind.package_type),
+        package_family(&member.kind.package_type),
+    );
     if ours != theirs {
         findings.problem(
             Category::InvalidWiring,
@@ -120,24 +153,41 @@ fn check_member(p: &Planned, member: &Planned, path: &str, findings: &mut Findin
     }
 }
 
-fn resolve_default(p: &Planned, name: &str, all: &[Planned], by_name: &BTreeMap<&str, usize>, findings: &mut Findings) -> Option<String> {
+fn resolve_default(
+    p: &Planned,
+    name: &str,
+    all: &[Planned],
+    by_name: &BTreeMap<&str, usize>,
+    findings: &mut Findings,
+) -> Option<String> {
     let path = p.entry.field_path("defaultDeploymentRepo");
     let listed = p.entry.repositories.iter().flatten().any(|m| m == name);
     let member = by_name.get(name).map(|i| &all[*i]);
     match member {
-        Some(member) if listed && member.entry.rclass == Some(Rclass::Local) => Some(member.key.clone()),
+        Some(member) if listed && is_deployable_member(p, member) => Some(member.key.clone()),
         _ => {
             let why = match member {
                 None => "names no repository entry of this composite".to_owned(),
                 Some(_) if !listed => "is not one of this virtual's repositories".to_owned(),
-                Some(m) => format!("is a {} repository; deployments go to a local one", m.entry.rclass.map_or("", |r| r.as_str())),
+                Some(m) if m.entry.rclass != Some(Rclass::Local) => format!(
+                    "is a {} repository; deployments go to a local one",
+                    m.entry.rclass.map_or("", |r| r.as_str())
+                ),
+                Some(m) => format!(
+                    "is a {} repository, and this virtual aggregates {}",
+                    m.kind.package_type, p.kind.package_type
+                ),
             };
             let locals: Vec<&str> = p
                 .entry
                 .repositories
                 .iter()
                 .flatten()
-                .filter(|m| by_name.get(m.as_str()).is_some_and(|i| all[*i].entry.rclass == Some(Rclass::Local)))
+                .filter(|m| {
+                    by_name
+                        .get(m.as_str())
+                        .is_some_and(|i| is_deployable_member(p, &all[*i]))
+                })
                 .map(String::as_str)
                 .collect();
             let fix = if locals.is_empty() {
@@ -149,12 +199,21 @@ fn resolve_default(p: &Planned, name: &str, all: &[Planned], by_name: &BTreeMap<
                 Category::InvalidWiring,
                 path,
                 Some(p.entry.index),
-                format!("{}: defaultDeploymentRepo \"{name}\" {why}", p.entry.label()),
+                format!(
+                    "{}: defaultDeploymentRepo \"{name}\" {why}",
+                    p.entry.label()
+                ),
                 fix,
             );
             None
         }
     }
+}
+
+/// A local repository of the virtual's package family can take its deployments.
+fn is_deployable_member(virtual_: &Planned, member: &Planned) -> bool {
+    member.entry.rclass == Some(Rclass::Local)
+        && package_family(&member.kind.package_type) == package_family(&virtual_.kind.package_type)
 }
 
 /// A virtual that reaches itself through other virtuals would make resolution loop.
@@ -181,7 +240,11 @@ fn check_cycles(planned: &[Planned], by_name: &BTreeMap<&str, usize>, findings: 
                 continue;
             }
             reported.push(canonical);
-            let path: Vec<&str> = cycle.iter().chain(std::iter::once(&start)).map(|i| planned[*i].name).collect();
+            let path: Vec<&str> = cycle
+                .iter()
+                .chain(std::iter::once(&start))
+                .map(|i| planned[*i].name)
+                .collect();
             let entry = planned[start].entry;
             findings.problem(
                 Category::InvalidWiring,

@@ -24,7 +24,11 @@ pub enum ProviderApi {
 }
 
 impl ProviderApi {
-    pub const ALL: [ProviderApi; 3] = [ProviderApi::Flat, ProviderApi::Cluster, ProviderApi::Namespaced];
+    pub const ALL: [ProviderApi; 3] = [
+        ProviderApi::Flat,
+        ProviderApi::Cluster,
+        ProviderApi::Namespaced,
+    ];
 
     pub fn as_str(self) -> &'static str {
         match self {
@@ -35,7 +39,9 @@ impl ProviderApi {
     }
 
     pub fn parse(text: &str) -> Option<ProviderApi> {
-        ProviderApi::ALL.into_iter().find(|api| api.as_str() == text)
+        ProviderApi::ALL
+            .into_iter()
+            .find(|api| api.as_str() == text)
     }
 
     /// The namespaced API has no `deletionPolicy`: deletion follows the management policies.
@@ -61,7 +67,12 @@ pub enum Rclass {
 }
 
 impl Rclass {
-    pub const ALL: [Rclass; 4] = [Rclass::Local, Rclass::Remote, Rclass::Virtual, Rclass::Federated];
+    pub const ALL: [Rclass; 4] = [
+        Rclass::Local,
+        Rclass::Remote,
+        Rclass::Virtual,
+        Rclass::Federated,
+    ];
     pub const NAMES: [&'static str; 4] = ["local", "remote", "virtual", "federated"];
 
     pub fn as_str(self) -> &'static str {
@@ -185,14 +196,22 @@ impl Catalog {
     }
 
     /// The kind for an entry, accepting aliases. On failure: the package types that exist.
-    pub fn find(&self, api: ProviderApi, rclass: Rclass, package_type: &str) -> Result<&Kind, Vec<&str>> {
+    pub fn find(
+        &self,
+        api: ProviderApi,
+        rclass: Rclass,
+        package_type: &str,
+    ) -> Result<&Kind, Vec<&str>> {
         let wanted = normalize_package_type(package_type);
         let lookup = |pt: &str| {
             self.kinds
                 .iter()
                 .find(|k| k.api == api && k.rclass == rclass && k.package_type == pt)
         };
-        let alias = ALIASES.iter().find(|(from, _)| *from == wanted).map(|(_, to)| *to);
+        let alias = ALIASES
+            .iter()
+            .find(|(from, _)| *from == wanted)
+            .map(|(_, to)| *to);
         lookup(&wanted)
             .or_else(|| alias.and_then(lookup))
             .ok_or_else(|| self.package_types(api, rclass))
@@ -240,13 +259,21 @@ mod tests {
     #[test]
     fn aliases_resolve_only_where_needed() {
         let catalog = catalog();
-        let local_docker = catalog.find(ProviderApi::Cluster, Rclass::Local, "docker").unwrap();
+        let local_docker = catalog
+            .find(ProviderApi::Cluster, Rclass::Local, "docker")
+            .unwrap();
         assert_eq!(local_docker.package_type, "dockerv2");
-        let federated_docker = catalog.find(ProviderApi::Cluster, Rclass::Federated, "docker").unwrap();
+        let federated_docker = catalog
+            .find(ProviderApi::Cluster, Rclass::Federated, "docker")
+            .unwrap();
         assert_eq!(federated_docker.package_type, "docker");
-        let flat = catalog.find(ProviderApi::Flat, Rclass::Local, "Docker-V2").unwrap();
+        let flat = catalog
+            .find(ProviderApi::Flat, Rclass::Local, "Docker-V2")
+            .unwrap();
         assert_eq!(flat.kind, "LocalDockerV2Repository");
-        let missing = catalog.find(ProviderApi::Flat, Rclass::Local, "go").unwrap_err();
+        let missing = catalog
+            .find(ProviderApi::Flat, Rclass::Local, "go")
+            .unwrap_err();
         assert!(missing.contains(&"maven") && !missing.contains(&"go"));
     }
 }

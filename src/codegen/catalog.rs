@@ -23,8 +23,11 @@ const APIS: [&str; 3] = ["flat", "cluster", "namespaced"];
 const RCLASSES: [&str; 4] = ["local", "remote", "virtual", "federated"];
 const SUFFIX: &str = "repositories";
 /// `spec` fields the function never renders; leaving them out keeps the catalog small.
-const UNRENDERED_SPEC_FIELDS: [&str; 3] =
-    ["initProvider", "writeConnectionSecretToRef", "publishConnectionDetailsTo"];
+const UNRENDERED_SPEC_FIELDS: [&str; 3] = [
+    "initProvider",
+    "writeConnectionSecretToRef",
+    "publishConnectionDetailsTo",
+];
 /// Schema keywords the catalog keeps; `description` is dropped; anything else is an error.
 const KEPT_KEYWORDS: [&str; 9] = [
     "type",
@@ -48,7 +51,7 @@ pub fn generate(shared: &Path) -> Result<Vec<GeneratedFile>, String> {
             kinds.push(extract_kind(api, &path, &mut nodes)?);
         }
     }
-    kinds.sort_by(|a, b| sort_key(a).cmp(&sort_key(b)));
+    kinds.sort_by_key(sort_key);
     Ok(vec![GeneratedFile {
         path: PathBuf::from(CATALOG_PATH),
         contents: render(&nodes.nodes, &kinds),
@@ -61,7 +64,8 @@ fn sort_key(kind: &Value) -> (String, String, String) {
 }
 
 fn yaml_files(dir: &Path) -> Result<Vec<PathBuf>, String> {
-    let entries = std::fs::read_dir(dir).map_err(|e| format!("cannot list {}: {e}", dir.display()))?;
+    let entries =
+        std::fs::read_dir(dir).map_err(|e| format!("cannot list {}: {e}", dir.display()))?;
     let mut files: Vec<PathBuf> = entries
         .filter_map(|entry| entry.ok().map(|e| e.path()))
         .filter(|path| path.extension().is_some_and(|ext| ext == "yaml"))
@@ -78,15 +82,24 @@ fn extract_kind(api: &str, path: &Path, nodes: &mut NodeTable) -> Result<Value, 
     let text = std::fs::read_to_string(path).map_err(|e| format!("cannot read {where_}: {e}"))?;
     let crd: Value = serde_yaml_ng::from_str(&text).map_err(|e| format!("{where_}: {e}"))?;
     let spec = &crd["spec"];
-    let group = spec["group"].as_str().ok_or(format!("{where_}: no spec.group"))?;
-    let plural = spec["names"]["plural"].as_str().ok_or(format!("{where_}: no plural"))?;
-    let kind = spec["names"]["kind"].as_str().ok_or(format!("{where_}: no kind"))?;
+    let group = spec["group"]
+        .as_str()
+        .ok_or(format!("{where_}: no spec.group"))?;
+    let plural = spec["names"]["plural"]
+        .as_str()
+        .ok_or(format!("{where_}: no plural"))?;
+    let kind = spec["names"]["kind"]
+        .as_str()
+        .ok_or(format!("{where_}: no kind"))?;
     let version = served_version(spec).ok_or(format!("{where_}: no served version"))?;
-    let (rclass, package_type) =
-        class_and_type(api, group, plural).ok_or(format!("{where_}: cannot tell rclass and package type"))?;
+    let (rclass, package_type) = class_and_type(api, group, plural)
+        .ok_or(format!("{where_}: cannot tell rclass and package type"))?;
     let resource_spec = &version["schema"]["openAPIV3Schema"]["properties"]["spec"];
-    let required_when_managed = required_when_managed(resource_spec).map_err(|e| format!("{where_}: {e}"))?;
-    let spec_node = nodes.intern_spec(resource_spec).map_err(|e| format!("{where_}: {e}"))?;
+    let required_when_managed =
+        required_when_managed(resource_spec).map_err(|e| format!("{where_}: {e}"))?;
+    let spec_node = nodes
+        .intern_spec(resource_spec)
+        .map_err(|e| format!("{where_}: {e}"))?;
     Ok(json!({
         "api": api,
         "rclass": rclass,
@@ -102,7 +115,11 @@ fn extract_kind(api: &str, path: &Path, nodes: &mut NodeTable) -> Result<Value, 
 fn served_version(spec: &Value) -> Option<&Value> {
     let versions = spec["versions"].as_array()?;
     let served: Vec<&Value> = versions.iter().filter(|v| v["served"] == true).collect();
-    served.iter().find(|v| v["storage"] == true).or(served.first()).copied()
+    served
+        .iter()
+        .find(|v| v["storage"] == true)
+        .or(served.first())
+        .copied()
 }
 
 /// The repository class and package type a CRD is for, from its group and plural.
@@ -112,12 +129,15 @@ fn served_version(spec: &Value) -> Option<&Value> {
 fn class_and_type(api: &str, group: &str, plural: &str) -> Option<(String, String)> {
     let stem = plural.strip_suffix(SUFFIX)?;
     if api == "flat" {
-        RCLASSES
-            .iter()
-            .find_map(|rc| stem.strip_prefix(rc).map(|t| (rc.to_string(), t.to_string())))
+        RCLASSES.iter().find_map(|rc| {
+            stem.strip_prefix(rc)
+                .map(|t| (rc.to_string(), t.to_string()))
+        })
     } else {
         let rclass = group.split('.').next()?;
-        RCLASSES.contains(&rclass).then(|| (rclass.to_string(), stem.to_string()))
+        RCLASSES
+            .contains(&rclass)
+            .then(|| (rclass.to_string(), stem.to_string()))
     }
 }
 
@@ -127,7 +147,10 @@ fn class_and_type(api: &str, group: &str, plural: &str) -> Option<(String, Strin
 /// allow neither creating nor updating, `forProvider.X` (or `initProvider.X`)
 /// must be set. Any other rule is an error, so it cannot be missed.
 fn required_when_managed(spec: &Value) -> Result<Vec<String>, String> {
-    let rules = spec["x-kubernetes-validations"].as_array().cloned().unwrap_or_default();
+    let rules = spec["x-kubernetes-validations"]
+        .as_array()
+        .cloned()
+        .unwrap_or_default();
     rules
         .iter()
         .map(|rule| {
@@ -142,7 +165,8 @@ fn parse_required_rule(rule: &str) -> Option<String> {
     let rest = rule.strip_prefix(GUARD)?;
     let (field, rest) = rest.split_once(')')?;
     let expected = format!(" || (has(self.initProvider) && has(self.initProvider.{field}))");
-    (rest == expected && field.chars().all(|c| c.is_ascii_alphanumeric())).then(|| field.to_string())
+    (rest == expected && field.chars().all(|c| c.is_ascii_alphanumeric()))
+        .then(|| field.to_string())
 }
 
 /// Schema nodes, each stored once; children come before their parents.
@@ -168,7 +192,9 @@ impl NodeTable {
     }
 
     fn intern(&mut self, schema: &Value, path: &str) -> Result<usize, String> {
-        let object = schema.as_object().ok_or(format!("{path}: schema is not an object"))?;
+        let object = schema
+            .as_object()
+            .ok_or(format!("{path}: schema is not an object"))?;
         let mut node = Map::new();
         for (keyword, value) in object {
             let kept = match keyword.as_str() {
@@ -195,18 +221,35 @@ impl NodeTable {
         Ok(self.nodes.len() - 1)
     }
 
-    fn intern_properties(&mut self, properties: &Value, path: &str) -> Result<Map<String, Value>, String> {
-        let properties = properties.as_object().ok_or(format!("{path}: properties is not an object"))?;
+    fn intern_properties(
+        &mut self,
+        properties: &Value,
+        path: &str,
+    ) -> Result<Map<String, Value>, String> {
+        let properties = properties
+            .as_object()
+            .ok_or(format!("{path}: properties is not an object"))?;
         properties
             .iter()
-            .map(|(name, schema)| Ok((name.clone(), json!(self.intern(schema, &format!("{path}.{name}"))?))))
+            .map(|(name, schema)| {
+                Ok((
+                    name.clone(),
+                    json!(self.intern(schema, &format!("{path}.{name}"))?),
+                ))
+            })
             .collect()
     }
 }
 
 /// One node or kind per line: small diffs when the provider changes.
 fn render(nodes: &[Value], kinds: &[Value]) -> String {
-    let lines = |items: &[Value]| items.iter().map(|v| format!("  {v}")).collect::<Vec<_>>().join(",\n");
+    let lines = |items: &[Value]| {
+        items
+            .iter()
+            .map(|v| format!("  {v}"))
+            .collect::<Vec<_>>()
+            .join(",\n")
+    };
     format!(
         "{{\n\"generatedBy\": \"cargo run --features codegen --bin codegen (from the provider CRDs)\",\n\"nodes\": [\n{}\n],\n\"kinds\": [\n{}\n]\n}}\n",
         lines(nodes),
@@ -229,10 +272,21 @@ mod tests {
 
     #[test]
     fn class_and_type_for_each_generation() {
-        let flat = class_and_type("flat", "artifactory.jfrog.crossplane.io", "localdockerv2repositories");
+        let flat = class_and_type(
+            "flat",
+            "artifactory.jfrog.crossplane.io",
+            "localdockerv2repositories",
+        );
         assert_eq!(flat, Some(("local".into(), "dockerv2".into())));
-        let cluster = class_and_type("cluster", "federated.artifactory.jfrog.crossplane.io", "mavenrepositories");
+        let cluster = class_and_type(
+            "cluster",
+            "federated.artifactory.jfrog.crossplane.io",
+            "mavenrepositories",
+        );
         assert_eq!(cluster, Some(("federated".into(), "maven".into())));
-        assert_eq!(class_and_type("cluster", "other.example.io", "mavenrepositories"), None);
+        assert_eq!(
+            class_and_type("cluster", "other.example.io", "mavenrepositories"),
+            None
+        );
     }
 }

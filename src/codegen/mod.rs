@@ -49,7 +49,10 @@ pub fn drift(root: &Path, files: &[GeneratedFile]) -> Vec<String> {
 
 /// A scratch folder for generators that insist on writing files.
 pub(crate) fn scratch_dir(name: &str) -> std::io::Result<PathBuf> {
-    let dir = std::env::temp_dir().join(format!("function-artifactory-{name}-{}", std::process::id()));
+    let dir = std::env::temp_dir().join(format!(
+        "function-artifactory-{name}-{}",
+        std::process::id()
+    ));
     if dir.exists() {
         std::fs::remove_dir_all(&dir)?;
     }

@@ -62,13 +62,18 @@ fn compile(includes: &Path, file: &str, package: &str, reuse_v1: bool) -> Result
 }
 
 fn read_single_rust_file(dir: &Path) -> Result<String, String> {
-    let entries = std::fs::read_dir(dir).map_err(|e| format!("cannot list {}: {e}", dir.display()))?;
+    let entries =
+        std::fs::read_dir(dir).map_err(|e| format!("cannot list {}: {e}", dir.display()))?;
     let mut files: Vec<PathBuf> = entries
         .filter_map(|entry| entry.ok().map(|e| e.path()))
         .filter(|path| path.extension().is_some_and(|ext| ext == "rs"))
         .collect();
     match files.len() {
-        1 => std::fs::read_to_string(files.remove(0)).map_err(|e| format!("cannot read generated code: {e}")),
-        n => Err(format!("expected one generated file in {}, found {n}", dir.display())),
+        1 => std::fs::read_to_string(files.remove(0))
+            .map_err(|e| format!("cannot read generated code: {e}")),
+        n => Err(format!(
+            "expected one generated file in {}, found {n}",
+            dir.display()
+        )),
     }
 }

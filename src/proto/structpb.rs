@@ -13,8 +13,7 @@
 
 use prost::bytes::{Buf, BufMut};
 use prost::encoding::{
-    encode_key, encode_varint, encoded_len_varint, key_len, skip_field,
-    DecodeContext, WireType,
+    encode_key, encode_varint, encoded_len_varint, key_len, skip_field, DecodeContext, WireType,
 };
 use prost::DecodeError;
 use serde_json::{Map, Number, Value};
@@ -346,7 +345,10 @@ mod tests {
         let ours = Struct::from_value(value).encode_to_vec();
         let theirs = prost_types::Struct::decode(ours.as_slice()).unwrap();
         assert_eq!(theirs.encode_to_vec(), ours);
-        assert_eq!(theirs.fields["n"].kind, Some(prost_types::value::Kind::NumberValue(7.0)));
+        assert_eq!(
+            theirs.fields["n"].kind,
+            Some(prost_types::value::Kind::NumberValue(7.0))
+        );
     }
 
     #[test]

@@ -50,7 +50,10 @@ pub fn request(composite: Value) -> RequestBuilder {
         request: RunFunctionRequest {
             meta: Some(RequestMeta {
                 tag: "test-tag".into(),
-                capabilities: vec![Capability::Capabilities as i32, Capability::Conditions as i32],
+                capabilities: vec![
+                    Capability::Capabilities as i32,
+                    Capability::Conditions as i32,
+                ],
             }),
             observed: Some(State {
                 composite: Some(resource(composite)),
@@ -130,7 +133,12 @@ pub fn desired_resources(response: &RunFunctionResponse) -> BTreeMap<String, Val
         .map(|d| {
             d.resources
                 .iter()
-                .map(|(name, r)| (name.clone(), r.resource.clone().unwrap_or_default().into_value()))
+                .map(|(name, r)| {
+                    (
+                        name.clone(),
+                        r.resource.clone().unwrap_or_default().into_value(),
+                    )
+                })
                 .collect()
         })
         .unwrap_or_default()
@@ -138,30 +146,48 @@ pub fn desired_resources(response: &RunFunctionResponse) -> BTreeMap<String, Val
 
 /// `status.repositories` of the desired composite.
 pub fn status_repositories(response: &RunFunctionResponse) -> Vec<Value> {
-    let composite = response.desired.as_ref().and_then(|d| d.composite.as_ref()).and_then(|c| c.resource.clone());
+    let composite = response
+        .desired
+        .as_ref()
+        .and_then(|d| d.composite.as_ref())
+        .and_then(|c| c.resource.clone());
     let value = composite.unwrap_or_default().into_value();
-    value["status"]["repositories"].as_array().cloned().unwrap_or_default()
+    value["status"]["repositories"]
+        .as_array()
+        .cloned()
+        .unwrap_or_default()
 }
 
 /// The provider CRDs of one folder (`flat`, `cluster`, `namespaced`), loaded once;
 /// `None` (with a visible SKIP line) where `../shared` is absent.
 pub fn crds(folder: &str) -> Option<&'static Crds> {
     static CACHE: [OnceLock<Crds>; 3] = [OnceLock::new(), OnceLock::new(), OnceLock::new()];
-    let slot = ["flat", "cluster", "namespaced"].iter().position(|f| *f == folder).expect("known folder");
-    let dir = shared_dir(&format!("CRD validation ({folder})"))?.join("crds").join(folder);
+    let slot = ["flat", "cluster", "namespaced"]
+        .iter()
+        .position(|f| *f == folder)
+        .expect("known folder");
+    let dir = shared_dir(&format!("CRD validation ({folder})"))?
+        .join("crds")
+        .join(folder);
     Some(CACHE[slot].get_or_init(|| Crds::load_dir(&dir).unwrap_or_else(|e| panic!("{e}"))))
 }
 
 /// Validates every rendered resource against the folder's CRDs; panics with every violation.
 /// Returns false (and prints SKIP) where the CRDs are absent.
 pub fn assert_valid(folder: &str, resources: &BTreeMap<String, Value>) -> bool {
-    let Some(crds) = crds(folder) else { return false };
+    let Some(crds) = crds(folder) else {
+        return false;
+    };
     let mut violations = Vec::new();
     for (name, resource) in resources {
         for violation in crds.validate(resource) {
             violations.push(format!("{name}: {violation}"));
         }
     }
-    assert!(violations.is_empty(), "rendered resources violate the CRDs:\n{}", violations.join("\n"));
+    assert!(
+        violations.is_empty(),
+        "rendered resources violate the CRDs:\n{}",
+        violations.join("\n")
+    );
     true
 }
