@@ -95,3 +95,325 @@ mod tests {
         );
     }
 }
+
+// ---- live resources ---------------------------------------------------------
+
+use crate::compose::EXTERNAL_NAME;
+use crate::keys::{key_label_value, KEY_LABEL};
+use crate::plan::Planned;
+use crate::problems::{Category, Findings};
+use serde_json::{json, Map, Value};
+use std::collections::BTreeMap;
+
+type Object = Map<String, Value>;
+
+pub const CREATE_PENDING: &str = "crossplane.io/external-create-pending";
+pub const CREATE_SUCCEEDED: &str = "crossplane.io/external-create-succeeded";
+pub const CREATE_FAILED: &str = "crossplane.io/external-create-failed";
+
+fn annotation<'a>(object: &'a Object, name: &str) -> Option<&'a str> {
+    object.get("metadata")?.get("annotations")?.get(name)?.as_str()
+}
+
+fn label<'a>(object: &'a Object, name: &str) -> Option<&'a str> {
+    object.get("metadata")?.get("labels")?.get(name)?.as_str()
+}
+
+fn text<'a>(object: &'a Object, field: &str) -> &'a str {
+    object.get(field).and_then(Value::as_str).unwrap_or_default()
+}
+
+/// The key a live managed resource points at: its external name, or, as the
+/// provider does when the annotation is missing, its `metadata.name`.
+pub fn live_key(object: &Object) -> Option<&str> {
+    annotation(object, EXTERNAL_NAME).or_else(|| object.get("metadata")?.get("name")?.as_str())
+}
+
+/// Keys and kinds are immutable: a live repository whose entry now yields
+/// another key or kind would be renamed (orphaning the old repository) or
+/// replaced. Both fail the call.
+pub fn check_immutable(p: &Planned, live: &Object, findings: &mut Findings) {
+    let entry = p.entry;
+    if let Some(live_key) = live_key(live) {
+        if live_key != p.key {
+            findings.problem(
+                Category::UnsafeChange,
+                entry.field_path(if entry.key.is_some() { "key" } else { "name" }),
+                Some(entry.index),
+                format!(
+                    "{}: the live repository has key \"{live_key}\" and the spec now asks for \"{}\"; keys are immutable in Artifactory, so this would orphan \"{live_key}\" and create \"{}\"",
+                    entry.label(),
+                    p.key,
+                    p.key
+                ),
+                format!(
+                    "keep the key (set key: \"{live_key}\" on the entry); to move, add a new entry (with a new name) for \"{}\" and remove this one, which is then retired safely",
+                    p.key
+                ),
+            );
+        }
+    }
+    let (live_api_version, live_kind) = (text(live, "apiVersion"), text(live, "kind"));
+    if (live_api_version, live_kind) != (p.kind.api_version.as_str(), p.kind.kind.as_str()) {
+        findings.problem(
+            Category::UnsafeChange,
+            entry.path(),
+            Some(entry.index),
+            format!(
+                "{}: the live repository is a {live_kind} ({live_api_version}) and the spec now renders a {} ({}); the class and package type of a repository cannot change",
+                entry.label(),
+                p.kind.kind,
+                p.kind.api_version
+            ),
+            "restore rclass and packageType; to move, add a new entry (with a new name and key) and remove this one, which is then retired safely",
+        );
+    }
+}
+
+/// The provider may have created a repository it did not record: a create
+/// was started after the last recorded success or failure.
+pub fn leak_suspected(live: &Object) -> bool {
+    let Some(pending) = annotation(live, CREATE_PENDING).and_then(parse_time) else {
+        return false;
+    };
+    let later_than = |name| annotation(live, name).and_then(parse_time).is_none_or(|t| pending > t);
+    later_than(CREATE_SUCCEEDED) && later_than(CREATE_FAILED)
+}
+
+/// An RFC 3339 time as (seconds since an epoch, nanoseconds): enough to compare.
+pub fn parse_time(text: &str) -> Option<(i64, u32)> {
+    let bytes = text.as_bytes();
+    if bytes.len() < 20 || bytes[4] != b'-' || bytes[7] != b'-' || !matches!(bytes[10], b'T' | b't' | b' ') {
+        return None;
+    }
+    let number = |range: std::ops::Range<usize>| text.get(range)?.parse::<i64>().ok();
+    let (year, month, day) = (number(0..4)?, number(5..7)?, number(8..10)?);
+    let (hour, minute, second) = (number(11..13)?, number(14..16)?, number(17..19)?);
+    let mut rest = &text[19..];
+    let mut nanos = 0u32;
+    if let Some(fraction) = rest.strip_prefix('.') {
+        let digits = fraction.find(|c: char| !c.is_ascii_digit()).unwrap_or(fraction.len());
+        let padded = format!("{:0<9}", &fraction[..digits.min(9)]);
+        nanos = padded.parse().ok()?;
+        rest = &fraction[digits..];
+    }
+    let offset = match rest {
+        "Z" | "z" => 0,
+        _ => {
+            let sign = match rest.as_bytes().first()? {
+                b'+' => 1,
+                b'-' => -1,
+                _ => return None,
+            };
+            sign * (rest.get(1..3)?.parse::<i64>().ok()? * 3600 + rest.get(4..6)?.parse::<i64>().ok()? * 60)
+        }
+    };
+    let days = days_from_civil(year, month, day);
+    Some((days * 86_400 + hour * 3600 + minute * 60 + second - offset, nanos))
+}
+
+/// Days since 1970-01-01 of a proleptic Gregorian date.
+fn days_from_civil(year: i64, month: i64, day: i64) -> i64 {
+    let y = if month <= 2 { year - 1 } else { year };
+    let era = y.div_euclid(400);
+    let yoe = y - era * 400;
+    let mp = (month + 9) % 12;
+    let doy = (153 * mp + 2) / 5 + day - 1;
+    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+    era * 146_097 + doe - 719_468
+}
+
+// ---- retiring removed repositories -----------------------------------------
+
+/// What happens to a live repository whose entry is gone from the spec.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Retirement {
+    /// Kept in the desired state with deletion turned into Orphan.
+    Orphaning { name: String, key: String, desired: Value },
+    /// Left out: Crossplane deletes the managed resource and the repository stays.
+    Released { name: String, key: String },
+    /// Left out with protection off while deletion is Delete: the repository goes too.
+    Deleted { name: String, key: String },
+}
+
+/// The managed resources of this function that no entry claims any more.
+/// They carry the key label; resources of other pipeline steps do not.
+pub fn retire<'a>(
+    observed: impl IntoIterator<Item = (&'a String, &'a Object)>,
+    planned: &[Planned],
+    protection: bool,
+) -> Vec<Retirement> {
+    observed
+        .into_iter()
+        .filter(|(name, live)| label(live, KEY_LABEL).is_some() && !planned.iter().any(|p| p.name == name.as_str()))
+        .map(|(name, live)| retire_one(name, live, protection))
+        .collect()
+}
+
+fn retire_one(name: &str, live: &Object, protection: bool) -> Retirement {
+    let key = live_key(live).unwrap_or_default().to_owned();
+    let name = name.to_owned();
+    match (live_deletion(live), protection) {
+        (Deletion::Orphan, _) => Retirement::Released { name, key },
+        (Deletion::Delete, false) => Retirement::Deleted { name, key },
+        (Deletion::Delete, true) => Retirement::Orphaning {
+            desired: orphaning_desired(live),
+            name,
+            key,
+        },
+    }
+}
+
+/// Namespaced kinds live in the `.m.` groups.
+fn live_api(live: &Object) -> ProviderApi {
+    if text(live, "apiVersion").contains(".m.crossplane.io/") {
+        ProviderApi::Namespaced
+    } else {
+        ProviderApi::Cluster
+    }
+}
+
+fn live_policies(live: &Object) -> Option<Vec<String>> {
+    let list = live.get("spec")?.get("managementPolicies")?.as_array()?;
+    Some(list.iter().filter_map(|p| p.as_str().map(str::to_owned)).collect())
+}
+
+/// What deleting the live resource would do now.
+pub fn live_deletion(live: &Object) -> Deletion {
+    let deletion_policy = match live.get("spec").and_then(|s| s.get("deletionPolicy")).and_then(Value::as_str) {
+        Some("Orphan") => Some(DeletionPolicy::Orphan),
+        _ => None,
+    };
+    effective_deletion(live_api(live), live_policies(live).as_deref(), deletion_policy)
+}
+
+/// The live resource as a desired one, with deletion turned into Orphan and
+/// everything else as it is, so nothing about the repository changes.
+fn orphaning_desired(live: &Object) -> Value {
+    let spec = live.get("spec").cloned().unwrap_or_else(|| json!({}));
+    let mut spec = match spec {
+        Value::Object(map) => map,
+        _ => Map::new(),
+    };
+    if live_api(live) == ProviderApi::Namespaced {
+        let policies = live_policies(live).unwrap_or_else(|| vec!["*".into()]);
+        spec.insert("managementPolicies".into(), json!(without_delete(&policies)));
+    } else {
+        spec.insert("deletionPolicy".into(), json!("Orphan"));
+    }
+    let key = live_key(live).unwrap_or_default();
+    let mut annotations = Map::new();
+    annotations.insert(EXTERNAL_NAME.into(), json!(key));
+    if let Some(paused) = annotation(live, crate::compose::PAUSED) {
+        annotations.insert(crate::compose::PAUSED.into(), json!(paused));
+    }
+    json!({
+        "apiVersion": text(live, "apiVersion"),
+        "kind": text(live, "kind"),
+        "metadata": {"annotations": annotations, "labels": {KEY_LABEL: key_label_value(key)}},
+        "spec": spec,
+    })
+}
+
+/// The same management without the right to delete: `*` spelled out without Delete.
+fn without_delete(policies: &[String]) -> Vec<String> {
+    if policies.iter().any(|p| p == "*") {
+        return ["Observe", "Create", "Update", "LateInitialize"].map(String::from).to_vec();
+    }
+    policies.iter().filter(|p| *p != "Delete").cloned().collect()
+}
+
+// ---- key conflicts across composites ---------------------------------------
+
+use crate::contract::CompositeMeta;
+use crate::proto::v1::{resource_selector::Match, MatchLabels, ResourceSelector, Resources};
+
+/// The requirement name for an entry's key lookup; stable across calls.
+pub fn requirement_name(p: &Planned) -> String {
+    format!("artifactory-key-{}", p.name)
+}
+
+/// Asks Crossplane for managed resources that carry the key label of each
+/// rendered repository. The same plan gives the same requirements, so
+/// Crossplane's requirement loop settles.
+pub fn key_requirements(planned: &[Planned]) -> BTreeMap<String, ResourceSelector> {
+    planned
+        .iter()
+        .map(|p| {
+            let selector = ResourceSelector {
+                api_version: p.kind.api_version.clone(),
+                kind: p.kind.kind.clone(),
+                r#match: Some(Match::MatchLabels(MatchLabels {
+                    labels: BTreeMap::from([(KEY_LABEL.to_owned(), key_label_value(&p.key))]),
+                })),
+                namespace: None,
+            };
+            (requirement_name(p), selector)
+        })
+        .collect()
+}
+
+/// A managed resource with one of our keys, controlled by another composite,
+/// would make two composites fight over one repository.
+pub fn check_conflicts(p: &Planned, found: Option<&Resources>, me: &CompositeMeta, findings: &mut Findings) {
+    for item in found.into_iter().flat_map(|r| &r.items) {
+        let Some(object) = item.resource.as_ref().map(|s| &s.0) else { continue };
+        let Some(owner) = controller(object) else { continue };
+        if is_me(owner, me) {
+            continue;
+        }
+        let owner_kind = owner.get("kind").and_then(Value::as_str).unwrap_or("composite");
+        let owner_name = owner.get("name").and_then(Value::as_str).unwrap_or_default();
+        let resource_name = object.get("metadata").and_then(|m| m.get("name")).and_then(Value::as_str).unwrap_or_default();
+        findings.problem(
+            Category::KeyConflict,
+            p.entry.field_path(if p.entry.key.is_some() { "key" } else { "name" }),
+            Some(p.entry.index),
+            format!(
+                "{}: key \"{}\" is already managed by {owner_kind} \"{owner_name}\" (managed resource {resource_name})",
+                p.entry.label(),
+                p.key
+            ),
+            "choose another key, or remove the repository from the other composite first",
+        );
+    }
+}
+
+fn controller(object: &Object) -> Option<&Object> {
+    object
+        .get("metadata")?
+        .get("ownerReferences")?
+        .as_array()?
+        .iter()
+        .filter_map(Value::as_object)
+        .find(|r| r.get("controller") == Some(&Value::Bool(true)))
+}
+
+fn is_me(owner: &Object, me: &CompositeMeta) -> bool {
+    let field = |name: &str| owner.get(name).and_then(Value::as_str);
+    match (field("uid"), me.uid.as_deref()) {
+        (Some(uid), Some(mine)) if !uid.is_empty() && !mine.is_empty() => uid == mine,
+        _ => field("kind") == Some(me.kind.as_str()) && field("name") == Some(me.name.as_str()),
+    }
+}
+
+#[cfg(test)]
+mod live_tests {
+    use super::*;
+
+    #[test]
+    fn times_compare_across_formats_and_offsets() {
+        let a = parse_time("2026-11-01T10:00:00Z").unwrap();
+        let b = parse_time("2026-11-01T10:00:00.5Z").unwrap();
+        let c = parse_time("2026-11-01T11:00:01+01:00").unwrap();
+        assert!(a < b && b < c);
+        assert_eq!(parse_time("1970-01-01T00:00:00Z"), Some((0, 0)));
+        assert_eq!(parse_time("yesterday"), None);
+    }
+
+    #[test]
+    fn without_delete_spells_out_star() {
+        assert_eq!(without_delete(&["*".into()]), ["Observe", "Create", "Update", "LateInitialize"]);
+        assert_eq!(without_delete(&["Observe".into(), "Delete".into()]), ["Observe"]);
+    }
+}
