@@ -5,7 +5,11 @@ use function_artifactory::{render, server};
 use std::process::ExitCode;
 
 #[derive(Parser, Debug)]
-#[command(name = "function-artifactory", version, about = "Crossplane composition function for JFrog Artifactory repositories")]
+#[command(
+    name = "function-artifactory",
+    version,
+    about = "Crossplane composition function for JFrog Artifactory repositories"
+)]
 struct Cli {
     #[command(subcommand)]
     command: Option<Command>,
