@@ -1,0 +1,3 @@
+//! Helpers shared by the integration tests; each concern in its own module.
+
+pub mod server;
