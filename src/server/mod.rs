@@ -101,7 +101,10 @@ async fn run(args: &ServeArgs, tls: Option<ServerTlsConfig>) -> Result<(), Start
         source,
     })?;
     let incoming = transport::bind(&args.address)?;
-    let address = incoming.local_addr().map_err(StartError::Runtime)?;
+    let address = incoming.local_addr().map_err(|source| StartError::Bind {
+        address: args.address.clone(),
+        source,
+    })?;
 
     let limit = usize::from(args.max_recv_message_size) * MIB;
     let (v1, v1beta1) = services(limit);

@@ -29,30 +29,38 @@ impl Runner {
         package: &'static str,
         request: Request<RunFunctionRequest>,
     ) -> Result<Response<RunFunctionResponse>, Status> {
-        let _permit = self
-            .cores
-            .acquire()
+        // Owned, and moved into the blocking task: a call whose handler timed out still holds its
+        // permit until the core returns, so the bound is on cores busy, not on handlers waiting.
+        let permit = Arc::clone(&self.cores)
+            .acquire_owned()
             .await
             .map_err(|_| Status::unavailable("the server is stopping"))?;
         let request = request.into_inner();
         // Off the async workers, so a long call cannot stall health checks, keepalives or accepts.
-        let response = tokio::task::spawn_blocking(move || run_logged(package, &request))
-            .await
-            .map_err(|_| internal())??;
+        let response = tokio::task::spawn_blocking(move || {
+            let response = run_logged(package, &request);
+            drop(permit);
+            response
+        })
+        .await
+        .map_err(|_| internal())??;
         Ok(Response::new(response))
     }
 }
 
-/// Runs the core once and logs the call at debug level.
+/// Runs the core once and logs the call: at debug level, or as an error if the core panicked.
 fn run_logged(
     package: &'static str,
     request: &RunFunctionRequest,
 ) -> Result<RunFunctionResponse, Status> {
     let started = Instant::now();
-    let response = call_core(|| crate::run_function(request))?;
+    let tag = request.meta.as_ref().map_or("", |m| m.tag.as_str());
+    let response = call_core(|| crate::run_function(request)).inspect_err(|_| {
+        tracing::error!(package, tag, "RunFunction panicked; answered INTERNAL");
+    })?;
     tracing::debug!(
         package,
-        tag = request.meta.as_ref().map_or("", |m| m.tag.as_str()),
+        tag,
         desired_resources = response.desired.as_ref().map_or(0, |d| d.resources.len()),
         results = response.results.len(),
         duration_us = u64::try_from(started.elapsed().as_micros()).unwrap_or(u64::MAX),
