@@ -3,11 +3,12 @@
 use std::panic::PanicHookInfo;
 use tracing_subscriber::EnvFilter;
 
-/// Info by default; with `--debug` this crate's debug lines too (one per call). The libraries'
-/// debug output (HTTP/2 frames, TLS) stays off: it would drown the calls.
+/// Info by default. With `--debug`, this crate's debug lines (one per call) and tonic's server
+/// transport lines (a refused TLS handshake, a failed connection: what one needs when Crossplane
+/// cannot reach the function); other libraries' debug output (HTTP/2 frames) would drown them.
 pub fn init(debug: bool) {
     let filter = if debug {
-        "info,function_artifactory=debug"
+        "info,function_artifactory=debug,tonic::transport::server=debug"
     } else {
         "info"
     };
