@@ -1,10 +1,194 @@
-//! The gRPC face (to be written).
+//! The gRPC face: flags, start-up and shutdown around [`crate::run_function`]. It only
+//! translates; every decision about a request is the core's.
+
+mod error;
+mod logging;
+mod runner;
+mod shutdown;
+mod tls;
+mod transport;
+
+pub use error::StartError;
+
+use crate::proto::{v1, v1beta1};
+use runner::Runner;
+use shutdown::Signals;
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::sync::Arc;
+use std::time::Duration;
+use tokio::sync::Notify;
+use tonic::transport::ServerTlsConfig;
+use tonic_health::server::HealthReporter;
+use tonic_health::ServingStatus;
+
+type V1Service = v1::function_runner_service_server::FunctionRunnerServiceServer<Runner>;
+type V1beta1Service = v1beta1::function_runner_service_server::FunctionRunnerServiceServer<Runner>;
+
+/// After SIGTERM, calls in flight get this long to finish. Kubernetes kills a pod 30 s after
+/// SIGTERM by default; stopping before that ends the pod cleanly.
+const DRAIN_TIMEOUT: Duration = Duration::from_secs(25);
+
+const MIB: usize = 1024 * 1024;
 
 /// Command-line flags of the server, as the Crossplane function SDKs spell them.
 #[derive(Debug, Clone, clap::Args)]
-pub struct ServeArgs {}
+pub struct ServeArgs {
+    /// Address to listen on, HOST:PORT (`:PORT` listens on all interfaces).
+    #[arg(long, default_value = "0.0.0.0:9443", value_name = "HOST:PORT")]
+    pub address: String,
 
-/// Serves until SIGTERM or SIGINT.
-pub fn serve(_args: ServeArgs) -> std::process::ExitCode {
-    std::process::ExitCode::FAILURE
+    /// Serve plain-text gRPC, without TLS. For local development: Crossplane dials with mTLS.
+    #[arg(long)]
+    pub insecure: bool,
+
+    /// Directory holding tls.crt, tls.key and ca.crt (Crossplane mounts it at /tls/server).
+    #[arg(long, env = "TLS_SERVER_CERTS_DIR", value_name = "DIR")]
+    pub tls_certs_dir: Option<PathBuf>,
+
+    /// Log at debug level: one line per call.
+    #[arg(short, long)]
+    pub debug: bool,
+
+    /// Largest request accepted, in MiB; larger ones are answered RESOURCE_EXHAUSTED.
+    #[arg(long, default_value_t = 4, value_name = "MIB",
+          value_parser = clap::value_parser!(u16).range(1..=2047))]
+    pub max_recv_message_size: u16,
+}
+
+/// Serves until SIGTERM or SIGINT, then finishes the calls in flight and exits 0.
+pub fn serve(args: ServeArgs) -> ExitCode {
+    logging::init(args.debug);
+    match start(&args) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(error) => {
+            tracing::error!("{error}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+fn start(args: &ServeArgs) -> Result<(), StartError> {
+    // Credentials first: the likeliest mistake, reported before anything else happens.
+    let tls = credentials(args)?;
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .map_err(StartError::Runtime)?;
+    let result = runtime.block_on(run(args, tls));
+    // A call cut off by the drain timeout may still hold a blocking thread: do not wait for it.
+    runtime.shutdown_timeout(Duration::from_secs(1));
+    result
+}
+
+/// `--insecure` wins over a certificates directory, as in the Go SDK.
+fn credentials(args: &ServeArgs) -> Result<Option<ServerTlsConfig>, StartError> {
+    if args.insecure {
+        return Ok(None);
+    }
+    let dir = args
+        .tls_certs_dir
+        .as_deref()
+        .ok_or(StartError::NoCredentials)?;
+    tls::load(dir).map(Some)
+}
+
+async fn run(args: &ServeArgs, tls: Option<ServerTlsConfig>) -> Result<(), StartError> {
+    let signals = Signals::register().map_err(StartError::Runtime)?;
+    let secure = tls.is_some();
+    let mut server = transport::server(tls).map_err(|source| StartError::Tls {
+        dir: args.tls_certs_dir.clone().unwrap_or_default(),
+        source,
+    })?;
+    let incoming = transport::bind(&args.address)?;
+    let address = incoming.local_addr().map_err(|source| StartError::Bind {
+        address: args.address.clone(),
+        source,
+    })?;
+
+    let limit = usize::from(args.max_recv_message_size) * MIB;
+    let (v1, v1beta1) = services(limit);
+    let (health, health_service) = tonic_health::server::health_reporter();
+    set_health(&health, ServingStatus::Serving).await;
+    let router = server
+        .add_service(health_service)
+        .add_service(v1)
+        .add_service(v1beta1);
+
+    warn_if_panics_abort();
+    tracing::info!(
+        %address,
+        tls = secure,
+        max_recv_message_size_bytes = limit,
+        version = env!("CARGO_PKG_VERSION"),
+        "serving"
+    );
+    let draining = Arc::new(Notify::new());
+    let stop = stop_on_signal(signals, health, Arc::clone(&draining));
+    tokio::select! {
+        served = router.serve_with_incoming_shutdown(incoming, stop) => {
+            served.map_err(StartError::Serve)?;
+        }
+        () = drain_deadline(&draining) => {
+            tracing::warn!(after_s = DRAIN_TIMEOUT.as_secs(), "calls still in flight; stopping anyway");
+        }
+    }
+    tracing::info!("stopped");
+    Ok(())
+}
+
+/// Both package names over one runner, with the message size limits.
+fn services(max_request_bytes: usize) -> (V1Service, V1beta1Service) {
+    let parallel = std::thread::available_parallelism().map_or(1, usize::from);
+    let runner = Runner::new(parallel);
+    let max_response_bytes = max_request_bytes.saturating_mul(transport::RESPONSE_TO_REQUEST_RATIO);
+    let v1 = V1Service::new(runner.clone())
+        .max_decoding_message_size(max_request_bytes)
+        .max_encoding_message_size(max_response_bytes);
+    let v1beta1 = V1beta1Service::new(runner)
+        .max_decoding_message_size(max_request_bytes)
+        .max_encoding_message_size(max_response_bytes);
+    (v1, v1beta1)
+}
+
+/// The server as a whole ("") and both services, as Kubernetes' gRPC probes and grpc_health_probe
+/// ask for them.
+async fn set_health(health: &HealthReporter, status: ServingStatus) {
+    health.set_service_status("", status).await;
+    health
+        .set_service_status(v1::function_runner_service_server::SERVICE_NAME, status)
+        .await;
+    health
+        .set_service_status(
+            v1beta1::function_runner_service_server::SERVICE_NAME,
+            status,
+        )
+        .await;
+}
+
+/// Resolves on SIGTERM or SIGINT, after which tonic closes the listener and drains the
+/// connections; health turns NOT_SERVING for connections still open.
+async fn stop_on_signal(signals: Signals, health: HealthReporter, draining: Arc<Notify>) {
+    let signal = signals.received().await;
+    tracing::info!(
+        signal,
+        "stopping: no new connections, finishing calls in flight"
+    );
+    set_health(&health, ServingStatus::NotServing).await;
+    draining.notify_one();
+}
+
+/// Never resolves before a signal; then resolves after [`DRAIN_TIMEOUT`], so a call that never
+/// ends (or a health Watch stream) cannot keep the process alive until it is killed.
+async fn drain_deadline(draining: &Notify) {
+    draining.notified().await;
+    tokio::time::sleep(DRAIN_TIMEOUT).await;
+}
+
+/// With `panic = "abort"` (the release profile's setting at the time of writing), a panic ends
+/// the process before `catch_unwind` can turn it into an error: say so once at start.
+fn warn_if_panics_abort() {
+    if cfg!(panic = "abort") {
+        tracing::warn!("built with panic=abort: a panic in the function ends the process instead of failing one call");
+    }
 }

@@ -3,3 +3,4 @@
 
 pub mod crd;
 pub mod requests;
+pub mod server;

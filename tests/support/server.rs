@@ -1,0 +1,304 @@
+//! The built server as a child process on loopback, clients for it, and certificates for mTLS.
+#![allow(dead_code)] // Each test crate that includes `support` uses only some of these.
+
+use function_artifactory::proto::v1::{RequestMeta, RunFunctionRequest};
+use rcgen::{
+    BasicConstraints, CertificateParams, CertifiedIssuer, DnType, ExtendedKeyUsagePurpose, IsCa,
+    KeyPair, KeyUsagePurpose,
+};
+use serde_json::Value;
+use std::ffi::OsStr;
+use std::io::{BufRead, BufReader, Read};
+use std::net::SocketAddr;
+use std::path::Path;
+use std::process::{Child, Command, ExitStatus, Stdio};
+use std::sync::{Arc, Mutex};
+use std::thread;
+use std::time::{Duration, Instant};
+use tonic::transport::{Certificate, Channel, ClientTlsConfig, Endpoint, Identity};
+
+/// The binary under test, built by cargo for the integration tests.
+pub const BIN: &str = env!("CARGO_BIN_EXE_function-artifactory");
+
+/// How long a server may take to print its start line.
+const START_TIMEOUT: Duration = Duration::from_secs(15);
+
+/// A running server. Dropping it kills the process if it is still running.
+pub struct Server {
+    child: Child,
+    /// Where it listens: 127.0.0.1 and the port the kernel chose.
+    pub addr: SocketAddr,
+    log: Arc<Mutex<Vec<String>>>,
+}
+
+impl Server {
+    /// Starts the server with `args` on 127.0.0.1, port 0, and waits for its start line. Port 0
+    /// lets the kernel choose a free port, read back from the start line: no race with other
+    /// tests for a port picked in advance.
+    pub fn start(args: &[&str]) -> Server {
+        Self::start_with_env(args, &[])
+    }
+
+    /// As [`Server::start`], with environment variables (TLS_SERVER_CERTS_DIR is unset unless
+    /// given here, so the developer's environment cannot change the test).
+    pub fn start_with_env(args: &[&str], env: &[(&str, &OsStr)]) -> Server {
+        let mut child = command(args, env)
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("spawn the server");
+        let log = collect_lines(child.stderr.take().expect("piped stderr"));
+        let mut server = Server {
+            child,
+            addr: SocketAddr::from(([127, 0, 0, 1], 0)),
+            log,
+        };
+        let start = server
+            .wait_for_log(START_TIMEOUT, |line| line["message"] == "serving")
+            .unwrap_or_else(|| panic!("no start line; log: {:#?}", server.log()));
+        server.addr = start["address"]
+            .as_str()
+            .and_then(|a| a.parse().ok())
+            .expect("the start line names the address");
+        server
+    }
+
+    pub fn pid(&self) -> u32 {
+        self.child.id()
+    }
+
+    /// Sends a signal (libc::SIGTERM, libc::SIGINT) to this server only.
+    pub fn signal(&self, signal: libc::c_int) {
+        let pid = libc::pid_t::try_from(self.pid()).expect("pid fits pid_t");
+        // SAFETY: kill(2) on our own child's pid; no memory is involved.
+        let result = unsafe { libc::kill(pid, signal) };
+        assert_eq!(result, 0, "kill({pid}, {signal})");
+    }
+
+    /// The exit status, if the process ends within `within`.
+    pub fn wait_exit(&mut self, within: Duration) -> Option<ExitStatus> {
+        let deadline = Instant::now() + within;
+        loop {
+            if let Some(status) = self.child.try_wait().expect("try_wait") {
+                return Some(status);
+            }
+            if Instant::now() >= deadline {
+                return None;
+            }
+            thread::sleep(Duration::from_millis(20));
+        }
+    }
+
+    /// The stderr lines so far.
+    pub fn log(&self) -> Vec<String> {
+        self.log.lock().unwrap().clone()
+    }
+
+    /// The first JSON log line that `matches`, waiting up to `within` for it.
+    pub fn wait_for_log(
+        &self,
+        within: Duration,
+        matches: impl Fn(&Value) -> bool,
+    ) -> Option<Value> {
+        let deadline = Instant::now() + within;
+        loop {
+            let found = self
+                .log()
+                .iter()
+                .filter_map(|line| serde_json::from_str::<Value>(line).ok())
+                .find(|line| matches(line));
+            if found.is_some() || Instant::now() >= deadline {
+                return found;
+            }
+            thread::sleep(Duration::from_millis(20));
+        }
+    }
+
+    /// `http://ADDR`, for an insecure server.
+    pub fn http_uri(&self) -> String {
+        format!("http://{}", self.addr)
+    }
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        if let Ok(None) = self.child.try_wait() {
+            let _ = self.child.kill();
+            let _ = self.child.wait();
+        }
+    }
+}
+
+/// Runs the server with `args` expecting it to stop on its own (a refused start); kills it and
+/// panics if it is still running after 15 s. Returns the exit status and stderr.
+pub fn run_to_exit(args: &[&str], env: &[(&str, &OsStr)]) -> (ExitStatus, String) {
+    let mut child = command(args, env)
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("spawn the server");
+    let mut stderr = child.stderr.take().expect("piped stderr");
+    let reader = thread::spawn(move || {
+        let mut text = String::new();
+        let _ = stderr.read_to_string(&mut text);
+        text
+    });
+    let deadline = Instant::now() + START_TIMEOUT;
+    let status = loop {
+        if let Some(status) = child.try_wait().expect("try_wait") {
+            break status;
+        }
+        if Instant::now() >= deadline {
+            let _ = child.kill();
+            let _ = child.wait();
+            panic!("the server did not stop on its own");
+        }
+        thread::sleep(Duration::from_millis(20));
+    };
+    (status, reader.join().expect("stderr reader"))
+}
+
+fn command(args: &[&str], env: &[(&str, &OsStr)]) -> Command {
+    let mut command = Command::new(BIN);
+    command
+        .args(["--address", "127.0.0.1:0"])
+        .args(args)
+        .env_remove("TLS_SERVER_CERTS_DIR")
+        .stdin(Stdio::null())
+        .stdout(Stdio::null());
+    for (name, value) in env {
+        command.env(name, value);
+    }
+    command
+}
+
+/// Reads lines in a thread (so the pipe never fills) into a shared list.
+fn collect_lines(stream: impl Read + Send + 'static) -> Arc<Mutex<Vec<String>>> {
+    let lines = Arc::new(Mutex::new(Vec::new()));
+    let sink = Arc::clone(&lines);
+    thread::spawn(move || {
+        for line in BufReader::new(stream).lines().map_while(Result::ok) {
+            sink.lock().unwrap().push(line);
+        }
+    });
+    lines
+}
+
+/// A RunFunction request with only a tag.
+pub fn request(tag: &str) -> RunFunctionRequest {
+    RunFunctionRequest {
+        meta: Some(RequestMeta {
+            tag: tag.to_owned(),
+            ..Default::default()
+        }),
+        ..Default::default()
+    }
+}
+
+/// A plain-text channel to an insecure server.
+pub async fn insecure_channel(server: &Server) -> Channel {
+    endpoint(server.http_uri())
+        .connect()
+        .await
+        .expect("connect to the insecure server")
+}
+
+/// A TLS channel trusting `ca_pem`, presenting `client` when given.
+pub async fn tls_channel(
+    server: &Server,
+    ca_pem: &str,
+    client: Option<&Pem>,
+) -> Result<Channel, tonic::transport::Error> {
+    let mut tls = ClientTlsConfig::new().ca_certificate(Certificate::from_pem(ca_pem));
+    if let Some(client) = client {
+        tls = tls.identity(Identity::from_pem(&client.cert, &client.key));
+    }
+    endpoint(format!("https://{}", server.addr))
+        .tls_config(tls)?
+        .connect()
+        .await
+}
+
+fn endpoint(uri: String) -> Endpoint {
+    Endpoint::from_shared(uri)
+        .expect("a valid URI")
+        .connect_timeout(Duration::from_secs(5))
+        .timeout(Duration::from_secs(10))
+}
+
+/// A certificate and its private key, PEM.
+pub struct Pem {
+    pub cert: String,
+    pub key: String,
+}
+
+/// What an mTLS test needs: the server's directory (tls.crt, tls.key, ca.crt), the CA, a client
+/// certificate of that CA, and a client certificate of another CA.
+pub struct Pki {
+    pub dir: tempfile::TempDir,
+    pub ca_pem: String,
+    pub client: Pem,
+    pub stranger: Pem,
+}
+
+impl Pki {
+    pub fn generate() -> Pki {
+        let ca = issuer("function-artifactory test CA");
+        let server = leaf(
+            &ca,
+            &["localhost", "127.0.0.1"],
+            ExtendedKeyUsagePurpose::ServerAuth,
+        );
+        let client = leaf(&ca, &["crossplane"], ExtendedKeyUsagePurpose::ClientAuth);
+        let other_ca = issuer("another CA");
+        let stranger = leaf(
+            &other_ca,
+            &["crossplane"],
+            ExtendedKeyUsagePurpose::ClientAuth,
+        );
+        let dir = tempfile::tempdir().expect("a temporary directory");
+        write(dir.path(), "tls.crt", &server.cert);
+        write(dir.path(), "tls.key", &server.key);
+        write(dir.path(), "ca.crt", &ca.pem());
+        Pki {
+            dir,
+            ca_pem: ca.pem(),
+            client,
+            stranger,
+        }
+    }
+}
+
+fn issuer(name: &str) -> CertifiedIssuer<'static, KeyPair> {
+    let mut params = CertificateParams::new(Vec::<String>::new()).expect("CA parameters");
+    params.is_ca = IsCa::Ca(BasicConstraints::Unconstrained);
+    params.distinguished_name.push(DnType::CommonName, name);
+    params.key_usages = vec![
+        KeyUsagePurpose::KeyCertSign,
+        KeyUsagePurpose::CrlSign,
+        KeyUsagePurpose::DigitalSignature,
+    ];
+    let key = KeyPair::generate().expect("a CA key");
+    CertifiedIssuer::self_signed(params, key).expect("a self-signed CA")
+}
+
+fn leaf(
+    ca: &CertifiedIssuer<'static, KeyPair>,
+    names: &[&str],
+    usage: ExtendedKeyUsagePurpose,
+) -> Pem {
+    let names: Vec<String> = names.iter().map(|&n| n.to_owned()).collect();
+    let mut params = CertificateParams::new(names.clone()).expect("leaf parameters");
+    params
+        .distinguished_name
+        .push(DnType::CommonName, &names[0]);
+    params.extended_key_usages = vec![usage];
+    let key = KeyPair::generate().expect("a leaf key");
+    let cert = params.signed_by(&key, ca).expect("a leaf signed by the CA");
+    Pem {
+        cert: cert.pem(),
+        key: key.serialize_pem(),
+    }
+}
+
+fn write(dir: &Path, name: &str, content: &str) {
+    std::fs::write(dir.join(name), content).expect("write a certificate file");
+}
