@@ -9,20 +9,22 @@ use crate::catalog::ProviderApi;
 use crate::compose::compose;
 use crate::contract::{self, CompositeMeta};
 use crate::input::{read_input, ApiChoice, Input};
+use crate::lifecycle::{self, Retirement};
 use crate::plan::{self, Planned};
 use crate::problems::{Category, Findings};
 use crate::proto::v1::{
-    Resource, ResponseMeta, Result as FnResult, RunFunctionRequest, RunFunctionResponse, Severity,
-    State, Target,
+    Capability, Requirements, Resource, ResponseMeta, Result as FnResult, RunFunctionRequest,
+    RunFunctionResponse, Severity, State, Target,
 };
 use crate::proto::Struct;
 use crate::status;
-use serde_json::{json, Map, Value};
+use serde_json::{Map, Value};
 
 type Object = Map<String, Value>;
 
 /// Runs the function for one request. Pure: no I/O, clock or environment.
 pub fn run_function(request: &RunFunctionRequest) -> RunFunctionResponse {
+    // Read the input first: it sets the TTL even of a failed call.
     let mut findings = Findings::default();
     let input_value = request.input.as_ref().map(|s| Value::Object(s.0.clone()));
     let input = read_input(input_value.as_ref(), &mut findings);
@@ -38,6 +40,9 @@ pub fn run_function(request: &RunFunctionRequest) -> RunFunctionResponse {
         );
         return fatal(response, &findings);
     };
+
+    // Plan keys, kinds and wiring for every entry, then check them against
+    // what is live: nothing may rename, replace or take over a repository.
     let meta = contract::read_meta(composite);
     let spec = contract::read_spec(composite, &mut findings);
     let api = resolve_api(input.provider_api, &meta);
@@ -48,6 +53,30 @@ pub fn run_function(request: &RunFunctionRequest) -> RunFunctionResponse {
         api,
     };
     let planned = plan::plan(&ctx, &mut findings);
+    let live: Vec<Option<&Object>> = planned
+        .iter()
+        .map(|p| observed_resource(request, p.name))
+        .collect();
+    for (p, live) in planned.iter().zip(&live) {
+        if let Some(live) = live {
+            lifecycle::check_immutable(p, live, &mut findings);
+        }
+    }
+    if advertises(request, Capability::RequiredResources) {
+        response.requirements = Some(Requirements {
+            resources: lifecycle::key_requirements(&planned),
+            ..Requirements::default()
+        });
+        for p in &planned {
+            let found = request
+                .required_resources
+                .get(&lifecycle::requirement_name(p));
+            lifecycle::check_conflicts(p, found, &meta, &mut findings);
+        }
+    }
+
+    // Render and check every resource; any problem fails the whole call and
+    // leaves the desired state as it came in, so nothing is ever dropped.
     let resources: Vec<Value> = planned
         .iter()
         .map(|p| compose(p, &input, spec.project_key.as_deref(), &mut findings))
@@ -57,27 +86,80 @@ pub fn run_function(request: &RunFunctionRequest) -> RunFunctionResponse {
         return fatal(response, &findings);
     }
 
-    let observed: Vec<Option<&Object>> = planned
-        .iter()
-        .map(|p| observed_resource(request, p.name))
-        .collect();
+    // Repositories gone from the spec are retired without deleting them by accident.
+    let observed = observed_resources(request);
+    let retirements = lifecycle::retire(observed, &planned, input.deletion_protection);
     let desired = response.desired.get_or_insert_with(State::default);
-    for ((p, resource), observed) in planned.iter().zip(resources).zip(&observed) {
-        desired.resources.insert(
-            p.name.to_owned(),
-            Resource {
-                resource: Some(Struct::from_value(resource)),
-                ready: status::readiness(*observed) as i32,
-                ..Resource::default()
-            },
-        );
+    for ((p, resource), live) in planned.iter().zip(resources).zip(&live) {
+        insert_desired(desired, p.name, resource, *live);
     }
-    set_composite_status(desired, &planned, &observed, &input, &findings);
+    for retirement in &retirements {
+        if let Retirement::Orphaning {
+            name,
+            desired: resource,
+            ..
+        } = retirement
+        {
+            insert_desired(
+                desired,
+                name,
+                resource.clone(),
+                observed_resource(request, name),
+            );
+        }
+    }
+
+    // Readiness, status, conditions, and results for what changed.
+    let previous = status::PreviousStatus::read(composite);
+    let leaks: Vec<bool> = live
+        .iter()
+        .map(|l| l.is_some_and(lifecycle::leak_suspected))
+        .collect();
+    let report = status::Report {
+        planned: &planned,
+        live: &live,
+        leaks: &leaks,
+        retirements: &retirements,
+        input: &input,
+        findings: &findings,
+    };
+    status::set_composite_status(desired, &report);
     response
         .conditions
-        .push(status::repositories_condition(&planned, &observed));
-    report_creations(&mut response, &planned, &observed);
+        .push(status::repositories_condition(&planned, &live));
     response
+        .results
+        .extend(status::change_results(&report, &previous));
+    response
+}
+
+fn insert_desired(desired: &mut State, name: &str, resource: Value, live: Option<&Object>) {
+    desired.resources.insert(
+        name.to_owned(),
+        Resource {
+            resource: Some(Struct::from_value(resource)),
+            ready: status::readiness(live) as i32,
+            ..Resource::default()
+        },
+    );
+}
+
+fn advertises(request: &RunFunctionRequest, capability: Capability) -> bool {
+    request
+        .meta
+        .as_ref()
+        .is_some_and(|m| m.capabilities.contains(&(capability as i32)))
+}
+
+fn observed_resources(request: &RunFunctionRequest) -> Vec<(&String, &Object)> {
+    let Some(observed) = request.observed.as_ref() else {
+        return Vec::new();
+    };
+    observed
+        .resources
+        .iter()
+        .filter_map(|(name, r)| r.resource.as_ref().map(|s| (name, &s.0)))
+        .collect()
 }
 
 /// The response before any work: tag, TTL, and the request's desired state and context.
@@ -167,56 +249,4 @@ fn check_name_collisions(
             "rename the entry, or the other step's resource",
         );
     }
-}
-
-fn set_composite_status(
-    desired: &mut State,
-    planned: &[Planned],
-    observed: &[Option<&Object>],
-    input: &Input,
-    findings: &Findings,
-) {
-    let repositories: Vec<Value> = planned
-        .iter()
-        .zip(observed)
-        .map(|(p, o)| {
-            let warnings: Vec<String> = findings
-                .warnings
-                .iter()
-                .filter(|w| w.entry == Some(p.entry.index))
-                .map(|w| w.message.clone())
-                .collect();
-            status::repository_status(p, *o, input, &warnings)
-        })
-        .collect();
-    let composite = desired.composite.get_or_insert_with(Resource::default);
-    let object = composite.resource.get_or_insert_with(Struct::default);
-    let status = object.0.entry("status").or_insert_with(|| json!({}));
-    if !status.is_object() {
-        *status = json!({});
-    }
-    status["repositories"] = Value::Array(repositories);
-}
-
-/// A Normal result for repositories that are not observed yet.
-fn report_creations(
-    response: &mut RunFunctionResponse,
-    planned: &[Planned],
-    observed: &[Option<&Object>],
-) {
-    let new: Vec<String> = planned
-        .iter()
-        .zip(observed)
-        .filter(|(_, o)| o.is_none())
-        .map(|(p, _)| format!("{} ({} {})", p.key, p.kind.rclass, p.kind.package_type))
-        .collect();
-    if new.is_empty() {
-        return;
-    }
-    response.results.push(FnResult {
-        severity: Severity::Normal as i32,
-        message: format!("creating {} repositories: {}", new.len(), new.join(", ")),
-        reason: Some("CreatingRepositories".into()),
-        target: Some(Target::CompositeAndClaim as i32),
-    });
 }

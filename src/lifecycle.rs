@@ -112,7 +112,11 @@ pub const CREATE_SUCCEEDED: &str = "crossplane.io/external-create-succeeded";
 pub const CREATE_FAILED: &str = "crossplane.io/external-create-failed";
 
 fn annotation<'a>(object: &'a Object, name: &str) -> Option<&'a str> {
-    object.get("metadata")?.get("annotations")?.get(name)?.as_str()
+    object
+        .get("metadata")?
+        .get("annotations")?
+        .get(name)?
+        .as_str()
 }
 
 fn label<'a>(object: &'a Object, name: &str) -> Option<&'a str> {
@@ -120,7 +124,10 @@ fn label<'a>(object: &'a Object, name: &str) -> Option<&'a str> {
 }
 
 fn text<'a>(object: &'a Object, field: &str) -> &'a str {
-    object.get(field).and_then(Value::as_str).unwrap_or_default()
+    object
+        .get(field)
+        .and_then(Value::as_str)
+        .unwrap_or_default()
 }
 
 /// The key a live managed resource points at: its external name, or, as the
@@ -176,14 +183,22 @@ pub fn leak_suspected(live: &Object) -> bool {
     let Some(pending) = annotation(live, CREATE_PENDING).and_then(parse_time) else {
         return false;
     };
-    let later_than = |name| annotation(live, name).and_then(parse_time).is_none_or(|t| pending > t);
+    let later_than = |name| {
+        annotation(live, name)
+            .and_then(parse_time)
+            .is_none_or(|t| pending > t)
+    };
     later_than(CREATE_SUCCEEDED) && later_than(CREATE_FAILED)
 }
 
 /// An RFC 3339 time as (seconds since an epoch, nanoseconds): enough to compare.
 pub fn parse_time(text: &str) -> Option<(i64, u32)> {
     let bytes = text.as_bytes();
-    if bytes.len() < 20 || bytes[4] != b'-' || bytes[7] != b'-' || !matches!(bytes[10], b'T' | b't' | b' ') {
+    if bytes.len() < 20
+        || bytes[4] != b'-'
+        || bytes[7] != b'-'
+        || !matches!(bytes[10], b'T' | b't' | b' ')
+    {
         return None;
     }
     let number = |range: std::ops::Range<usize>| text.get(range)?.parse::<i64>().ok();
@@ -192,7 +207,9 @@ pub fn parse_time(text: &str) -> Option<(i64, u32)> {
     let mut rest = &text[19..];
     let mut nanos = 0u32;
     if let Some(fraction) = rest.strip_prefix('.') {
-        let digits = fraction.find(|c: char| !c.is_ascii_digit()).unwrap_or(fraction.len());
+        let digits = fraction
+            .find(|c: char| !c.is_ascii_digit())
+            .unwrap_or(fraction.len());
         let padded = format!("{:0<9}", &fraction[..digits.min(9)]);
         nanos = padded.parse().ok()?;
         rest = &fraction[digits..];
@@ -205,11 +222,15 @@ pub fn parse_time(text: &str) -> Option<(i64, u32)> {
                 b'-' => -1,
                 _ => return None,
             };
-            sign * (rest.get(1..3)?.parse::<i64>().ok()? * 3600 + rest.get(4..6)?.parse::<i64>().ok()? * 60)
+            sign * (rest.get(1..3)?.parse::<i64>().ok()? * 3600
+                + rest.get(4..6)?.parse::<i64>().ok()? * 60)
         }
     };
     let days = days_from_civil(year, month, day);
-    Some((days * 86_400 + hour * 3600 + minute * 60 + second - offset, nanos))
+    Some((
+        days * 86_400 + hour * 3600 + minute * 60 + second - offset,
+        nanos,
+    ))
 }
 
 /// Days since 1970-01-01 of a proleptic Gregorian date.
@@ -229,7 +250,11 @@ fn days_from_civil(year: i64, month: i64, day: i64) -> i64 {
 #[derive(Debug, Clone, PartialEq)]
 pub enum Retirement {
     /// Kept in the desired state with deletion turned into Orphan.
-    Orphaning { name: String, key: String, desired: Value },
+    Orphaning {
+        name: String,
+        key: String,
+        desired: Value,
+    },
     /// Left out: Crossplane deletes the managed resource and the repository stays.
     Released { name: String, key: String },
     /// Left out with protection off while deletion is Delete: the repository goes too.
@@ -245,7 +270,9 @@ pub fn retire<'a>(
 ) -> Vec<Retirement> {
     observed
         .into_iter()
-        .filter(|(name, live)| label(live, KEY_LABEL).is_some() && !planned.iter().any(|p| p.name == name.as_str()))
+        .filter(|(name, live)| {
+            label(live, KEY_LABEL).is_some() && !planned.iter().any(|p| p.name == name.as_str())
+        })
         .map(|(name, live)| retire_one(name, live, protection))
         .collect()
 }
@@ -275,16 +302,28 @@ fn live_api(live: &Object) -> ProviderApi {
 
 fn live_policies(live: &Object) -> Option<Vec<String>> {
     let list = live.get("spec")?.get("managementPolicies")?.as_array()?;
-    Some(list.iter().filter_map(|p| p.as_str().map(str::to_owned)).collect())
+    Some(
+        list.iter()
+            .filter_map(|p| p.as_str().map(str::to_owned))
+            .collect(),
+    )
 }
 
 /// What deleting the live resource would do now.
 pub fn live_deletion(live: &Object) -> Deletion {
-    let deletion_policy = match live.get("spec").and_then(|s| s.get("deletionPolicy")).and_then(Value::as_str) {
+    let deletion_policy = match live
+        .get("spec")
+        .and_then(|s| s.get("deletionPolicy"))
+        .and_then(Value::as_str)
+    {
         Some("Orphan") => Some(DeletionPolicy::Orphan),
         _ => None,
     };
-    effective_deletion(live_api(live), live_policies(live).as_deref(), deletion_policy)
+    effective_deletion(
+        live_api(live),
+        live_policies(live).as_deref(),
+        deletion_policy,
+    )
 }
 
 /// The live resource as a desired one, with deletion turned into Orphan and
@@ -297,7 +336,10 @@ fn orphaning_desired(live: &Object) -> Value {
     };
     if live_api(live) == ProviderApi::Namespaced {
         let policies = live_policies(live).unwrap_or_else(|| vec!["*".into()]);
-        spec.insert("managementPolicies".into(), json!(without_delete(&policies)));
+        spec.insert(
+            "managementPolicies".into(),
+            json!(without_delete(&policies)),
+        );
     } else {
         spec.insert("deletionPolicy".into(), json!("Orphan"));
     }
@@ -318,9 +360,15 @@ fn orphaning_desired(live: &Object) -> Value {
 /// The same management without the right to delete: `*` spelled out without Delete.
 fn without_delete(policies: &[String]) -> Vec<String> {
     if policies.iter().any(|p| p == "*") {
-        return ["Observe", "Create", "Update", "LateInitialize"].map(String::from).to_vec();
+        return ["Observe", "Create", "Update", "LateInitialize"]
+            .map(String::from)
+            .to_vec();
     }
-    policies.iter().filter(|p| *p != "Delete").cloned().collect()
+    policies
+        .iter()
+        .filter(|p| *p != "Delete")
+        .cloned()
+        .collect()
 }
 
 // ---- key conflicts across composites ---------------------------------------
@@ -355,16 +403,35 @@ pub fn key_requirements(planned: &[Planned]) -> BTreeMap<String, ResourceSelecto
 
 /// A managed resource with one of our keys, controlled by another composite,
 /// would make two composites fight over one repository.
-pub fn check_conflicts(p: &Planned, found: Option<&Resources>, me: &CompositeMeta, findings: &mut Findings) {
+pub fn check_conflicts(
+    p: &Planned,
+    found: Option<&Resources>,
+    me: &CompositeMeta,
+    findings: &mut Findings,
+) {
     for item in found.into_iter().flat_map(|r| &r.items) {
-        let Some(object) = item.resource.as_ref().map(|s| &s.0) else { continue };
-        let Some(owner) = controller(object) else { continue };
+        let Some(object) = item.resource.as_ref().map(|s| &s.0) else {
+            continue;
+        };
+        let Some(owner) = controller(object) else {
+            continue;
+        };
         if is_me(owner, me) {
             continue;
         }
-        let owner_kind = owner.get("kind").and_then(Value::as_str).unwrap_or("composite");
-        let owner_name = owner.get("name").and_then(Value::as_str).unwrap_or_default();
-        let resource_name = object.get("metadata").and_then(|m| m.get("name")).and_then(Value::as_str).unwrap_or_default();
+        let owner_kind = owner
+            .get("kind")
+            .and_then(Value::as_str)
+            .unwrap_or("composite");
+        let owner_name = owner
+            .get("name")
+            .and_then(Value::as_str)
+            .unwrap_or_default();
+        let resource_name = object
+            .get("metadata")
+            .and_then(|m| m.get("name"))
+            .and_then(Value::as_str)
+            .unwrap_or_default();
         findings.problem(
             Category::KeyConflict,
             p.entry.field_path(if p.entry.key.is_some() { "key" } else { "name" }),
@@ -413,7 +480,13 @@ mod live_tests {
 
     #[test]
     fn without_delete_spells_out_star() {
-        assert_eq!(without_delete(&["*".into()]), ["Observe", "Create", "Update", "LateInitialize"]);
-        assert_eq!(without_delete(&["Observe".into(), "Delete".into()]), ["Observe"]);
+        assert_eq!(
+            without_delete(&["*".into()]),
+            ["Observe", "Create", "Update", "LateInitialize"]
+        );
+        assert_eq!(
+            without_delete(&["Observe".into(), "Delete".into()]),
+            ["Observe"]
+        );
     }
 }

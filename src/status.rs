@@ -124,3 +124,181 @@ fn list(keys: &[&str]) -> String {
         )
     }
 }
+
+// ---- the composite's status and the results of a call ----------------------
+
+use crate::lifecycle::Retirement;
+use crate::problems::Findings;
+use crate::proto::v1::{Resource, Result as FnResult, Severity, State};
+use crate::proto::Struct;
+
+/// What a successful call found, for status and results.
+pub struct Report<'a> {
+    pub planned: &'a [Planned<'a>],
+    /// The observed resource of each planned repository.
+    pub live: &'a [Option<&'a Object>],
+    /// Whether each planned repository's creation may have leaked.
+    pub leaks: &'a [bool],
+    pub retirements: &'a [Retirement],
+    pub input: &'a Input,
+    pub findings: &'a Findings,
+}
+
+/// What the composite's status said after the previous call: results are
+/// given for changes against it, not on every call.
+#[derive(Debug, Default)]
+pub struct PreviousStatus {
+    leaks: Vec<String>,
+    retiring: Vec<String>,
+}
+
+impl PreviousStatus {
+    pub fn read(composite: &Object) -> PreviousStatus {
+        let status = composite.get("status");
+        let names = |list: &str, flag: Option<&str>| -> Vec<String> {
+            status
+                .and_then(|s| s.get(list))
+                .and_then(Value::as_array)
+                .into_iter()
+                .flatten()
+                .filter(|item| flag.is_none_or(|f| item[f] == true))
+                .filter_map(|item| item["name"].as_str().map(str::to_owned))
+                .collect()
+        };
+        PreviousStatus {
+            leaks: names("repositories", Some("leakSuspected")),
+            retiring: names("retiring", None),
+        }
+    }
+}
+
+/// Writes `status.repositories` (and `status.retiring`) into the desired composite,
+/// keeping whatever else earlier steps put in its status.
+pub fn set_composite_status(desired: &mut State, report: &Report) {
+    let repositories: Vec<Value> = report
+        .planned
+        .iter()
+        .zip(report.live)
+        .zip(report.leaks)
+        .map(|((p, live), leak)| {
+            let warnings: Vec<String> = report
+                .findings
+                .warnings
+                .iter()
+                .filter(|w| w.entry == Some(p.entry.index))
+                .map(|w| w.message.clone())
+                .collect();
+            let mut status = repository_status(p, *live, report.input, &warnings);
+            if *leak {
+                status["leakSuspected"] = json!(true);
+            }
+            status
+        })
+        .collect();
+    let retiring: Vec<Value> = report
+        .retirements
+        .iter()
+        .filter_map(|r| match r {
+            Retirement::Orphaning { name, key, .. } => {
+                Some(json!({"name": name, "key": key, "deletion": "Orphan"}))
+            }
+            _ => None,
+        })
+        .collect();
+    let composite = desired.composite.get_or_insert_with(Resource::default);
+    let object = composite.resource.get_or_insert_with(Struct::default);
+    let status = object.0.entry("status").or_insert_with(|| json!({}));
+    if !status.is_object() {
+        *status = json!({});
+    }
+    status["repositories"] = Value::Array(repositories);
+    if retiring.is_empty() {
+        if let Some(map) = status.as_object_mut() {
+            map.remove("retiring");
+        }
+    } else {
+        status["retiring"] = Value::Array(retiring);
+    }
+}
+
+/// Normal and Warning results for what changed against the observed state.
+pub fn change_results(report: &Report, previous: &PreviousStatus) -> Vec<FnResult> {
+    let mut results = Vec::new();
+    let new: Vec<String> = report
+        .planned
+        .iter()
+        .zip(report.live)
+        .filter(|(_, live)| live.is_none())
+        .map(|(p, _)| {
+            let verb = if p.entry.import {
+                "adopting"
+            } else {
+                "creating"
+            };
+            format!(
+                "{verb} {} ({} {})",
+                p.key, p.kind.rclass, p.kind.package_type
+            )
+        })
+        .collect();
+    if !new.is_empty() {
+        results.push(result(
+            Severity::Normal,
+            "RepositoriesCreating",
+            format!("{} new repositories: {}", new.len(), new.join(", ")),
+        ));
+    }
+    for (p, _) in report
+        .planned
+        .iter()
+        .zip(report.leaks)
+        .filter(|(p, leak)| **leak && !previous.leaks.iter().any(|n| n == p.name))
+    {
+        results.push(result(
+            Severity::Warning,
+            "CreationMayHaveLeaked",
+            format!(
+                "repository {} (key {}): a create was started after the last recorded success or failure, so the provider may have created it without recording it; its identity is left as it is: check Artifactory for the key",
+                p.name, p.key
+            ),
+        ));
+    }
+    for retirement in report.retirements {
+        if let Some(result) = retirement_result(retirement, previous) {
+            results.push(result);
+        }
+    }
+    results
+}
+
+fn retirement_result(retirement: &Retirement, previous: &PreviousStatus) -> Option<FnResult> {
+    match retirement {
+        Retirement::Orphaning { name, key, .. } if !previous.retiring.contains(name) => Some(result(
+            Severity::Warning,
+            "RepositoryRetiring",
+            format!(
+                "repository {name} (key {key}) is gone from the spec: its deletion is turned to Orphan first, so the repository and its artifacts stay in Artifactory; the managed resource is removed once that is applied"
+            ),
+        )),
+        Retirement::Orphaning { .. } => None,
+        Retirement::Released { name, key } => Some(result(
+            Severity::Normal,
+            "RepositoryReleased",
+            format!("repository {name} (key {key}) is gone from the spec: the managed resource is removed and the repository stays in Artifactory"),
+        )),
+        Retirement::Deleted { name, key } => Some(result(
+            Severity::Warning,
+            "RepositoryDeleted",
+            format!("repository {name} (key {key}) is gone from the spec and deletion protection is off: the managed resource and the repository are deleted"),
+        )),
+    }
+}
+
+fn result(severity: Severity, reason: &str, message: String) -> FnResult {
+    FnResult {
+        severity: severity as i32,
+        message,
+        reason: Some(reason.into()),
+        target: Some(Target::CompositeAndClaim as i32),
+    }
+}

@@ -6,7 +6,7 @@ use function_artifactory::catalog::{catalog, ProviderApi, Rclass};
 use function_artifactory::proto::v1::{Ready, Status};
 use serde_json::{json, Value};
 use support::requests::{
-    assert_valid, composite, crds, desired_resources, input, namespaced_composite, request,
+    assert_valid, composite, crds, desired_resources, input, live, namespaced_composite, request,
     status_repositories,
 };
 
@@ -153,9 +153,12 @@ fn a_team_claim_renders_keys_wiring_and_settings() {
 
 #[test]
 fn status_lists_every_repository_in_spec_order() {
-    let ready = json!({"status": {"conditions": [
-        {"type": "Ready", "status": "True", "reason": "Available"},
-        {"type": "Synced", "status": "True", "reason": "ReconcileSuccess"}]}});
+    let ready = live(
+        "local.artifactory.jfrog.crossplane.io/v1alpha1",
+        "MavenRepository",
+        "team1-libs-release",
+        true,
+    );
     let response = request(composite(team_spec()))
         .input(input(
             json!({"artifactoryUrl": "https://artifactory.example.com"}),
@@ -195,7 +198,12 @@ fn status_lists_every_repository_in_spec_order() {
 
 #[test]
 fn all_ready_makes_the_condition_true() {
-    let ready = json!({"status": {"conditions": [{"type": "Ready", "status": "True", "reason": "Available"}]}});
+    let ready = live(
+        "local.artifactory.jfrog.crossplane.io/v1alpha1",
+        "NPMRepository",
+        "a",
+        true,
+    );
     let spec = json!({"repositories": [{"name": "a", "rclass": "local", "packageType": "npm"}]});
     let response = request(composite(spec)).observed("a", ready).run();
     assert_eq!(response.conditions[0].status, Status::ConditionTrue as i32);

@@ -191,3 +191,24 @@ pub fn assert_valid(folder: &str, resources: &BTreeMap<String, Value>) -> bool {
     );
     true
 }
+
+/// An observed managed resource as Crossplane sends it: the composed resource
+/// the function rendered, with a generated name, the key label and conditions.
+pub fn live(api_version: &str, kind: &str, key: &str, ready: bool) -> Value {
+    let status = if ready { "True" } else { "False" };
+    let reason = if ready { "Available" } else { "Creating" };
+    json!({
+        "apiVersion": api_version,
+        "kind": kind,
+        "metadata": {
+            "name": format!("team1-repos-x7k2p-{}", key.len()),
+            "annotations": {"crossplane.io/external-name": key},
+            "labels": {"artifactory.fn.crossplane.io/key": key.to_lowercase()}
+        },
+        "spec": {"forProvider": {}},
+        "status": {"conditions": [
+            {"type": "Ready", "status": status, "reason": reason, "lastTransitionTime": "2026-11-01T10:00:00Z"},
+            {"type": "Synced", "status": "True", "reason": "ReconcileSuccess", "lastTransitionTime": "2026-11-01T10:00:00Z"}
+        ]}
+    })
+}
