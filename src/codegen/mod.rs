@@ -63,6 +63,12 @@ pub(crate) fn scratch_dir(name: &str) -> std::io::Result<PathBuf> {
 /// Runs every generator. Those that read the provider CRDs need `shared`
 /// (the project's `../shared`); without it they are skipped and said so.
 pub fn generate_all(root: &Path, shared: Option<&Path>) -> Result<Vec<GeneratedFile>, String> {
+    // prost-build is not safe to run twice at once in one process (it shares
+    // scratch files); callers such as parallel tests take turns.
+    static ONE_AT_A_TIME: std::sync::Mutex<()> = std::sync::Mutex::new(());
+    let _turn = ONE_AT_A_TIME
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner);
     let mut files = proto::generate(root)?;
     match shared {
         Some(shared) => files.extend(catalog::generate(shared)?),
