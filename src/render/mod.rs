@@ -1,4 +1,6 @@
-//! The `render` face (to be written).
+//! The `render` face (being written).
+
+pub mod yaml;
 
 /// Arguments of `function-artifactory render`.
 #[derive(Debug, Clone, clap::Args)]
