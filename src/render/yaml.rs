@@ -64,10 +64,10 @@ fn integral_text(float: f64) -> Option<String> {
     if float.fract() != 0.0 || !float.is_finite() {
         return None;
     }
-    if float >= -TWO_63 && float < TWO_63 {
+    if (-TWO_63..TWO_63).contains(&float) {
         // `-0` reads back as the integer 0.
         Some((float as i64).to_string())
-    } else if float >= TWO_63 && float < TWO_64 {
+    } else if (TWO_63..TWO_64).contains(&float) {
         Some((float as u64).to_string())
     } else {
         None
@@ -97,7 +97,11 @@ pub fn go_format_g(float: f64) -> String {
         let rest = &digits[1..];
         let dot = if rest.is_empty() { "" } else { "." };
         let exp_sign = if exp < 0 { '-' } else { '+' };
-        return format!("{sign}{}{dot}{rest}e{exp_sign}{:02}", &digits[..1], exp.abs());
+        return format!(
+            "{sign}{}{dot}{rest}e{exp_sign}{:02}",
+            &digits[..1],
+            exp.abs()
+        );
     }
     format!("{sign}{}", fixed_notation(&digits, exp))
 }
@@ -149,7 +153,11 @@ fn digit_runs_less(ar: &[char], br: &[char], i: usize) -> bool {
     // A zero that continues a number with a non-zero digit before it is not
     // a leading zero: count it as part of a larger value.
     if ar[i] == '0' || br[i] == '0' {
-        let continues = ar[..i].iter().rev().take_while(|c| is_digit(**c)).any(|c| *c != '0');
+        let continues = ar[..i]
+            .iter()
+            .rev()
+            .take_while(|c| is_digit(**c))
+            .any(|c| *c != '0');
         if continues {
             an = 1;
             bn = 1;
@@ -215,8 +223,8 @@ fn resolves_by_hint(text: &str) -> bool {
     const IN_MAP: &[&str] = &[
         "y", "Y", "yes", "Yes", "YES", "true", "True", "TRUE", "on", "On", "ON", "n", "N", "no",
         "No", "NO", "false", "False", "FALSE", "off", "Off", "OFF", "", "~", "null", "Null",
-        "NULL", ".nan", ".NaN", ".NAN", ".inf", ".Inf", ".INF", "+.inf", "+.Inf", "+.INF",
-        "-.inf", "-.Inf", "-.INF",
+        "NULL", ".nan", ".NaN", ".NAN", ".inf", ".Inf", ".INF", "+.inf", "+.Inf", "+.INF", "-.inf",
+        "-.Inf", "-.INF",
     ];
     // yaml.v2 only looks further when the first byte hints at a non-string.
     // `<` has no hint, so even the merge key `<<` is written plain.
@@ -278,7 +286,7 @@ fn yaml_style_float(s: &str) -> bool {
         None => (s, None),
     };
     let mantissa_ok = match mantissa.split_once('.') {
-        Some((int, frac)) if int.is_empty() => all_digits(frac) && !frac.is_empty(),
+        Some(("", frac)) => all_digits(frac) && !frac.is_empty(),
         Some((int, frac)) => all_digits(int) && !int.is_empty() && all_digits(frac),
         None => all_digits(mantissa) && !mantissa.is_empty(),
     };
@@ -340,13 +348,17 @@ fn is_timestamp(s: &str) -> bool {
         return false;
     }
     let year: u32 = s[..4].parse().unwrap_or(0);
-    let Some(rest) = parse_date(year, &s[5..]) else { return false };
+    let Some(rest) = parse_date(year, &s[5..]) else {
+        return false;
+    };
     if rest.is_empty() {
         return true;
     }
     let (separator, time) = rest.split_at(1);
     match separator {
-        "T" | "t" => parse_time(time).and_then(parse_zone).is_some_and(str::is_empty),
+        "T" | "t" => parse_time(time)
+            .and_then(parse_zone)
+            .is_some_and(str::is_empty),
         " " => parse_time(time).is_some_and(str::is_empty),
         _ => false,
     }
@@ -489,7 +501,10 @@ fn analyze(value: &str) -> Analysis {
         a.single_quoted_allowed = false;
     }
     if f.space_break || f.special_characters {
-        a = Analysis { multiline: a.multiline, ..Analysis::default() };
+        a = Analysis {
+            multiline: a.multiline,
+            ..Analysis::default()
+        };
     }
     if f.line_breaks {
         a.block_plain_allowed = false;
@@ -511,7 +526,13 @@ fn scan(value: &str) -> Findings {
     for (i, &c) in chars.iter().enumerate() {
         let next = chars.get(i + 1).copied();
         let followed_by_whitespace = next.is_none_or(is_blank);
-        indicators(&mut f, c, i == 0, followed_by_whitespace, preceded_by_whitespace);
+        indicators(
+            &mut f,
+            c,
+            i == 0,
+            followed_by_whitespace,
+            preceded_by_whitespace,
+        );
         if !is_printable(c) {
             f.special_characters = true;
         }
@@ -636,15 +657,33 @@ impl Emitter {
         for (key, value) in sorted_entries(map) {
             self.write_indent();
             if is_simple_key(key) {
-                self.node(&Value::String(key.clone()), NodeContext { mapping: true, simple_key: true });
+                self.node(
+                    &Value::String(key.clone()),
+                    NodeContext {
+                        mapping: true,
+                        simple_key: true,
+                    },
+                );
                 self.write_indicator(":", false, false, false);
             } else {
                 self.write_indicator("?", true, false, true);
-                self.node(&Value::String(key.clone()), NodeContext { mapping: true, simple_key: false });
+                self.node(
+                    &Value::String(key.clone()),
+                    NodeContext {
+                        mapping: true,
+                        simple_key: false,
+                    },
+                );
                 self.write_indent();
                 self.write_indicator(":", true, false, true);
             }
-            self.node(value, NodeContext { mapping: true, simple_key: false });
+            self.node(
+                value,
+                NodeContext {
+                    mapping: true,
+                    simple_key: false,
+                },
+            );
         }
         self.pop_indent();
     }
@@ -689,7 +728,9 @@ impl Emitter {
             return Style::DoubleQuoted;
         }
         let mut style = requested;
-        if style == Style::Plain && (!a.block_plain_allowed || (value.is_empty() && self.simple_key_context)) {
+        if style == Style::Plain
+            && (!a.block_plain_allowed || (value.is_empty() && self.simple_key_context))
+        {
             style = Style::SingleQuoted;
         }
         if style == Style::SingleQuoted && !a.single_quoted_allowed {
@@ -748,7 +789,13 @@ impl Emitter {
         self.indention = true;
     }
 
-    fn write_indicator(&mut self, indicator: &str, need_whitespace: bool, is_whitespace: bool, is_indention: bool) {
+    fn write_indicator(
+        &mut self,
+        indicator: &str,
+        need_whitespace: bool,
+        is_whitespace: bool,
+        is_indention: bool,
+    ) {
         if need_whitespace && !self.whitespace {
             self.put(' ');
         }
@@ -841,7 +888,12 @@ impl Emitter {
                 self.write_escape(c);
                 spaces = false;
             } else if c == ' ' {
-                if allow_breaks && !spaces && self.column > BEST_WIDTH && i > 0 && i + 1 < chars.len() {
+                if allow_breaks
+                    && !spaces
+                    && self.column > BEST_WIDTH
+                    && i > 0
+                    && i + 1 < chars.len()
+                {
                     self.write_indent();
                     if chars[i + 1] == ' ' {
                         self.put('\\');
@@ -963,7 +1015,11 @@ mod tests {
     /// The printed form of one string value under the key `k`.
     fn scalar(text: &str) -> String {
         let printed = yaml(json!({ "k": text }));
-        printed.strip_prefix("k: ").unwrap_or(&printed).trim_end_matches('\n').to_string()
+        printed
+            .strip_prefix("k: ")
+            .unwrap_or(&printed)
+            .trim_end_matches('\n')
+            .to_string()
     }
 
     #[test]
@@ -993,21 +1049,33 @@ spec:
 
     #[test]
     fn nested_sequences_and_empty_collections() {
-        assert_eq!(yaml(json!({"a": [[1, 2], [], {}]})), "a:\n- - 1\n  - 2\n- []\n- {}\n");
+        assert_eq!(
+            yaml(json!({"a": [[1, 2], [], {}]})),
+            "a:\n- - 1\n  - 2\n- []\n- {}\n"
+        );
         assert_eq!(yaml(json!({})), "{}\n");
-        assert_eq!(yaml(json!({"a": {"b": {"c": []}}})), "a:\n  b:\n    c: []\n");
+        assert_eq!(
+            yaml(json!({"a": {"b": {"c": []}}})),
+            "a:\n  b:\n    c: []\n"
+        );
     }
 
     #[test]
     fn sequence_items_that_are_mappings_of_sequences() {
         let value = json!({"items": [{"name": "a", "ports": [80, 443]}]});
-        assert_eq!(yaml(value), "items:\n- name: a\n  ports:\n  - 80\n  - 443\n");
+        assert_eq!(
+            yaml(value),
+            "items:\n- name: a\n  ports:\n  - 80\n  - 443\n"
+        );
     }
 
     #[test]
     fn keys_sort_in_natural_order() {
         let value = json!({"b": 1, "a": 2, "a10": 3, "a2": 4, "A": 5, "_x": 6, "Z": 7});
-        assert_eq!(yaml(value), "_x: 6\nA: 5\nZ: 7\na: 2\na2: 4\na10: 3\nb: 1\n");
+        assert_eq!(
+            yaml(value),
+            "_x: 6\nA: 5\nZ: 7\na: 2\na2: 4\na10: 3\nb: 1\n"
+        );
     }
 
     #[test]
@@ -1029,17 +1097,61 @@ spec:
         assert!(!natural_less("a", "a"));
         // Ordinary Kubernetes keys keep byte order.
         assert!(natural_less("apiVersion", "kind"));
-        assert!(natural_less("crossplane.io/claim-name", "crossplane.io/composite"));
+        assert!(natural_less(
+            "crossplane.io/claim-name",
+            "crossplane.io/composite"
+        ));
     }
 
     #[test]
     fn strings_that_read_back_as_other_types_are_double_quoted() {
         for text in [
-            "true", "True", "TRUE", "false", "yes", "Yes", "no", "NO", "on", "On", "off", "y",
-            "Y", "n", "N", "null", "Null", "NULL", "~", "", "123", "-7", "+1", "0x1F", "0X1f",
-            "0o17", "017", "08", "0b101", "1_000", "1e3", "1.0", "1.", ".5", "-.5e3", ".inf",
-            "-.Inf", ".NaN", "1:20", "-1:20:30.5", "2024-01-01", "2024-1-1", "2024-02-29",
-            "2024-01-01T00:00:00Z", "2024-01-01t10:00:00.5+02:00", "2024-01-01 10:00:00",
+            "true",
+            "True",
+            "TRUE",
+            "false",
+            "yes",
+            "Yes",
+            "no",
+            "NO",
+            "on",
+            "On",
+            "off",
+            "y",
+            "Y",
+            "n",
+            "N",
+            "null",
+            "Null",
+            "NULL",
+            "~",
+            "",
+            "123",
+            "-7",
+            "+1",
+            "0x1F",
+            "0X1f",
+            "0o17",
+            "017",
+            "08",
+            "0b101",
+            "1_000",
+            "1e3",
+            "1.0",
+            "1.",
+            ".5",
+            "-.5e3",
+            ".inf",
+            "-.Inf",
+            ".NaN",
+            "1:20",
+            "-1:20:30.5",
+            "2024-01-01",
+            "2024-1-1",
+            "2024-02-29",
+            "2024-01-01T00:00:00Z",
+            "2024-01-01t10:00:00.5+02:00",
+            "2024-01-01 10:00:00",
             "99999999999999999999999",
         ] {
             assert_eq!(scalar(text), format!("\"{text}\""), "{text:?}");
@@ -1049,10 +1161,35 @@ spec:
     #[test]
     fn strings_that_stay_strings_are_plain() {
         for text in [
-            "hello", "Yes!", "yES", "nope", "<<", "0x", "1.2.3", "1e", "e3", "a-b", "a:b",
-            "a#b", "?x", ":x", "-x", "it's", "say \"hi\"", "2024-13-01", "2023-02-29",
-            "2024-02-30", "2024-01-01T10:00:00", "2024-01-01 10:00", "12:60", "é", "x y z",
-            "https://example.com/a?b=c#d", "v1.2", "1.2.3-rc.1", "._5",
+            "hello",
+            "Yes!",
+            "yES",
+            "nope",
+            "<<",
+            "0x",
+            "1.2.3",
+            "1e",
+            "e3",
+            "a-b",
+            "a:b",
+            "a#b",
+            "?x",
+            ":x",
+            "-x",
+            "it's",
+            "say \"hi\"",
+            "2024-13-01",
+            "2023-02-29",
+            "2024-02-30",
+            "2024-01-01T10:00:00",
+            "2024-01-01 10:00",
+            "12:60",
+            "é",
+            "x y z",
+            "https://example.com/a?b=c#d",
+            "v1.2",
+            "1.2.3-rc.1",
+            "._5",
         ] {
             assert_eq!(scalar(text), text, "{text:?}");
         }
@@ -1125,9 +1262,15 @@ spec:
 
     #[test]
     fn literal_blocks_indent_below_their_key_or_dash() {
-        assert_eq!(yaml(json!({"a": {"b": "x\ny"}})), "a:\n  b: |-\n    x\n    y\n");
+        assert_eq!(
+            yaml(json!({"a": {"b": "x\ny"}})),
+            "a:\n  b: |-\n    x\n    y\n"
+        );
         assert_eq!(yaml(json!({"l": ["x\ny"]})), "l:\n- |-\n  x\n  y\n");
-        assert_eq!(yaml(json!({"l": [{"m": "x\ny"}]})), "l:\n- m: |-\n    x\n    y\n");
+        assert_eq!(
+            yaml(json!({"l": [{"m": "x\ny"}]})),
+            "l:\n- m: |-\n    x\n    y\n"
+        );
     }
 
     #[test]
@@ -1166,7 +1309,10 @@ description: aaaaaaaaa aaaaaaaaa aaaaaaaaa aaaaaaaaa aaaaaaaaa aaaaaaaaa aaaaaaa
         let word = "w".repeat(100);
         assert_eq!(yaml(json!({ "k": word.clone() })), format!("k: {word}\n"));
         let spaced = format!("{}  {}", "x".repeat(85), "y");
-        assert_eq!(yaml(json!({ "k": spaced.clone() })), format!("k: {spaced}\n"));
+        assert_eq!(
+            yaml(json!({ "k": spaced.clone() })),
+            format!("k: {spaced}\n")
+        );
         let key = ["key"; 30].join(" ");
         assert_eq!(yaml(json!({ key.clone(): 1 })), format!("{key}: 1\n"));
     }
@@ -1195,7 +1341,10 @@ k: \"x\\t ccccccccc ccccccccc ccccccccc ccccccccc ccccccccc ccccccccc ccccccccc 
 k: \"x\\t ccccccccc ccccccccc ccccccccc ccccccccc ccccccccc ccccccccc ccccccccc ccccccccc
   \\ ccccccccc\"
 ";
-        assert_eq!(yaml(json!({ "k": format!("x\t {eight}  ccccccccc") })), expected);
+        assert_eq!(
+            yaml(json!({ "k": format!("x\t {eight}  ccccccccc") })),
+            expected
+        );
     }
 
     #[test]
