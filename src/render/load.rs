@@ -15,6 +15,9 @@ use std::path::{Path, PathBuf};
 /// A Kubernetes object as a JSON map.
 pub type Object = Map<String, Value>;
 
+/// The annotation that keys composed resources by composition resource name.
+pub const ANNOTATION_RESOURCE_NAME: &str = "crossplane.io/composition-resource-name";
+
 /// The Composition: what render needs of it.
 #[derive(Debug, Clone)]
 pub struct Composition {
@@ -404,4 +407,34 @@ fn as_kubernetes_object(doc: Value) -> Result<Object> {
 /// A path in double quotes, as Go's `%q` prints it.
 fn quoted(path: &Path) -> String {
     format!("{:?}", path.display().to_string())
+}
+
+// ---- object accessors ----
+
+/// The string at a path of object keys, or `""`.
+pub fn str_at<'a>(object: &'a Object, path: &[&str]) -> &'a str {
+    value_at(object, path)
+        .and_then(Value::as_str)
+        .unwrap_or_default()
+}
+
+/// The object at a path of object keys.
+pub fn object_at<'a>(object: &'a Object, path: &[&str]) -> Option<&'a Object> {
+    value_at(object, path).and_then(Value::as_object)
+}
+
+fn value_at<'a>(object: &'a Object, path: &[&str]) -> Option<&'a Value> {
+    let (first, rest) = path.split_first()?;
+    rest.iter().try_fold(object.get(*first)?, |value, key| {
+        value.as_object()?.get(*key)
+    })
+}
+
+/// The composition-resource-name annotation of an object.
+pub fn resource_name(object: &Object) -> String {
+    str_at(
+        object,
+        &["metadata", "annotations", ANNOTATION_RESOURCE_NAME],
+    )
+    .to_string()
 }

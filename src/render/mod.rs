@@ -7,6 +7,24 @@
 //! and others over gRPC at their development target ([`pipeline`]), adds the
 //! metadata Crossplane adds ([`output`]) and prints the documents exactly as
 //! `crossplane render` prints them ([`yaml`]).
+//!
+//! Where Crossplane 1.17 and v2 differ, v2 is followed (see [`output`]):
+//! the desired composite's readiness, function conditions on the XR,
+//! `generateName` only for unnamed resources, the observed name, namespace
+//! and `generateName` copied, the XR namespace forced, the compositeTypeRef
+//! and composition-selector checks, `meta.capabilities`, `required_resources`
+//! and YAML-or-JSON `--context-values`.
+//!
+//! Deliberate differences from `crossplane render`:
+//! - This function always runs in process; other functions only through the
+//!   Development runtime (no Docker). Only Functions that a step uses are
+//!   looked at.
+//! - Requests carry `meta.tag`, computed as Crossplane's reconciler does
+//!   (hex SHA-256 of the request), where render sends none.
+//! - Requirements are met from the `--required-resources` files and also from
+//!   the observed resources (a cluster would return those too); a selector's
+//!   namespace is honoured.
+//! - Input YAML is read as YAML 1.2 (`yes` is a string, dates stay strings).
 
 pub mod load;
 pub mod output;

@@ -13,10 +13,8 @@
 //! - the `crossplane.io/composite` label and the name prefix come from the
 //!   XR's own `crossplane.io/composite` label when it has one (nested XRs).
 
-use super::load::Object;
-use super::pipeline::{
-    object_at, resource_name, str_at, Inputs, Outcome, StepResult, ANNOTATION_RESOURCE_NAME,
-};
+use super::load::{object_at, resource_name, str_at, Object, ANNOTATION_RESOURCE_NAME};
+use super::pipeline::{Inputs, Outcome, StepResult};
 use super::{Error, Result};
 use crate::proto::v1::{Condition, Ready, Severity, State, Status};
 use serde_json::{json, Map, Value};

@@ -7,7 +7,7 @@
 //! until its requirements stop changing. This function runs in process; any
 //! other function is called over insecure gRPC at its development target.
 
-use super::load::{self, Composition, Function, Object, Step};
+use super::load::{self, object_at, resource_name, str_at, Composition, Function, Object, Step};
 use super::{Error, RenderArgs, Result};
 use crate::proto::v1::{
     self, resource_selector, Capability, Condition, RequestMeta, Requirements, Resource,
@@ -26,7 +26,6 @@ pub const THIS_FUNCTION: &str = "function-artifactory";
 pub const ANNOTATION_RUNTIME: &str = "render.crossplane.io/runtime";
 pub const ANNOTATION_TARGET: &str = "render.crossplane.io/runtime-development-target";
 pub const DEFAULT_TARGET: &str = "localhost:9443";
-pub const ANNOTATION_RESOURCE_NAME: &str = "crossplane.io/composition-resource-name";
 /// How often a step is called again for changed requirements.
 pub const MAX_REQUIREMENTS_ITERATIONS: usize = 5;
 
@@ -218,15 +217,6 @@ fn observed_state(inputs: &Inputs) -> State {
         composite: Some(resource(inputs.composite.clone())),
         resources,
     }
-}
-
-/// The composition-resource-name annotation of an object.
-pub fn resource_name(object: &Object) -> String {
-    str_at(
-        object,
-        &["metadata", "annotations", ANNOTATION_RESOURCE_NAME],
-    )
-    .to_string()
 }
 
 fn resource(object: Object) -> Resource {
@@ -633,27 +623,6 @@ fn go_duration(duration: Duration) -> String {
         (0, m) => format!("{m}m{seconds}"),
         (h, m) => format!("{h}h{m}m{seconds}"),
     }
-}
-
-// ---- JSON helpers ----
-
-/// The string at a path of object keys, or `""`.
-pub fn str_at<'a>(object: &'a Object, path: &[&str]) -> &'a str {
-    value_at(object, path)
-        .and_then(Value::as_str)
-        .unwrap_or_default()
-}
-
-/// The object at a path of object keys.
-pub fn object_at<'a>(object: &'a Object, path: &[&str]) -> Option<&'a Object> {
-    value_at(object, path).and_then(Value::as_object)
-}
-
-fn value_at<'a>(object: &'a Object, path: &[&str]) -> Option<&'a Value> {
-    let (first, rest) = path.split_first()?;
-    rest.iter().try_fold(object.get(*first)?, |value, key| {
-        value.as_object()?.get(*key)
-    })
 }
 
 #[cfg(test)]
