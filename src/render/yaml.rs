@@ -22,7 +22,6 @@
 //! meaning; the event state machine is replaced by recursion over the value.
 
 use serde_json::{Map, Number, Value};
-use std::cmp::Ordering;
 
 /// libyaml's `best_indent` and `best_width`; yaml.v2 never changes them and
 /// Kubernetes never calls `FutureLineWrap`, so long lines wrap at 80.
@@ -196,17 +195,18 @@ fn is_letter(c: char) -> bool {
     c.is_alphabetic()
 }
 
+/// The entries in natural key order. An insertion sort: `natural_less` is
+/// only as consistent as yaml.v2's comparison, and unlike `sort_by` an
+/// insertion sort cannot panic on an inconsistent order.
 fn sorted_entries(map: &Map<String, Value>) -> Vec<(&String, &Value)> {
-    let mut entries: Vec<(&String, &Value)> = map.iter().collect();
-    entries.sort_by(|(a, _), (b, _)| {
-        if natural_less(a, b) {
-            Ordering::Less
-        } else if natural_less(b, a) {
-            Ordering::Greater
-        } else {
-            Ordering::Equal
-        }
-    });
+    let mut entries: Vec<(&String, &Value)> = Vec::with_capacity(map.len());
+    for (key, value) in map {
+        let at = entries
+            .iter()
+            .position(|(other, _)| natural_less(key, other))
+            .unwrap_or(entries.len());
+        entries.insert(at, (key, value));
+    }
     entries
 }
 
