@@ -1,10 +1,209 @@
-//! The `render` face (to be written).
+//! `function-artifactory render`: a Composition's pipeline without a cluster.
+//!
+//! It does what `crossplane render` (Crossplane v2, in-tree CLI up to v2.2)
+//! does for a pipeline that uses this function, without Docker: it loads the
+//! composite resource, the Composition, the Functions and the observed
+//! resources ([`load`]), runs the steps in order, this function in process
+//! and others over gRPC at their development target ([`pipeline`]), adds the
+//! metadata Crossplane adds ([`output`]) and prints the documents exactly as
+//! `crossplane render` prints them ([`yaml`]).
+//!
+//! Where Crossplane 1.17 and v2 differ, v2 is followed (see [`output`]):
+//! the desired composite's readiness, function conditions on the XR,
+//! `generateName` only for unnamed resources, the observed name, namespace
+//! and `generateName` copied, the XR namespace forced, the compositeTypeRef
+//! and composition-selector checks, `meta.capabilities`, `required_resources`
+//! and YAML-or-JSON `--context-values`.
+//!
+//! Deliberate differences from `crossplane render`:
+//! - This function always runs in process; other functions only through the
+//!   Development runtime (no Docker). Only Functions that a step uses are
+//!   looked at.
+//! - Requests carry `meta.tag`, computed as Crossplane's reconciler does
+//!   (hex SHA-256 of the request), where render sends none.
+//! - Requirements are met from the `--required-resources` files and also from
+//!   the observed resources (a cluster would return those too); a selector's
+//!   namespace is honoured.
+//! - Input YAML is read as YAML 1.2 (`yes` is a string, dates stay strings).
 
-/// Arguments of `function-artifactory render`.
+pub mod load;
+pub mod output;
+pub mod pipeline;
+pub mod yaml;
+
+use std::fmt;
+use std::io::Write;
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::time::Duration;
+
+/// Arguments of `function-artifactory render`, spelled as `crossplane render`.
 #[derive(Debug, Clone, clap::Args)]
-pub struct RenderArgs {}
+pub struct RenderArgs {
+    /// A YAML file with the composite resource (XR) to render.
+    pub composite_resource: PathBuf,
+    /// A YAML file with the Composition (mode: Pipeline) to render it with.
+    pub composition: PathBuf,
+    /// A YAML file or folder of the Functions the pipeline uses. This
+    /// function runs in process; others need the annotations
+    /// `render.crossplane.io/runtime: Development` and
+    /// `render.crossplane.io/runtime-development-target`.
+    pub functions: Option<PathBuf>,
+    /// A YAML file or folder of observed composed resources.
+    #[arg(short = 'o', long, value_name = "PATH")]
+    pub observed_resources: Option<PathBuf>,
+    /// A YAML file or folder of resources that functions may require.
+    /// Observed resources are offered too. Repeatable.
+    #[arg(short = 'e', long, value_name = "PATH")]
+    pub required_resources: Vec<PathBuf>,
+    /// Deprecated name of --required-resources. Repeatable.
+    #[arg(long, value_name = "PATH")]
+    pub extra_resources: Vec<PathBuf>,
+    /// Print Normal and Warning results as documents of kind Result.
+    #[arg(short = 'r', long)]
+    pub include_function_results: bool,
+    /// Print the final pipeline context as a document of kind Context.
+    #[arg(short = 'c', long)]
+    pub include_context: bool,
+    /// Print the input XR's spec and metadata in the rendered XR.
+    #[arg(short = 'x', long = "include-full-xr")]
+    pub include_full_xr: bool,
+    /// Context values, KEY=VALUE with a JSON or YAML value; several pairs may
+    /// be separated by `;`. Repeatable. Wins over --context-files.
+    #[arg(long, value_name = "KEY=VALUE")]
+    pub context_values: Vec<String>,
+    /// Context values read from files, KEY=FILE. Repeatable.
+    #[arg(long, value_name = "KEY=FILE")]
+    pub context_files: Vec<String>,
+    /// How long the whole render may take (Go duration syntax, e.g. 30s, 1m).
+    #[arg(long, default_value = "1m", value_parser = parse_go_duration)]
+    pub timeout: Duration,
+}
 
-/// Runs the command; the exit code follows `crossplane render`.
-pub fn run(_args: RenderArgs) -> std::process::ExitCode {
-    std::process::ExitCode::FAILURE
+/// Runs the command: the documents on stdout, or an error on stderr and
+/// exit code 1, as `crossplane render`.
+pub fn run(args: RenderArgs) -> ExitCode {
+    match render(&args) {
+        Ok(stream) => {
+            let mut stdout = std::io::stdout().lock();
+            // A closed pipe (e.g. `| head`) is not worth a panic.
+            let _ = stdout
+                .write_all(stream.as_bytes())
+                .and_then(|()| stdout.flush());
+            ExitCode::SUCCESS
+        }
+        Err(error) => {
+            eprintln!("function-artifactory: error: {error}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+/// Everything from the files to the printed YAML stream.
+pub fn render(args: &RenderArgs) -> Result<String> {
+    let inputs = pipeline::Inputs::load(args)?;
+    let outcome = pipeline::run(&inputs, args.timeout)
+        .map_err(|e| e.wrap("cannot render composite resource"))?;
+    let options = output::Options {
+        include_results: args.include_function_results,
+        include_context: args.include_context,
+        include_full_xr: args.include_full_xr,
+    };
+    let documents = output::documents(&inputs, &outcome, &options)?;
+    Ok(documents
+        .iter()
+        .map(|doc| format!("---\n{}", yaml::to_yaml(doc)))
+        .collect())
+}
+
+/// An error message, wrapped with context as Go's `errors.Wrap` does:
+/// `context: cause`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Error(String);
+
+impl Error {
+    pub fn new(message: impl Into<String>) -> Error {
+        Error(message.into())
+    }
+
+    /// This error with `context` in front.
+    #[must_use]
+    pub fn wrap(self, context: impl fmt::Display) -> Error {
+        Error(format!("{context}: {}", self.0))
+    }
+}
+
+impl fmt::Display for Error {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for Error {}
+
+pub type Result<T> = std::result::Result<T, Error>;
+
+/// Go's `time.ParseDuration` syntax: a sequence of decimal numbers with a
+/// unit each (`ns`, `us`, `µs`, `ms`, `s`, `m`, `h`), e.g. `1m30s`, `2.5s`.
+pub fn parse_go_duration(text: &str) -> std::result::Result<Duration, String> {
+    let invalid = || format!("invalid duration {text:?}");
+    if text == "0" {
+        return Ok(Duration::ZERO);
+    }
+    let mut rest = text.strip_prefix('+').unwrap_or(text);
+    if rest.is_empty() {
+        return Err(invalid());
+    }
+    let mut total = 0f64;
+    while !rest.is_empty() {
+        let number_len = rest
+            .find(|c: char| !c.is_ascii_digit() && c != '.')
+            .ok_or_else(invalid)?;
+        let number: f64 = rest[..number_len].parse().map_err(|_| invalid())?;
+        rest = &rest[number_len..];
+        let unit_len = rest
+            .find(|c: char| c.is_ascii_digit() || c == '.')
+            .unwrap_or(rest.len());
+        let seconds = match &rest[..unit_len] {
+            "ns" => 1e-9,
+            "us" | "µs" | "μs" => 1e-6,
+            "ms" => 1e-3,
+            "s" => 1.0,
+            "m" => 60.0,
+            "h" => 3600.0,
+            _ => return Err(invalid()),
+        };
+        total += number * seconds;
+        rest = &rest[unit_len..];
+    }
+    Duration::try_from_secs_f64(total).map_err(|_| invalid())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn go_durations() {
+        assert_eq!(parse_go_duration("1m"), Ok(Duration::from_secs(60)));
+        assert_eq!(parse_go_duration("1m30s"), Ok(Duration::from_secs(90)));
+        assert_eq!(parse_go_duration("1.5s"), Ok(Duration::from_millis(1500)));
+        assert_eq!(parse_go_duration("250ms"), Ok(Duration::from_millis(250)));
+        assert_eq!(parse_go_duration("0"), Ok(Duration::ZERO));
+        assert!(parse_go_duration("5").is_err());
+        assert!(parse_go_duration("1x").is_err());
+        assert!(parse_go_duration("").is_err());
+        assert!(parse_go_duration("-1s").is_err());
+    }
+
+    #[test]
+    fn errors_wrap_like_go() {
+        let error = Error::new("boom")
+            .wrap("cannot run pipeline step \"a\"")
+            .wrap("cannot render");
+        assert_eq!(
+            error.to_string(),
+            "cannot render: cannot run pipeline step \"a\": boom"
+        );
+    }
 }

@@ -2,5 +2,6 @@
 #![allow(dead_code)]
 
 pub mod crd;
+pub mod render;
 pub mod requests;
 pub mod server;

@@ -1,0 +1,440 @@
+//! Reading the files `render` is given, with the checks and error texts of
+//! `crossplane render` (`cmd/crank/render/load.go` and `cmd.go`).
+//!
+//! YAML is parsed with serde_yaml_ng, which follows YAML 1.2: unlike Go's
+//! yaml.v2 it reads `yes`/`on` as strings and leaves dates as strings. Quote
+//! such values in the input files when the difference matters.
+
+use super::{Error, Result};
+use crate::proto::v1::{resource_selector, MatchLabels, ResourceSelector};
+use serde::Deserialize;
+use serde_json::{Map, Value};
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+/// A Kubernetes object as a JSON map.
+pub type Object = Map<String, Value>;
+
+/// The annotation that keys composed resources by composition resource name.
+pub const ANNOTATION_RESOURCE_NAME: &str = "crossplane.io/composition-resource-name";
+
+/// The Composition: what render needs of it.
+#[derive(Debug, Clone)]
+pub struct Composition {
+    pub name: String,
+    pub labels: BTreeMap<String, String>,
+    pub composite_api_version: String,
+    pub composite_kind: String,
+    pub mode: String,
+    pub steps: Vec<Step>,
+}
+
+/// One pipeline step.
+#[derive(Debug, Clone)]
+pub struct Step {
+    pub name: String,
+    pub function: String,
+    pub input: Option<Value>,
+    /// Bootstrap requirements (`requirements.requiredResources`), by name.
+    pub required_resources: Vec<(String, ResourceSelector)>,
+}
+
+/// A `pkg.crossplane.io` Function: its name, package and annotations.
+#[derive(Debug, Clone, Default)]
+pub struct Function {
+    pub name: String,
+    pub package: String,
+    pub annotations: BTreeMap<String, String>,
+}
+
+// ---- the documents as serde reads them ----
+
+#[derive(Deserialize, Default)]
+#[serde(default, rename_all = "camelCase")]
+struct Meta {
+    name: String,
+    labels: BTreeMap<String, String>,
+    annotations: BTreeMap<String, String>,
+}
+
+#[derive(Deserialize, Default)]
+#[serde(default, rename_all = "camelCase")]
+struct Header {
+    api_version: String,
+    kind: String,
+    metadata: Meta,
+}
+
+#[derive(Deserialize, Default)]
+#[serde(default, rename_all = "camelCase")]
+struct CompositionSpec {
+    composite_type_ref: TypeRef,
+    mode: String,
+    pipeline: Vec<StepSpec>,
+}
+
+#[derive(Deserialize, Default)]
+#[serde(default, rename_all = "camelCase")]
+struct TypeRef {
+    api_version: String,
+    kind: String,
+}
+
+#[derive(Deserialize, Default)]
+#[serde(default, rename_all = "camelCase")]
+struct StepSpec {
+    step: String,
+    function_ref: FunctionRef,
+    input: Option<Value>,
+    requirements: Option<StepRequirements>,
+}
+
+#[derive(Deserialize, Default)]
+#[serde(default)]
+struct FunctionRef {
+    name: String,
+}
+
+#[derive(Deserialize, Default)]
+#[serde(default, rename_all = "camelCase")]
+struct StepRequirements {
+    required_resources: Vec<SelectorSpec>,
+}
+
+#[derive(Deserialize, Default)]
+#[serde(default, rename_all = "camelCase")]
+struct SelectorSpec {
+    requirement_name: String,
+    api_version: String,
+    kind: String,
+    name: Option<String>,
+    match_labels: Option<BTreeMap<String, String>>,
+    namespace: Option<String>,
+}
+
+#[derive(Deserialize, Default)]
+#[serde(default)]
+struct FunctionSpec {
+    package: String,
+}
+
+// ---- loaders ----
+
+/// The composite resource: one YAML document with `apiVersion` and `kind`.
+pub fn composite(path: &Path) -> Result<Object> {
+    let load = || -> Result<Object> {
+        let text = read(path).map_err(|e| e.wrap("cannot read composite resource file"))?;
+        let mut docs =
+            parse_stream(&text).map_err(|e| e.wrap("cannot unmarshal composite resource YAML"))?;
+        if docs.len() != 1 {
+            let msg = format!("expected one YAML document, found {}", docs.len());
+            return Err(Error::new(msg).wrap("cannot unmarshal composite resource YAML"));
+        }
+        let object = as_kubernetes_object(docs.remove(0));
+        object.map_err(|e| e.wrap("cannot unmarshal composite resource YAML"))
+    };
+    load().map_err(|e| {
+        e.wrap(format!(
+            "cannot load composite resource from {}",
+            quoted(path)
+        ))
+    })
+}
+
+/// The Composition: `apiextensions.crossplane.io/v1` `Composition`.
+pub fn composition(path: &Path) -> Result<Composition> {
+    let load = || -> Result<Composition> {
+        let text = read(path).map_err(|e| e.wrap("cannot read composition file"))?;
+        let mut docs = parse_stream(&text)
+            .map_err(|e| e.wrap("cannot unmarshal composition resource YAML"))?;
+        let doc = if docs.is_empty() {
+            Value::Object(Map::new())
+        } else {
+            docs.remove(0)
+        };
+        parse_composition(doc)
+    };
+    load().map_err(|e| e.wrap(format!("cannot load Composition from {}", quoted(path))))
+}
+
+fn parse_composition(doc: Value) -> Result<Composition> {
+    let doc = without_nulls(doc);
+    let wrap = |e: serde_json::Error| {
+        Error::new(e.to_string()).wrap("cannot unmarshal composition resource YAML")
+    };
+    let header: Header = serde_json::from_value(doc.clone()).map_err(wrap)?;
+    if header.api_version != "apiextensions.crossplane.io/v1" || header.kind != "Composition" {
+        return Err(Error::new(format!(
+            "not a composition: {}/{}",
+            header.kind, header.metadata.name
+        )));
+    }
+    let spec = doc.get("spec").cloned().unwrap_or(Value::Null);
+    let spec: CompositionSpec = serde_json::from_value(spec).map_err(wrap)?;
+    Ok(Composition {
+        name: header.metadata.name,
+        labels: header.metadata.labels,
+        composite_api_version: spec.composite_type_ref.api_version,
+        composite_kind: spec.composite_type_ref.kind,
+        mode: spec.mode,
+        steps: spec.pipeline.into_iter().map(step).collect(),
+    })
+}
+
+fn step(spec: StepSpec) -> Step {
+    let required = spec
+        .requirements
+        .map(|r| r.required_resources)
+        .unwrap_or_default();
+    Step {
+        name: spec.step,
+        function: spec.function_ref.name,
+        input: spec.input,
+        required_resources: required.into_iter().map(selector).collect(),
+    }
+}
+
+fn selector(spec: SelectorSpec) -> (String, ResourceSelector) {
+    let r#match = match (spec.name, spec.match_labels) {
+        (Some(name), _) => Some(resource_selector::Match::MatchName(name)),
+        (None, Some(labels)) => Some(resource_selector::Match::MatchLabels(MatchLabels {
+            labels,
+        })),
+        (None, None) => None,
+    };
+    let selector = ResourceSelector {
+        api_version: spec.api_version,
+        kind: spec.kind,
+        namespace: spec.namespace,
+        r#match,
+    };
+    (spec.requirement_name, selector)
+}
+
+/// The Functions: a file or folder of `pkg.crossplane.io` `Function`s.
+pub fn functions(path: &Path) -> Result<Vec<Function>> {
+    let load = || -> Result<Vec<Function>> {
+        let docs = read_stream(path).map_err(|e| e.wrap("cannot load YAML stream from file"))?;
+        docs.into_iter().map(parse_function).collect()
+    };
+    load().map_err(|e| e.wrap(format!("cannot load functions from {}", quoted(path))))
+}
+
+fn parse_function(doc: Value) -> Result<Function> {
+    let doc = without_nulls(doc);
+    let wrap = |e: serde_json::Error| {
+        Error::new(e.to_string()).wrap("cannot parse YAML Function manifest")
+    };
+    let header: Header = serde_json::from_value(doc.clone()).map_err(wrap)?;
+    let known = ["pkg.crossplane.io/v1", "pkg.crossplane.io/v1beta1"];
+    if !known.contains(&header.api_version.as_str()) || header.kind != "Function" {
+        return Err(Error::new(format!(
+            "not a function: {}/{}",
+            header.kind, header.metadata.name
+        )));
+    }
+    let spec = doc.get("spec").cloned().unwrap_or(Value::Null);
+    let spec: FunctionSpec = serde_json::from_value(spec).map_err(wrap)?;
+    Ok(Function {
+        name: header.metadata.name,
+        package: spec.package,
+        annotations: header.metadata.annotations,
+    })
+}
+
+/// Observed composed resources or required resources: a file or folder of
+/// Kubernetes objects. `what` names them in errors.
+pub fn resources(path: &Path, what: &str) -> Result<Vec<Object>> {
+    let load = || -> Result<Vec<Object>> {
+        let docs = read_stream(path).map_err(|e| e.wrap("cannot load YAML stream from file"))?;
+        let parse = |doc| {
+            as_kubernetes_object(doc).map_err(|e| e.wrap("cannot parse YAML resource manifest"))
+        };
+        docs.into_iter().map(parse).collect()
+    };
+    load().map_err(|e| e.wrap(format!("cannot load {what} from {}", quoted(path))))
+}
+
+/// Context values given with `--context-values KEY=VALUE` (YAML or JSON) and
+/// `--context-files KEY=FILE`; values win over files for the same key.
+pub fn context(files: &[String], values: &[String]) -> Result<Object> {
+    let mut context = Object::new();
+    for (key, file) in flag_pairs(files)? {
+        let text = read(Path::new(&file))
+            .map_err(|e| e.wrap(format!("cannot read context file for key {key:?}")))?;
+        context.insert(key.clone(), parse_value(&text, &key)?);
+    }
+    for (key, text) in flag_pairs(values)? {
+        context.insert(key.clone(), parse_value(&text, &key)?);
+    }
+    Ok(context)
+}
+
+fn parse_value(text: &str, key: &str) -> Result<Value> {
+    serde_yaml_ng::from_str(text).map_err(|e| {
+        Error::new(e.to_string()).wrap(format!(
+            "cannot unmarshal YAML/JSON for context key {key:?}"
+        ))
+    })
+}
+
+/// `KEY=VALUE` pairs from repeated flags, each of which may hold several
+/// pairs separated by `;` (kong's map syntax; `\;` keeps a literal `;`).
+fn flag_pairs(flags: &[String]) -> Result<Vec<(String, String)>> {
+    let mut pairs = Vec::new();
+    for flag in flags {
+        for pair in split_unescaped(flag, ';') {
+            let Some((key, value)) = pair.split_once('=') else {
+                return Err(Error::new(format!("expected KEY=VALUE, got {pair:?}")));
+            };
+            pairs.push((key.to_string(), value.to_string()));
+        }
+    }
+    Ok(pairs)
+}
+
+fn split_unescaped(text: &str, separator: char) -> Vec<String> {
+    let mut parts = vec![String::new()];
+    let mut chars = text.chars().peekable();
+    while let Some(c) = chars.next() {
+        match c {
+            '\\' if chars.peek() == Some(&separator) => {
+                parts.last_mut().unwrap().push(chars.next().unwrap())
+            }
+            c if c == separator => parts.push(String::new()),
+            c => parts.last_mut().unwrap().push(c),
+        }
+    }
+    parts.retain(|p| !p.is_empty());
+    parts
+}
+
+/// The document without null fields: Go's JSON decoding leaves a field
+/// that is null at its zero value (`pipeline:` with nothing after it is an
+/// empty pipeline). A step's `input` is kept as it is: it goes to the
+/// function.
+fn without_nulls(value: Value) -> Value {
+    match value {
+        Value::Object(map) => Value::Object(
+            map.into_iter()
+                .filter(|(_, v)| !v.is_null())
+                .map(|(k, v)| {
+                    if k == "input" {
+                        (k, v)
+                    } else {
+                        (k, without_nulls(v))
+                    }
+                })
+                .collect(),
+        ),
+        Value::Array(items) => Value::Array(items.into_iter().map(without_nulls).collect()),
+        other => other,
+    }
+}
+
+// ---- files and YAML streams ----
+
+fn read(path: &Path) -> Result<String> {
+    std::fs::read_to_string(path).map_err(|e| Error::new(format!("open {}: {e}", path.display())))
+}
+
+/// The documents of a file, or of every `.yaml`/`.yml` file directly in a
+/// folder, in file-name order (`LoadYAMLStream`).
+fn read_stream(path: &Path) -> Result<Vec<Value>> {
+    let files = if path.is_dir() {
+        yaml_files(path)?
+    } else {
+        vec![path.to_path_buf()]
+    };
+    let mut docs = Vec::new();
+    for file in files {
+        let text = read(&file)?;
+        docs.extend(
+            parse_stream(&text)
+                .map_err(|e| e.wrap(format!("cannot parse YAML stream in {}", file.display())))?,
+        );
+    }
+    Ok(docs)
+}
+
+fn yaml_files(dir: &Path) -> Result<Vec<PathBuf>> {
+    let entries =
+        std::fs::read_dir(dir).map_err(|e| Error::new(format!("cannot read directory: {e}")))?;
+    let mut files: Vec<PathBuf> = entries
+        .filter_map(|entry| entry.ok().map(|e| e.path()))
+        .filter(|p| {
+            p.is_file() && matches!(p.extension().and_then(|e| e.to_str()), Some("yaml" | "yml"))
+        })
+        .collect();
+    files.sort();
+    if files.is_empty() {
+        return Err(Error::new(format!(
+            "no YAML files found in {} (.yaml or .yml)",
+            quoted(dir)
+        )));
+    }
+    Ok(files)
+}
+
+/// The non-empty documents of a YAML stream.
+fn parse_stream(text: &str) -> Result<Vec<Value>> {
+    let mut docs = Vec::new();
+    for document in serde_yaml_ng::Deserializer::from_str(text) {
+        let value = Value::deserialize(document).map_err(|e| Error::new(e.to_string()))?;
+        if !value.is_null() {
+            docs.push(value);
+        }
+    }
+    Ok(docs)
+}
+
+/// A document as a Kubernetes object: a mapping with a `kind`, as the
+/// apimachinery decoder requires.
+fn as_kubernetes_object(doc: Value) -> Result<Object> {
+    let Value::Object(object) = doc else {
+        return Err(Error::new("the document is not a YAML mapping"));
+    };
+    let kind = object
+        .get("kind")
+        .and_then(Value::as_str)
+        .unwrap_or_default();
+    if kind.is_empty() {
+        return Err(Error::new("Object 'Kind' is missing"));
+    }
+    Ok(object)
+}
+
+/// A path in double quotes, as Go's `%q` prints it.
+fn quoted(path: &Path) -> String {
+    format!("{:?}", path.display().to_string())
+}
+
+// ---- object accessors ----
+
+/// The string at a path of object keys, or `""`.
+pub fn str_at<'a>(object: &'a Object, path: &[&str]) -> &'a str {
+    value_at(object, path)
+        .and_then(Value::as_str)
+        .unwrap_or_default()
+}
+
+/// The object at a path of object keys.
+pub fn object_at<'a>(object: &'a Object, path: &[&str]) -> Option<&'a Object> {
+    value_at(object, path).and_then(Value::as_object)
+}
+
+fn value_at<'a>(object: &'a Object, path: &[&str]) -> Option<&'a Value> {
+    let (first, rest) = path.split_first()?;
+    rest.iter().try_fold(object.get(*first)?, |value, key| {
+        value.as_object()?.get(*key)
+    })
+}
+
+/// The composition-resource-name annotation of an object.
+pub fn resource_name(object: &Object) -> String {
+    str_at(
+        object,
+        &["metadata", "annotations", ANNOTATION_RESOURCE_NAME],
+    )
+    .to_string()
+}

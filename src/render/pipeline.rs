@@ -1,0 +1,769 @@
+//! Running the Composition's pipeline as `crossplane render` does
+//! (`cmd/crank/render/render.go`, `internal/xfn/required_resources.go`).
+//!
+//! Each step gets the observed state (the XR and the observed composed
+//! resources), the desired state and context the previous step returned, and
+//! its own input. A step that asks for resources is called again with them,
+//! until its requirements stop changing. This function runs in process; any
+//! other function is called over insecure gRPC at its development target.
+
+use super::load::{self, object_at, resource_name, str_at, Composition, Function, Object, Step};
+use super::{Error, RenderArgs, Result};
+use crate::proto::v1::{
+    self, resource_selector, Capability, Condition, RequestMeta, Requirements, Resource,
+    ResourceSelector, Resources, RunFunctionRequest, RunFunctionResponse, Severity, State,
+};
+use crate::proto::{v1beta1, Struct};
+use prost::Message;
+use serde_json::Value;
+use sha2::{Digest, Sha256};
+use std::collections::BTreeMap;
+use std::time::Duration;
+use tokio::time::Instant;
+
+/// The name under which this function runs in process.
+pub const THIS_FUNCTION: &str = "function-artifactory";
+pub const ANNOTATION_RUNTIME: &str = "render.crossplane.io/runtime";
+pub const ANNOTATION_TARGET: &str = "render.crossplane.io/runtime-development-target";
+pub const DEFAULT_TARGET: &str = "localhost:9443";
+/// How often a step is called again for changed requirements.
+pub const MAX_REQUIREMENTS_ITERATIONS: usize = 5;
+
+/// Everything render reads, loaded and checked.
+#[derive(Debug, Clone)]
+pub struct Inputs {
+    pub composite: Object,
+    pub composition: Composition,
+    pub functions: Vec<Function>,
+    pub observed: Vec<Object>,
+    pub required: Vec<Object>,
+    pub context: Object,
+}
+
+impl Inputs {
+    /// Loads the files in `crossplane render`'s order, with its checks.
+    pub fn load(args: &RenderArgs) -> Result<Inputs> {
+        let composite = load::composite(&args.composite_resource)?;
+        let composition = load::composition(&args.composition)?;
+        check_composition(&composite, &composition)?;
+        let functions = match &args.functions {
+            Some(path) => load::functions(path)?,
+            None => Vec::new(),
+        };
+        let observed = match &args.observed_resources {
+            Some(path) => load::resources(path, "observed composed resources")?,
+            None => Vec::new(),
+        };
+        let mut required = Vec::new();
+        for path in &args.required_resources {
+            required.extend(load::resources(path, "required resources")?);
+        }
+        for path in &args.extra_resources {
+            required.extend(load::resources(path, "extra resources")?);
+        }
+        let context = load::context(&args.context_files, &args.context_values)
+            .map_err(|e| e.wrap("cannot build context data"))?;
+        Ok(Inputs {
+            composite,
+            composition,
+            functions,
+            observed,
+            required,
+            context,
+        })
+    }
+}
+
+/// The checks `crossplane render` (v2) makes before running anything.
+fn check_composition(xr: &Object, composition: &Composition) -> Result<()> {
+    let (xr_kind, xr_api_version) = (str_at(xr, &["kind"]), str_at(xr, &["apiVersion"]));
+    if composition.composite_kind != xr_kind {
+        return Err(Error::new(format!(
+            "composition's compositeTypeRef.kind ({}) does not match XR's kind ({xr_kind})",
+            composition.composite_kind
+        )));
+    }
+    if composition.composite_api_version != xr_api_version {
+        return Err(Error::new(format!(
+            "composition's compositeTypeRef.apiVersion ({}) does not match XR's apiVersion ({xr_api_version})",
+            composition.composite_api_version
+        )));
+    }
+    check_selector(xr, composition)?;
+    if composition.mode != "Pipeline" {
+        return Err(Error::new(format!(
+            "render only supports Composition Function pipelines: Composition {:?} must use spec.mode: Pipeline",
+            composition.name
+        )));
+    }
+    Ok(())
+}
+
+/// The XR's `compositionSelector.matchLabels` must select the Composition.
+fn check_selector(xr: &Object, composition: &Composition) -> Result<()> {
+    let selector = object_at(
+        xr,
+        &["spec", "crossplane", "compositionSelector", "matchLabels"],
+    )
+    .or_else(|| object_at(xr, &["spec", "compositionSelector", "matchLabels"]));
+    for (key, want) in selector.into_iter().flatten() {
+        let want = want.as_str().unwrap_or_default();
+        match composition.labels.get(key) {
+            None => {
+                let msg = format!(
+                    "composition {:?} is missing required label {key:?}",
+                    composition.name
+                );
+                return Err(Error::new(msg));
+            }
+            Some(got) if got != want => {
+                return Err(Error::new(format!(
+                    "composition {:?} has incorrect value for label {key:?}: want {want:?}, got {got:?}",
+                    composition.name
+                )));
+            }
+            Some(_) => {}
+        }
+    }
+    Ok(())
+}
+
+/// What the pipeline produced.
+#[derive(Debug, Clone, Default)]
+pub struct Outcome {
+    /// The desired state the last step returned.
+    pub desired: State,
+    /// The context the last step returned (`None` if it returned none).
+    pub context: Option<Struct>,
+    /// Non-fatal results of every step, in pipeline order.
+    pub results: Vec<StepResult>,
+    /// Conditions of every step, in pipeline order.
+    pub conditions: Vec<Condition>,
+}
+
+/// A result together with the step that returned it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct StepResult {
+    pub step: String,
+    pub severity: i32,
+    pub message: String,
+}
+
+/// Runs every step; stops at the first error or fatal result.
+pub fn run(inputs: &Inputs, timeout: Duration) -> Result<Outcome> {
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .map_err(|e| Error::new(format!("cannot start the async runtime: {e}")))?;
+    runtime.block_on(run_steps(inputs, timeout))
+}
+
+async fn run_steps(inputs: &Inputs, timeout: Duration) -> Result<Outcome> {
+    let deadline = Instant::now() + timeout;
+    let mut runners =
+        Runners::start(inputs).map_err(|e| e.wrap("cannot start function runtimes"))?;
+    let pool = ResourcePool::new(inputs);
+    let observed = observed_state(inputs);
+    // The pipeline starts with an empty desired state and the user's context.
+    let mut desired = Some(State::default());
+    let mut context = Some(Struct(inputs.context.clone()));
+    let mut outcome = Outcome::default();
+    for step in &inputs.composition.steps {
+        let request = step_request(step, &observed, desired, context, &pool)?;
+        let call = run_with_requirements(&mut runners, step, request, &pool);
+        let response = tokio::time::timeout_at(deadline, call)
+            .await
+            .map_err(|_| runners.timed_out(&step.function, timeout))
+            .and_then(|r| r)
+            .map_err(|e| e.wrap(format!("cannot run pipeline step {:?}", step.name)))?;
+        desired = response.desired.clone();
+        context = response.context.clone();
+        record(&mut outcome, step, response)?;
+    }
+    outcome.desired = desired.unwrap_or_default();
+    outcome.context = context;
+    Ok(outcome)
+}
+
+/// Keeps a step's conditions and results; a fatal result ends the render.
+fn record(outcome: &mut Outcome, step: &Step, response: RunFunctionResponse) -> Result<()> {
+    outcome.conditions.extend(response.conditions);
+    for result in response.results {
+        if result.severity == Severity::Fatal as i32 {
+            let msg = format!(
+                "pipeline step {:?} returned a fatal result: {}",
+                step.name, result.message
+            );
+            return Err(Error::new(msg));
+        }
+        outcome.results.push(StepResult {
+            step: step.name.clone(),
+            severity: result.severity,
+            message: result.message,
+        });
+    }
+    Ok(())
+}
+
+/// The observed state: the XR as given and the observed composed resources,
+/// keyed by their composition-resource-name annotation (`""` without one).
+fn observed_state(inputs: &Inputs) -> State {
+    let resources = inputs
+        .observed
+        .iter()
+        .map(|object| (resource_name(object), resource(object.clone())))
+        .collect();
+    State {
+        composite: Some(resource(inputs.composite.clone())),
+        resources,
+    }
+}
+
+fn resource(object: Object) -> Resource {
+    Resource {
+        resource: Some(Struct(object)),
+        ..Default::default()
+    }
+}
+
+/// The request of one step before requirements are met.
+fn step_request(
+    step: &Step,
+    observed: &State,
+    desired: Option<State>,
+    context: Option<Struct>,
+    pool: &ResourcePool,
+) -> Result<RunFunctionRequest> {
+    let input = match &step.input {
+        None => None,
+        Some(Value::Object(input)) => Some(Struct(input.clone())),
+        Some(_) => {
+            let msg = "the input is not an object";
+            return Err(Error::new(msg).wrap(format!(
+                "cannot unmarshal input for Composition pipeline step {:?}",
+                step.name
+            )));
+        }
+    };
+    let required_resources = step
+        .required_resources
+        .iter()
+        .map(|(name, selector)| (name.clone(), pool.fetch(selector)))
+        .collect();
+    Ok(RunFunctionRequest {
+        observed: Some(observed.clone()),
+        desired,
+        input,
+        context,
+        required_resources,
+        ..Default::default()
+    })
+}
+
+/// Calls a step until its requirements stabilise (Crossplane's
+/// `FetchingFunctionRunner`): a response whose requirements equal the
+/// previous ones (none on the first call) or that is fatal ends the loop;
+/// otherwise the step is called again with the resources it asked for and
+/// the context it returned.
+async fn run_with_requirements(
+    runners: &mut Runners,
+    step: &Step,
+    mut request: RunFunctionRequest,
+    pool: &ResourcePool,
+) -> Result<RunFunctionResponse> {
+    let mut previous: Option<Requirements> = None;
+    for _ in 0..=MAX_REQUIREMENTS_ITERATIONS {
+        let response = runners
+            .run(&step.function, with_meta(request.clone()))
+            .await?;
+        let fatal = response
+            .results
+            .iter()
+            .any(|r| r.severity == Severity::Fatal as i32);
+        if fatal || response.requirements == previous {
+            return Ok(response);
+        }
+        let requirements = response.requirements.clone().unwrap_or_default();
+        request.required_resources = pool.fetch_all(&requirements.resources);
+        request.extra_resources = pool.fetch_all(&requirements.extra_resources);
+        request.context = response.context;
+        previous = response.requirements;
+    }
+    Err(Error::new(format!(
+        "requirements didn't stabilize after the maximum number of iterations ({MAX_REQUIREMENTS_ITERATIONS})"
+    )))
+}
+
+/// Adds the request metadata. The tag identifies the request as Crossplane's
+/// reconciler computes it (hex SHA-256 of the request's deterministic
+/// encoding without `meta`), so a function that echoes or caches by tag sees
+/// what it would in a cluster; `crossplane render` itself sends no tag. The
+/// capabilities are those Crossplane v2 advertises that render honours.
+fn with_meta(mut request: RunFunctionRequest) -> RunFunctionRequest {
+    request.meta = None;
+    let tag = hex(&Sha256::digest(request.encode_to_vec()));
+    let capabilities = [
+        Capability::Capabilities,
+        Capability::RequiredResources,
+        Capability::Conditions,
+    ];
+    request.meta = Some(RequestMeta {
+        tag,
+        capabilities: capabilities.iter().map(|c| *c as i32).collect(),
+    });
+    request
+}
+
+fn hex(bytes: &[u8]) -> String {
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+// ---- resources a function may require ----
+
+/// The resources offered to requirements: the `--required-resources` (and
+/// `--extra-resources`) files, as `crossplane render` offers, and also the
+/// observed composed resources, which a cluster would return too. Sorted by
+/// name, as Crossplane's `FilteringFetcher` sorts them.
+struct ResourcePool {
+    resources: Vec<Object>,
+}
+
+impl ResourcePool {
+    fn new(inputs: &Inputs) -> ResourcePool {
+        let mut resources = inputs.required.clone();
+        for object in &inputs.observed {
+            if !resources.iter().any(|r| same_object(r, object)) {
+                resources.push(object.clone());
+            }
+        }
+        resources
+            .sort_by(|a, b| str_at(a, &["metadata", "name"]).cmp(str_at(b, &["metadata", "name"])));
+        ResourcePool { resources }
+    }
+
+    fn fetch_all(
+        &self,
+        selectors: &BTreeMap<String, ResourceSelector>,
+    ) -> BTreeMap<String, Resources> {
+        selectors
+            .iter()
+            .map(|(name, selector)| (name.clone(), self.fetch(selector)))
+            .collect()
+    }
+
+    /// The resources a selector picks: the first with the name, or all with
+    /// the labels (an empty label set picks every resource of the kind).
+    fn fetch(&self, selector: &ResourceSelector) -> Resources {
+        let candidates = self.resources.iter().filter(|r| {
+            str_at(r, &["apiVersion"]) == selector.api_version
+                && str_at(r, &["kind"]) == selector.kind
+                && selector
+                    .namespace
+                    .as_deref()
+                    .is_none_or(|ns| ns.is_empty() || str_at(r, &["metadata", "namespace"]) == ns)
+        });
+        let picked: Vec<&Object> = match &selector.r#match {
+            Some(resource_selector::Match::MatchName(name)) => candidates
+                .filter(|r| str_at(r, &["metadata", "name"]) == name)
+                .take(1)
+                .collect(),
+            Some(resource_selector::Match::MatchLabels(labels)) => candidates
+                .filter(|r| {
+                    labels
+                        .labels
+                        .iter()
+                        .all(|(k, v)| str_at(r, &["metadata", "labels", k]) == v)
+                })
+                .collect(),
+            None => Vec::new(),
+        };
+        Resources {
+            items: picked.into_iter().map(|r| resource(r.clone())).collect(),
+        }
+    }
+}
+
+fn same_object(a: &Object, b: &Object) -> bool {
+    let key = |o: &Object| {
+        ["apiVersion", "kind"]
+            .map(|f| str_at(o, &[f]).to_string())
+            .into_iter()
+            .chain(["namespace", "name"].map(|f| str_at(o, &["metadata", f]).to_string()))
+            .collect::<Vec<_>>()
+    };
+    key(a) == key(b)
+}
+
+// ---- runners ----
+
+/// How a function runs.
+#[derive(Debug, Clone, PartialEq)]
+enum Runtime {
+    /// This function, through `crate::run_function`.
+    InProcess,
+    /// Another function, served by the user at a gRPC target.
+    Development(GrpcFunction),
+}
+
+/// The runtimes of the functions the pipeline uses, by function name.
+struct Runners {
+    runtimes: BTreeMap<String, Runtime>,
+}
+
+impl Runners {
+    /// Decides how each function that a step names runs. A function that
+    /// Functions does not list gets no runtime: its step fails when it is
+    /// reached, as in `crossplane render`.
+    fn start(inputs: &Inputs) -> Result<Runners> {
+        let mut runtimes = BTreeMap::new();
+        for step in &inputs.composition.steps {
+            if runtimes.contains_key(&step.function) {
+                continue;
+            }
+            let function = inputs.functions.iter().find(|f| f.name == step.function);
+            if let Some(runtime) = runtime_for(&step.function, function)? {
+                runtimes.insert(step.function.clone(), runtime);
+            }
+        }
+        Ok(Runners { runtimes })
+    }
+
+    async fn run(
+        &mut self,
+        function: &str,
+        request: RunFunctionRequest,
+    ) -> Result<RunFunctionResponse> {
+        match self.runtimes.get_mut(function) {
+            Some(Runtime::InProcess) => run_in_process(&request),
+            Some(Runtime::Development(grpc)) => grpc.run(request).await,
+            None => Err(Error::new(format!(
+                "unknown Function {function:?} - does it exist in your Functions file?"
+            ))),
+        }
+    }
+
+    fn timed_out(&self, function: &str, timeout: Duration) -> Error {
+        let hint = match self.runtimes.get(function) {
+            Some(Runtime::Development(grpc)) => {
+                format!(": is Function {function:?} serving at {:?}?", grpc.target)
+            }
+            _ => String::new(),
+        };
+        Error::new(format!(
+            "context deadline exceeded (--timeout {}){hint}",
+            go_duration(timeout)
+        ))
+    }
+}
+
+/// This function runs in process when a step names it or when its Function's
+/// package is this function's, whatever the runtime annotation says; other
+/// functions need the Development runtime.
+fn runtime_for(name: &str, function: Option<&Function>) -> Result<Option<Runtime>> {
+    if name == THIS_FUNCTION {
+        return Ok(Some(Runtime::InProcess));
+    }
+    let Some(function) = function else {
+        return Ok(None);
+    };
+    if function.package.contains(THIS_FUNCTION) {
+        return Ok(Some(Runtime::InProcess));
+    }
+    let annotation = |key: &str| {
+        function
+            .annotations
+            .get(key)
+            .map(String::as_str)
+            .unwrap_or_default()
+    };
+    match annotation(ANNOTATION_RUNTIME) {
+        "Development" => {
+            let target = Some(annotation(ANNOTATION_TARGET)).filter(|t| !t.is_empty()).unwrap_or(DEFAULT_TARGET);
+            Ok(Some(Runtime::Development(GrpcFunction::new(name, target))))
+        }
+        "" | "Docker" => Err(Error::new(format!(
+            "function-artifactory render does not use Docker: annotate the Function with \
+             {ANNOTATION_RUNTIME}: Development and {ANNOTATION_TARGET}: <host:port>, and serve it there"
+        ))
+        .wrap(format!("cannot start Function {name:?}"))),
+        other => Err(Error::new(format!("unsupported {ANNOTATION_RUNTIME:?} annotation value {other:?} (unknown runtime)"))
+            .wrap(format!("cannot get runtime for Function {name:?}"))),
+    }
+}
+
+/// Runs this function on the request as a gRPC server would receive it: the
+/// request and the response go through the protobuf wire format, so the
+/// function sees exactly the values it would see in a cluster.
+fn run_in_process(request: &RunFunctionRequest) -> Result<RunFunctionResponse> {
+    let wire = |e: prost::DecodeError| Error::new(format!("cannot decode protobuf: {e}"));
+    let request = RunFunctionRequest::decode(request.encode_to_vec().as_slice()).map_err(wire)?;
+    let response = crate::run_function(&request);
+    RunFunctionResponse::decode(response.encode_to_vec().as_slice()).map_err(wire)
+}
+
+/// A function served over insecure gRPC, connected at first use.
+#[derive(Debug, Clone)]
+struct GrpcFunction {
+    name: String,
+    target: String,
+    channel: Option<tonic::transport::Channel>,
+}
+
+impl PartialEq for GrpcFunction {
+    fn eq(&self, other: &Self) -> bool {
+        (&self.name, &self.target) == (&other.name, &other.target)
+    }
+}
+
+impl GrpcFunction {
+    fn new(name: &str, target: &str) -> GrpcFunction {
+        GrpcFunction {
+            name: name.to_string(),
+            target: target.to_string(),
+            channel: None,
+        }
+    }
+
+    /// Calls `apiextensions.fn.proto.v1`, and the same bytes on `v1beta1`
+    /// when the server does not implement v1 (Crossplane's beta fallback).
+    async fn run(&mut self, request: RunFunctionRequest) -> Result<RunFunctionResponse> {
+        let channel = self.channel().await?;
+        let mut client =
+            v1::function_runner_service_client::FunctionRunnerServiceClient::new(channel.clone());
+        match client.run_function(request.clone()).await {
+            Ok(response) => Ok(response.into_inner()),
+            Err(status) if status.code() == tonic::Code::Unimplemented => {
+                let mut beta =
+                    v1beta1::function_runner_service_client::FunctionRunnerServiceClient::new(
+                        channel,
+                    );
+                beta.run_function(request)
+                    .await
+                    .map(tonic::Response::into_inner)
+                    .map_err(rpc_error)
+            }
+            Err(status) => Err(rpc_error(status)),
+        }
+    }
+
+    /// Connects, retrying until it succeeds: Crossplane dials with gRPC's
+    /// `waitForReady`, so a function that is still starting is waited for
+    /// until the render's deadline.
+    async fn channel(&mut self) -> Result<tonic::transport::Channel> {
+        if let Some(channel) = &self.channel {
+            return Ok(channel.clone());
+        }
+        let uri = endpoint_uri(&self.target)?;
+        let endpoint = tonic::transport::Endpoint::from_shared(uri.clone())
+            .map_err(|e| {
+                Error::new(format!(
+                    "cannot dial Function {:?} at address {:?}: {e}",
+                    self.name, self.target
+                ))
+            })?
+            .connect_timeout(Duration::from_secs(5));
+        loop {
+            if let Ok(channel) = endpoint.connect().await {
+                self.channel = Some(channel.clone());
+                return Ok(channel);
+            }
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+    }
+}
+
+/// The HTTP/2 URI of a gRPC target (`host:port`, `dns:///host:port`,
+/// `passthrough:///host:port`, `ipv4:addr:port`, `ipv6:[addr]:port`).
+fn endpoint_uri(target: &str) -> Result<String> {
+    let address = if let Some(rest) = target.strip_prefix("dns:") {
+        // dns:[//authority/]host:port
+        rest.strip_prefix("//")
+            .map_or(rest, |r| r.split_once('/').map_or(r, |(_, host)| host))
+    } else if let Some(rest) = target.strip_prefix("passthrough:") {
+        rest.trim_start_matches('/')
+    } else if let Some(rest) = target
+        .strip_prefix("ipv4:")
+        .or_else(|| target.strip_prefix("ipv6:"))
+    {
+        rest
+    } else if target.starts_with("unix:") {
+        return Err(Error::new(format!(
+            "unsupported gRPC target {target:?}: use host:port"
+        )));
+    } else {
+        target
+    };
+    Ok(format!("http://{address}"))
+}
+
+/// A gRPC error as Go's grpc-go prints it.
+fn rpc_error(status: tonic::Status) -> Error {
+    Error::new(format!(
+        "rpc error: code = {:?} desc = {}",
+        status.code(),
+        status.message()
+    ))
+}
+
+/// A duration as Go's `time.Duration.String` prints whole seconds and up
+/// (`1m0s`, `1h0m0s`, `30s`), milliseconds below a second.
+fn go_duration(duration: Duration) -> String {
+    let secs = duration.as_secs();
+    if secs == 0 {
+        return format!("{}ms", duration.as_millis());
+    }
+    let (hours, minutes, seconds) = (secs / 3600, secs / 60 % 60, secs % 60);
+    let frac = duration.subsec_millis();
+    let seconds = match frac {
+        0 => format!("{seconds}s"),
+        _ => format!("{seconds}.{}s", format!("{frac:03}").trim_end_matches('0')),
+    };
+    match (hours, minutes) {
+        (0, 0) => seconds,
+        (0, m) => format!("{m}m{seconds}"),
+        (h, m) => format!("{h}h{m}m{seconds}"),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn object(value: Value) -> Object {
+        value.as_object().cloned().unwrap()
+    }
+
+    #[test]
+    fn targets_become_http_uris() {
+        assert_eq!(
+            endpoint_uri("localhost:9443").unwrap(),
+            "http://localhost:9443"
+        );
+        assert_eq!(
+            endpoint_uri("dns:///fn.ns:9443").unwrap(),
+            "http://fn.ns:9443"
+        );
+        assert_eq!(
+            endpoint_uri("dns://8.8.8.8/fn:9443").unwrap(),
+            "http://fn:9443"
+        );
+        assert_eq!(
+            endpoint_uri("passthrough:///127.0.0.1:1").unwrap(),
+            "http://127.0.0.1:1"
+        );
+        assert_eq!(
+            endpoint_uri("ipv6:[::1]:9443").unwrap(),
+            "http://[::1]:9443"
+        );
+        assert!(endpoint_uri("unix:///tmp/fn.sock").is_err());
+    }
+
+    #[test]
+    fn durations_print_like_go() {
+        assert_eq!(go_duration(Duration::from_secs(60)), "1m0s");
+        assert_eq!(go_duration(Duration::from_secs(30)), "30s");
+        assert_eq!(go_duration(Duration::from_secs(3725)), "1h2m5s");
+        assert_eq!(go_duration(Duration::from_millis(1500)), "1.5s");
+        assert_eq!(go_duration(Duration::from_millis(250)), "250ms");
+    }
+
+    #[test]
+    fn this_function_runs_in_process_whatever_its_annotations() {
+        let by_package = Function {
+            name: "fn".into(),
+            package: "xpkg.example.io/org/function-artifactory:v0.1.0".into(),
+            annotations: [(ANNOTATION_RUNTIME.to_string(), "Development".to_string())].into(),
+        };
+        assert_eq!(
+            runtime_for("fn", Some(&by_package)).unwrap(),
+            Some(Runtime::InProcess)
+        );
+        assert_eq!(
+            runtime_for(THIS_FUNCTION, None).unwrap(),
+            Some(Runtime::InProcess)
+        );
+        assert_eq!(runtime_for("other", None).unwrap(), None);
+    }
+
+    #[test]
+    fn other_functions_need_the_development_runtime() {
+        let mut function = Function {
+            name: "other".into(),
+            package: "xpkg/other:v1".into(),
+            ..Default::default()
+        };
+        let error = runtime_for("other", Some(&function))
+            .unwrap_err()
+            .to_string();
+        assert!(error.starts_with(
+            "cannot start Function \"other\": function-artifactory render does not use Docker"
+        ));
+        function
+            .annotations
+            .insert(ANNOTATION_RUNTIME.into(), "Development".into());
+        let Some(Runtime::Development(grpc)) = runtime_for("other", Some(&function)).unwrap()
+        else {
+            panic!()
+        };
+        assert_eq!(grpc.target, DEFAULT_TARGET);
+        function
+            .annotations
+            .insert(ANNOTATION_RUNTIME.into(), "Podman".into());
+        let error = runtime_for("other", Some(&function))
+            .unwrap_err()
+            .to_string();
+        assert!(error
+            .contains("unsupported \"render.crossplane.io/runtime\" annotation value \"Podman\""));
+    }
+
+    #[test]
+    fn selectors_pick_by_name_or_labels() {
+        let cm = |name: &str, team: &str| {
+            object(
+                json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": name, "labels": {"team": team}}}),
+            )
+        };
+        let pool = ResourcePool {
+            resources: vec![cm("a", "x"), cm("b", "y"), cm("c", "x")],
+        };
+        let by_name = ResourceSelector {
+            api_version: "v1".into(),
+            kind: "ConfigMap".into(),
+            r#match: Some(resource_selector::Match::MatchName("b".into())),
+            ..Default::default()
+        };
+        assert_eq!(pool.fetch(&by_name).items, vec![resource(cm("b", "y"))]);
+        let labels = v1::MatchLabels {
+            labels: [("team".to_string(), "x".to_string())].into(),
+        };
+        let by_labels = ResourceSelector {
+            r#match: Some(resource_selector::Match::MatchLabels(labels)),
+            ..by_name.clone()
+        };
+        assert_eq!(
+            pool.fetch(&by_labels).items,
+            vec![resource(cm("a", "x")), resource(cm("c", "x"))]
+        );
+        let other_kind = ResourceSelector {
+            kind: "Secret".into(),
+            ..by_labels
+        };
+        assert!(pool.fetch(&other_kind).items.is_empty());
+    }
+
+    #[test]
+    fn the_tag_is_a_hash_of_the_request() {
+        let request = RunFunctionRequest {
+            input: Some(Struct(object(json!({"a": 1})))),
+            ..Default::default()
+        };
+        let first = with_meta(request.clone()).meta.unwrap();
+        assert_eq!(first.tag.len(), 64);
+        assert_eq!(
+            with_meta(with_meta(request).clone()).meta.unwrap().tag,
+            first.tag
+        );
+        assert_eq!(first.capabilities, vec![1, 2, 4]);
+    }
+}
