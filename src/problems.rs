@@ -138,7 +138,10 @@ impl Findings {
         let count = self.problems.len();
         let noun = if count == 1 { "problem" } else { "problems" };
         let mut message = format!("cannot render the Artifactory repositories: {count} {noun}");
-        for problem in &self.problems {
+        // Composite-wide problems first, then entry by entry in spec order.
+        let mut ordered: Vec<&Problem> = self.problems.iter().collect();
+        ordered.sort_by_key(|p| p.entry.map_or(0, |e| e + 1));
+        for problem in ordered {
             message.push_str("\n- ");
             message.push_str(&problem.to_string());
         }

@@ -245,7 +245,16 @@ pub fn change_results(report: &Report, previous: &PreviousStatus) -> Vec<FnResul
         results.push(result(
             Severity::Normal,
             "RepositoriesCreating",
-            format!("{} new repositories: {}", new.len(), new.join(", ")),
+            format!(
+                "{} new {}: {}",
+                new.len(),
+                if new.len() == 1 {
+                    "repository"
+                } else {
+                    "repositories"
+                },
+                new.join(", ")
+            ),
         ));
     }
     for (p, _) in report

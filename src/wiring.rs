@@ -117,7 +117,7 @@ fn find_member<'p, 'a>(
     if let Some(index) = by_name.get(name) {
         return Some(&all[*index]);
     }
-    let known: Vec<&str> = by_name.keys().copied().collect();
+    let known: Vec<&str> = by_name.keys().copied().filter(|n| *n != p.name).collect();
     findings.problem(
         Category::InvalidWiring,
         path,
