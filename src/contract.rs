@@ -327,12 +327,14 @@ fn read_members(reader: &mut ObjectReader, entry: &Entry) -> Option<Vec<Value>> 
 }
 
 fn check_unique_names(entries: &[Entry], findings: &mut Findings) {
-    for (position, entry) in entries.iter().enumerate() {
-        let Some(name) = &entry.name else { continue };
-        let first = entries[..position]
-            .iter()
-            .find(|e| e.name.as_ref() == Some(name));
-        if let Some(first) = first {
+    let mut first_by_name: std::collections::BTreeMap<&str, &Entry> =
+        std::collections::BTreeMap::new();
+    for entry in entries {
+        let Some(name) = entry.name.as_deref() else {
+            continue;
+        };
+        let first = *first_by_name.entry(name).or_insert(entry);
+        if first.index != entry.index {
             findings.problem(
                 Category::InvalidComposite,
                 entry.field_path("name"),

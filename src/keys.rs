@@ -339,24 +339,27 @@ pub fn check_unique_keys<'a>(
     keyed: impl IntoIterator<Item = (&'a Entry, &'a str)>,
     findings: &mut Findings,
 ) {
-    let mut seen: Vec<(&Entry, String)> = Vec::new();
+    let mut seen: std::collections::BTreeMap<String, &Entry> = std::collections::BTreeMap::new();
     for (entry, key) in keyed {
-        let lower = key.to_lowercase();
-        if let Some((first, _)) = seen.iter().find(|(_, k)| *k == lower) {
-            findings.problem(
-                Category::InvalidKey,
-                key_path(entry),
-                Some(entry.index),
-                format!(
-                    "{}: key \"{key}\" is also the key of {} at {} (keys are compared ignoring case)",
-                    entry.label(),
-                    first.label(),
-                    first.path()
-                ),
-                "give each repository its own key",
-            );
-        } else {
-            seen.push((entry, lower));
+        match seen.entry(key.to_lowercase()) {
+            std::collections::btree_map::Entry::Vacant(slot) => {
+                slot.insert(entry);
+            }
+            std::collections::btree_map::Entry::Occupied(first) => {
+                let first = *first.get();
+                findings.problem(
+                    Category::InvalidKey,
+                    key_path(entry),
+                    Some(entry.index),
+                    format!(
+                        "{}: key \"{key}\" is also the key of {} at {} (keys are compared ignoring case)",
+                        entry.label(),
+                        first.label(),
+                        first.path()
+                    ),
+                    "give each repository its own key",
+                );
+            }
         }
     }
 }

@@ -131,6 +131,7 @@ use crate::lifecycle::Retirement;
 use crate::problems::Findings;
 use crate::proto::v1::{Resource, Result as FnResult, Severity, State};
 use crate::proto::Struct;
+use std::collections::BTreeMap;
 
 /// What a successful call found, for status and results.
 pub struct Report<'a> {
@@ -175,20 +176,25 @@ impl PreviousStatus {
 /// Writes `status.repositories` (and `status.retiring`) into the desired composite,
 /// keeping whatever else earlier steps put in its status.
 pub fn set_composite_status(desired: &mut State, report: &Report) {
+    let mut warnings_by_entry: BTreeMap<usize, Vec<String>> = BTreeMap::new();
+    for warning in &report.findings.warnings {
+        if let Some(entry) = warning.entry {
+            warnings_by_entry
+                .entry(entry)
+                .or_default()
+                .push(warning.message.clone());
+        }
+    }
     let repositories: Vec<Value> = report
         .planned
         .iter()
         .zip(report.live)
         .zip(report.leaks)
         .map(|((p, live), leak)| {
-            let warnings: Vec<String> = report
-                .findings
-                .warnings
-                .iter()
-                .filter(|w| w.entry == Some(p.entry.index))
-                .map(|w| w.message.clone())
-                .collect();
-            let mut status = repository_status(p, *live, report.input, &warnings);
+            let warnings = warnings_by_entry
+                .get(&p.entry.index)
+                .map_or(&[][..], Vec::as_slice);
+            let mut status = repository_status(p, *live, report.input, warnings);
             if *leak {
                 status["leakSuspected"] = json!(true);
             }

@@ -136,6 +136,9 @@ pub struct Kind {
 pub struct Catalog {
     nodes: Vec<Node>,
     kinds: Vec<Kind>,
+    /// (api, rclass, package type) to the kind's index; built after loading.
+    #[serde(skip)]
+    index: BTreeMap<(ProviderApi, Rclass, String), usize>,
 }
 
 /// Package types people write that the CRDs spell differently.
@@ -154,8 +157,15 @@ const ALIASES: [(&str, &str); 8] = [
 pub fn catalog() -> &'static Catalog {
     static CATALOG: OnceLock<Catalog> = OnceLock::new();
     CATALOG.get_or_init(|| {
-        serde_json::from_str(include_str!("catalog.json"))
-            .expect("catalog.json is generated and checked by tests")
+        let mut catalog: Catalog = serde_json::from_str(include_str!("catalog.json"))
+            .expect("catalog.json is generated and checked by tests");
+        catalog.index = catalog
+            .kinds
+            .iter()
+            .enumerate()
+            .map(|(i, k)| ((k.api, k.rclass, k.package_type.clone()), i))
+            .collect();
+        catalog
     })
 }
 
@@ -204,9 +214,9 @@ impl Catalog {
     ) -> Result<&Kind, Vec<&str>> {
         let wanted = normalize_package_type(package_type);
         let lookup = |pt: &str| {
-            self.kinds
-                .iter()
-                .find(|k| k.api == api && k.rclass == rclass && k.package_type == pt)
+            self.index
+                .get(&(api, rclass, pt.to_owned()))
+                .map(|i| &self.kinds[*i])
         };
         let alias = ALIASES
             .iter()
