@@ -1,0 +1,268 @@
+//! Property tests over generated composites, observed resources and inputs:
+//! the function never panics; it returns either one fatal result with the
+//! desired state untouched, or resources that all validate against their CRDs;
+//! other steps' resources and the context always pass through; the same
+//! request always gives the same bytes.
+
+mod support;
+
+use function_artifactory::proto::v1::{RunFunctionRequest, Severity};
+use function_artifactory::run_function;
+use proptest::prelude::*;
+use prost::Message;
+use serde_json::{json, Value};
+use support::requests::{composite, crds, live, namespaced_composite, request};
+
+const NAMES: [&str; 6] = ["r0", "r1", "r2", "r3", "r4", "r5"];
+
+/// Mostly valid choices, with a few of each kind of mistake, so both outcomes are common.
+fn weighted<T: Clone + std::fmt::Debug + 'static>(
+    good: Vec<T>,
+    bad: Vec<T>,
+) -> impl Strategy<Value = T> {
+    prop_oneof![9 => prop::sample::select(good), 1 => prop::sample::select(bad)]
+}
+
+fn sometimes<T: std::fmt::Debug>(
+    strategy: impl Strategy<Value = T>,
+) -> impl Strategy<Value = Option<T>> {
+    prop::option::weighted(0.25, strategy)
+}
+
+/// An entry, named after its position unless the name is one of the mistakes.
+fn entry() -> impl Strategy<Value = (Option<&'static str>, Value)> {
+    (
+        prop_oneof![9 => Just(None), 1 => prop::sample::select(vec!["Bad_Name", "r0", ""]).prop_map(Some)],
+        weighted(vec!["local", "local", "remote", "virtual", "federated"], vec!["locl"]),
+        weighted(vec!["maven", "npm", "generic", "docker", "oci", "helmoci"], vec!["vcs", "mavn"]),
+        sometimes(prop_oneof!["[a-z][a-z0-9-]{0,20}", "[a-zA-Z0-9_./ -]{0,70}", Just("libs-cache".to_owned()), Just("nginx".to_owned())]),
+        prop::bool::weighted(0.9),
+        sometimes(prop::collection::vec(prop::sample::select(NAMES.to_vec()), 0..3)),
+        sometimes(prop::sample::select(NAMES.to_vec())),
+        prop::bool::weighted(0.2),
+        sometimes(prop::sample::select(vec![json!(["*"]), json!(["Observe"]), json!(["Observe", "Delete"]), json!([])])),
+        sometimes(prop_oneof![4 => Just(json!({"xrayIndex": true})), 1 => Just(json!({"xrayIndx": 1})), 1 => Just(json!({"key": "x"}))]),
+    )
+        .prop_map(|(name, rclass, package_type, key, with_url, members, default, import, policies, for_provider)| {
+            let mut entry = json!({"rclass": rclass, "packageType": package_type, "import": import});
+            let mut set = |field: &str, value: Option<Value>| {
+                if let Some(value) = value {
+                    entry[field] = value;
+                }
+            };
+            set("key", key.map(Value::from));
+            set("url", (rclass == "remote" && with_url).then(|| json!("https://upstream.example.com/r")));
+            set("members", (rclass == "federated" && with_url).then(|| json!([{"url": "https://eu.example.com/artifactory/x", "enabled": true}])));
+            set("repositories", members.map(|m| json!(m)));
+            set("defaultDeploymentRepo", default.map(Value::from));
+            set("managementPolicies", policies);
+            set("forProvider", for_provider);
+            (name, entry)
+        })
+}
+
+fn spec() -> impl Strategy<Value = Value> {
+    (
+        prop::collection::vec(entry(), 0..6),
+        sometimes(prop_oneof![Just("team1"), Just("X")]),
+        prop::bool::weighted(0.1),
+    )
+        .prop_map(|(entries, project_key, with_garbage)| {
+            let entries: Vec<Value> = entries
+                .into_iter()
+                .enumerate()
+                .map(|(index, (name, mut entry))| {
+                    entry["name"] =
+                        json!(name.map_or_else(|| NAMES[index].to_owned(), str::to_owned));
+                    entry
+                })
+                .collect();
+            let mut spec = json!({"repositories": entries});
+            if let Some(project_key) = project_key {
+                spec["projectKey"] = json!(project_key);
+            }
+            if with_garbage {
+                spec["unexpected"] = json!({"deep": [1, 2, {"x": null}]});
+            }
+            spec
+        })
+}
+
+fn input() -> impl Strategy<Value = Option<Value>> {
+    prop::option::of(
+        (
+            prop::sample::select(vec!["auto", "flat", "cluster", "namespaced", "moon"]),
+            prop::option::of(prop::sample::select(vec!["{name}", "{projectKey}-{name}", "{claimName}-{name}", "{nope}"])),
+            prop::bool::ANY,
+            prop::option::of(Just("https://artifactory.example.com")),
+        )
+            .prop_map(|(api, format, protection, url)| {
+                let mut input = json!({"apiVersion": "artifactory.fn.crossplane.io/v1beta1", "kind": "Input",
+                                       "providerApi": api, "deletionProtection": protection});
+                if let Some(format) = format {
+                    input["naming"] = json!({"format": format});
+                }
+                if let Some(url) = url {
+                    input["artifactoryUrl"] = json!(url);
+                }
+                input
+            }),
+    )
+}
+
+/// A request with the generated parts, an earlier step's resource and a context.
+fn build(
+    spec: Value,
+    namespaced: bool,
+    input: Option<Value>,
+    observed: Vec<(String, bool)>,
+) -> RunFunctionRequest {
+    let xr = if namespaced {
+        namespaced_composite(spec)
+    } else {
+        composite(spec)
+    };
+    let mut builder = request(xr)
+        .desired(
+            "from-earlier-step",
+            json!({"apiVersion": "v1", "kind": "ConfigMap", "data": {"k": "v"}}),
+        )
+        .context(json!({"apiextensions.crossplane.io/environment": {"a": 1}}));
+    if let Some(input) = input {
+        builder = builder.input(input);
+    }
+    let api_version = if namespaced {
+        "local.artifactory.jfrog.m.crossplane.io/v1alpha1"
+    } else {
+        "local.artifactory.jfrog.crossplane.io/v1alpha1"
+    };
+    for (name, ready) in observed {
+        builder = builder.observed(&name, live(api_version, "MavenRepository", &name, ready));
+    }
+    builder.build()
+}
+
+fn folder_of(api_version: &str) -> &'static str {
+    if api_version.contains(".m.crossplane.io/") {
+        "namespaced"
+    } else if api_version.starts_with("artifactory.jfrog.crossplane.io/") {
+        "flat"
+    } else {
+        "cluster"
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 256, .. ProptestConfig::default() })]
+
+    #[test]
+    fn fatal_untouched_or_all_valid(
+        spec in spec(),
+        namespaced in prop::bool::ANY,
+        input in input(),
+        observed in prop::collection::vec((prop::sample::select(NAMES.to_vec()).prop_map(String::from), prop::bool::ANY), 0..3),
+    ) {
+        let request = build(spec, namespaced, input, observed);
+        let response = run_function(&request);
+        prop_assert_eq!(response.meta.as_ref().unwrap().tag.as_str(), "test-tag");
+        prop_assert_eq!(&response.context, &request.context);
+        let desired = response.desired.as_ref().unwrap();
+        prop_assert_eq!(&desired.resources["from-earlier-step"], &request.desired.as_ref().unwrap().resources["from-earlier-step"]);
+        let fatal = response.results.iter().filter(|r| r.severity == Severity::Fatal as i32).count();
+        if fatal > 0 {
+            prop_assert_eq!(fatal, 1);
+            prop_assert_eq!(&response.desired, &request.desired);
+        } else {
+            for (name, resource) in desired.resources.iter().filter(|(n, _)| n.as_str() != "from-earlier-step") {
+                let object = resource.resource.clone().unwrap_or_default().into_value();
+                let folder = folder_of(object["apiVersion"].as_str().unwrap_or_default());
+                if let Some(crds) = crds(folder) {
+                    let violations = crds.validate(&object);
+                    prop_assert!(violations.is_empty(), "{}: {:?}\n{}", name, violations, object);
+                }
+            }
+        }
+        // Same request, same bytes, also after a wire round trip.
+        let again = run_function(&RunFunctionRequest::decode(request.encode_to_vec().as_slice()).unwrap());
+        prop_assert_eq!(again.encode_to_vec(), response.encode_to_vec());
+    }
+
+    #[test]
+    fn arbitrary_json_never_panics(value in arbitrary_json(4)) {
+        let response = request(composite(value.clone())).input(value.clone()).run();
+        prop_assert!(response.meta.is_some());
+        let response = request(json!({"metadata": value.clone(), "spec": {"repositories": [value]}})).run();
+        prop_assert!(response.meta.is_some());
+    }
+}
+
+fn arbitrary_json(depth: u32) -> impl Strategy<Value = Value> {
+    let leaf = prop_oneof![
+        Just(Value::Null),
+        prop::bool::ANY.prop_map(Value::from),
+        (-1e6f64..1e6).prop_map(|n| json!(n)),
+        "[a-zA-Z{}_ -]{0,12}".prop_map(Value::from),
+        prop::sample::select(vec![
+            "name",
+            "rclass",
+            "local",
+            "virtual",
+            "maven",
+            "repositories",
+            "key"
+        ])
+        .prop_map(Value::from),
+    ];
+    leaf.prop_recursive(depth, 64, 6, |inner| {
+        prop_oneof![
+            prop::collection::vec(inner.clone(), 0..6).prop_map(Value::Array),
+            prop::collection::btree_map(
+                prop::sample::select(vec![
+                    "name",
+                    "rclass",
+                    "packageType",
+                    "repositories",
+                    "key",
+                    "forProvider",
+                    "members",
+                    "x"
+                ])
+                .prop_map(String::from),
+                inner,
+                0..6
+            )
+            .prop_map(|m| Value::Object(m.into_iter().collect())),
+        ]
+    })
+}
+
+/// The generators reach both outcomes often: a property that only ever saw
+/// fatal results would prove nothing about rendered resources.
+#[test]
+fn generated_requests_reach_both_outcomes() {
+    use proptest::strategy::ValueTree;
+    use proptest::test_runner::{Config, TestRng, TestRunner};
+    let mut runner = TestRunner::new_with_rng(
+        Config::default(),
+        TestRng::deterministic_rng(Config::default().rng_algorithm),
+    );
+    let (mut rendered, mut fatal) = (0, 0);
+    for _ in 0..300 {
+        let spec = spec().new_tree(&mut runner).unwrap().current();
+        let response = run_function(&build(spec, false, None, Vec::new()));
+        if response
+            .results
+            .iter()
+            .any(|r| r.severity == Severity::Fatal as i32)
+        {
+            fatal += 1;
+        } else if response.desired.unwrap().resources.len() > 1 {
+            rendered += 1;
+        }
+    }
+    eprintln!("generated requests: {rendered} rendered, {fatal} fatal of 300");
+    assert!(
+        rendered >= 15 && fatal >= 15,
+        "rendered {rendered}, fatal {fatal}"
+    );
+}
