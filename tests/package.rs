@@ -81,6 +81,9 @@ fn package() -> Option<&'static Package> {
             let xpkg = PathBuf::from(xpkg.trim());
             let layout = out.join("oci");
             let bundle = out.join("bundle");
+            if bundle.exists() {
+                std::fs::remove_dir_all(&bundle).expect("remove the last run's bundle");
+            }
             run(Command::new("umoci")
                 .args(["unpack", "--rootless", "--image"])
                 .arg(format!("{}:{}", layout.display(), version()))
