@@ -293,3 +293,53 @@ async fn the_unpacked_binary_answers_run_function() {
         "team1-libs-release"
     );
 }
+
+fn index_digest(layout: &Path) -> String {
+    let index: Value =
+        serde_json::from_str(&std::fs::read_to_string(layout.join("index.json")).unwrap()).unwrap();
+    index["manifests"][0]["digest"].as_str().unwrap().to_owned()
+}
+
+#[test]
+fn the_build_is_reproducible_from_the_same_binary() {
+    let Some(package) = package() else { return };
+    let again = Path::new(env!("CARGO_TARGET_TMPDIR")).join("xpkg-again");
+    let xpkg = run(Command::new(root().join("scripts/build-xpkg.sh"))
+        .arg("--binary")
+        .arg(package.bundle.join("rootfs/function"))
+        .arg("--output")
+        .arg(&again));
+    assert_eq!(
+        index_digest(&again.join("oci")),
+        index_digest(&package.layout)
+    );
+    let bytes = |path: &Path| std::fs::read(path).unwrap();
+    assert!(
+        bytes(Path::new(xpkg.trim())) == bytes(&package.xpkg),
+        "the .xpkg tarballs differ"
+    );
+}
+
+/// The Dockerfile builds the runtime image the script assembles: same entrypoint,
+/// user and port (it cannot be built here without a Docker engine).
+#[test]
+fn the_dockerfile_matches_the_package_image() {
+    let dockerfile = std::fs::read_to_string(root().join("Dockerfile")).unwrap();
+    let last_stage = dockerfile.rsplit("\nFROM ").next().unwrap();
+    assert!(
+        last_stage.starts_with("gcr.io/distroless/static"),
+        "{last_stage}"
+    );
+    for line in [
+        "COPY --from=build /function /function",
+        "USER 65532:65532",
+        "EXPOSE 9443",
+        "ENTRYPOINT [\"/function\"]",
+    ] {
+        assert!(last_stage.lines().any(|l| l == line), "missing {line:?}");
+    }
+    assert!(
+        dockerfile.contains("-unknown-linux-musl"),
+        "a static musl build"
+    );
+}
