@@ -48,12 +48,22 @@ created="$(date -u -d "@$epoch" +%Y-%m-%dT%H:%M:%SZ)"
 
 # 1. The binary.
 static=true
+build_host() {
+  target="$(rustc -vV | sed -n 's/^host: //p')"
+  static=false
+  log "WARNING: $1: packaging a binary for the host ($target),"
+  log "WARNING: which is dynamically linked and will not run in the distroless/scratch image."
+  cargo build --manifest-path "$root/Cargo.toml" --release --locked --bin function-artifactory >&2
+  binary="${CARGO_TARGET_DIR:-$root/target}/release/function-artifactory"
+}
 if [ -z "$binary" ]; then
   if ! rustup target list --installed 2>/dev/null | grep -qx "$target"; then
     log "adding the Rust target $target"
     rustup target add "$target" >&2 || true
   fi
-  if rustup target list --installed 2>/dev/null | grep -qx "$target"; then
+  if ! rustup target list --installed 2>/dev/null | grep -qx "$target"; then
+    build_host "the Rust target $target could not be added"
+  else
     if [[ "$target" == *-musl ]]; then
       # ring compiles C for the target; Debian's musl-tools provides musl-gcc.
       cc_var="CC_$(echo "$target" | tr '-' '_')"
@@ -62,16 +72,12 @@ if [ -z "$binary" ]; then
       fi
     fi
     log "building a release binary for $target"
-    cargo build --manifest-path "$root/Cargo.toml" --release --locked \
-      --target "$target" --bin function-artifactory >&2
-    binary="${CARGO_TARGET_DIR:-$root/target}/$target/release/function-artifactory"
-  else
-    target="$(rustc -vV | sed -n 's/^host: //p')"
-    static=false
-    log "WARNING: the Rust target could not be added: packaging a binary for the host ($target),"
-    log "WARNING: which is dynamically linked and will not run in the distroless/scratch image."
-    cargo build --manifest-path "$root/Cargo.toml" --release --locked --bin function-artifactory >&2
-    binary="${CARGO_TARGET_DIR:-$root/target}/release/function-artifactory"
+    if cargo build --manifest-path "$root/Cargo.toml" --release --locked \
+      --target "$target" --bin function-artifactory >&2; then
+      binary="${CARGO_TARGET_DIR:-$root/target}/$target/release/function-artifactory"
+    else
+      build_host "the build for $target failed (for musl, install musl-tools)"
+    fi
   fi
 fi
 [ -x "$binary" ] || { log "no executable at $binary"; exit 1; }

@@ -86,19 +86,21 @@ pub fn input_schema() -> Result<Value, String> {
 
 /// The schema of a composite's `spec` for a provider API: the namespaced API has no
 /// deletion policy, references provider configs by kind and name, and secrets without
-/// a namespace; the cluster-scoped APIs reference provider configs by name (and policy).
+/// a namespace; the cluster-scoped APIs reference provider configs by name (and policy)
+/// and secrets with their namespace.
 pub fn composite_spec_schema(api: ProviderApi) -> Result<Value, String> {
     let mut spec = schema_of::<CompositeSpecSchema>()?;
     spec["description"] = json!("The Artifactory repositories of this composite. function-artifactory computes, checks and wires their keys.");
     tailor_to_api(&mut spec, api);
     let entry = &mut spec["properties"]["repositories"]["items"];
     tailor_to_api(entry, api);
+    let member = &mut entry["properties"]["members"]["items"];
+    let secret = &mut member["properties"]["accessTokenSecretRef"];
     if api == ProviderApi::Namespaced {
-        let member = &mut entry["properties"]["members"]["items"];
-        remove_property(
-            &mut member["properties"]["accessTokenSecretRef"],
-            "namespace",
-        );
+        // The secret is in the composite's namespace.
+        remove_property(secret, "namespace");
+    } else {
+        secret["required"] = json!(["key", "name", "namespace"]);
     }
     check(&spec)?;
     Ok(spec)
