@@ -34,16 +34,22 @@ struct Package {
     bundle: PathBuf,
 }
 
+/// Writes to the process's stderr directly: the test harness captures `eprintln!`.
+fn visible(line: &str) {
+    use std::io::Write;
+    let _ = writeln!(std::io::stderr(), "{line}");
+}
+
 fn tools_present() -> bool {
     let missing: Vec<&str> = ["skopeo", "umoci", "tar", "gzip", "sha256sum"]
         .into_iter()
         .filter(|tool| Command::new(tool).arg("--version").output().is_err())
         .collect();
     if !missing.is_empty() {
-        eprintln!(
+        visible(&format!(
             "SKIP package tests: {} not installed (scripts/test-all.sh installs them)",
             missing.join(", ")
-        );
+        ));
     }
     missing.is_empty()
 }
@@ -262,7 +268,7 @@ async fn the_unpacked_binary_answers_run_function() {
     if musl_build_possible() {
         assert!(!has_interpreter(&elf), "the packaged binary is static");
     } else {
-        eprintln!("NOTE: no musl target or musl-gcc here: the package holds a dynamic binary");
+        visible("NOTE: no musl target or musl-gcc here: the package holds a dynamic binary");
     }
     // The runtime spec umoci derives from the image config.
     let runtime: Value =
