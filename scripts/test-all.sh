@@ -2,7 +2,8 @@
 # Runs every test of the project on a fresh machine: installs what the tests
 # need, then format, lint, the Rust tests (all features), and the wasm32 build
 # of the core. Tests that need ../shared (full CRD validation, the catalog
-# drift check) print SKIP lines where it is absent.
+# drift check) print SKIP lines where it is absent; the package tests print
+# SKIP lines where skopeo and umoci could not be installed.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -11,6 +12,22 @@ step() { printf '\n== %s\n' "$*"; }
 step "toolchain components and targets"
 rustup component add rustfmt clippy >/dev/null 2>&1 || true
 rustup target add wasm32-unknown-unknown
+# The static binary of the Function package (tests/package.rs).
+rustup target add x86_64-unknown-linux-musl || echo "WARNING: no musl target: the package test uses a dynamic binary"
+
+step "system packages: skopeo and umoci (OCI tools), musl-gcc (the static build's C code)"
+missing=()
+command -v skopeo >/dev/null || missing+=(skopeo)
+command -v umoci >/dev/null || missing+=(umoci)
+command -v musl-gcc >/dev/null || missing+=(musl-tools)
+if [ ${#missing[@]} -gt 0 ]; then
+  if command -v apt-get >/dev/null && [ "$(id -u)" = 0 ]; then
+    apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${missing[@]}" >/dev/null
+  else
+    echo "WARNING: cannot install ${missing[*]} (needs apt-get as root): the package tests will SKIP"
+  fi
+fi
 
 step "format"
 cargo fmt --all -- --check

@@ -1,5 +1,6 @@
 //! function-artifactory: a Crossplane composition function for JFrog Artifactory repositories.
 
+pub mod api;
 pub mod catalog;
 pub mod compose;
 pub mod contract;

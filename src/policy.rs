@@ -3,9 +3,11 @@
 
 use crate::problems::{quoted, suggestion};
 use crate::reader::ObjectReader;
+use serde::Deserialize;
 use serde_json::Value;
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[cfg_attr(feature = "codegen", derive(schemars::JsonSchema))]
 pub enum DeletionPolicy {
     Delete,
     Orphan,

@@ -145,6 +145,8 @@ impl<'a, 'f> ObjectReader<'a, 'f> {
 
     /// Reports every field that was neither read nor ignored.
     pub fn finish(self) {
+        #[cfg(test)]
+        trace::record(&self.path, &self.known);
         let known: Vec<&str> = self.known.clone();
         for name in self.object.keys() {
             if known.contains(&name.as_str()) || self.ignored.contains(&name.as_str()) {
@@ -161,5 +163,55 @@ impl<'a, 'f> ObjectReader<'a, 'f> {
                 ),
             );
         }
+    }
+}
+
+/// A test hook: which fields each reader read, by path, so tests can compare
+/// the fields the hand-written readers accept with the published schemas.
+#[cfg(test)]
+pub(crate) mod trace {
+    use std::cell::RefCell;
+    use std::collections::{BTreeMap, BTreeSet};
+
+    type Fields = BTreeMap<String, BTreeSet<&'static str>>;
+
+    thread_local! {
+        static TRACE: RefCell<Option<Fields>> = const { RefCell::new(None) };
+    }
+
+    pub(crate) fn record(path: &str, known: &[&'static str]) {
+        TRACE.with(|trace| {
+            if let Some(fields) = trace.borrow_mut().as_mut() {
+                fields
+                    .entry(normalize(path))
+                    .or_default()
+                    .extend(known.iter().copied());
+            }
+        });
+    }
+
+    /// Runs `read` and returns the fields read at each path (list indexes as `[]`).
+    pub(crate) fn fields_read(read: impl FnOnce()) -> Fields {
+        TRACE.with(|trace| *trace.borrow_mut() = Some(Fields::new()));
+        read();
+        TRACE.with(|trace| trace.borrow_mut().take().unwrap_or_default())
+    }
+
+    /// `spec.repositories[3].members[0]` -> `spec.repositories[].members[]`.
+    fn normalize(path: &str) -> String {
+        let mut out = String::with_capacity(path.len());
+        let mut in_index = false;
+        for c in path.chars() {
+            match c {
+                '[' => {
+                    in_index = true;
+                    out.push_str("[]");
+                }
+                ']' => in_index = false,
+                _ if in_index => {}
+                _ => out.push(c),
+            }
+        }
+        out
     }
 }

@@ -14,7 +14,7 @@ fn committed_generated_files_have_not_drifted() {
         eprintln!("SKIP kind catalog drift: ../shared not found (set FUNCTION_ARTIFACTORY_SHARED)");
     }
     let files = generate_all(root, shared.as_deref()).expect("generators run");
-    let expected = if shared.is_some() { 3 } else { 2 };
+    let expected = if shared.is_some() { 6 } else { 5 };
     assert_eq!(files.len(), expected, "every generator produced its file");
     let drifted = drift(root, &files);
     assert!(

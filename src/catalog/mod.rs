@@ -58,6 +58,7 @@ impl fmt::Display for ProviderApi {
 
 /// Artifactory's repository classes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Deserialize)]
+#[cfg_attr(feature = "codegen", derive(schemars::JsonSchema))]
 #[serde(rename_all = "lowercase")]
 pub enum Rclass {
     Local,
@@ -225,6 +226,20 @@ impl Catalog {
         lookup(&wanted)
             .or_else(|| alias.and_then(lookup))
             .ok_or_else(|| self.package_types(api, rclass))
+    }
+
+    /// Every package type an entry may name, in any API: the catalog's
+    /// package types and the aliases, sorted. The XRDs' `packageType` enum.
+    pub fn accepted_package_types(&self) -> Vec<&str> {
+        let mut types: Vec<&str> = self
+            .kinds
+            .iter()
+            .map(|k| k.package_type.as_str())
+            .chain(ALIASES.iter().map(|(alias, _)| *alias))
+            .collect();
+        types.sort_unstable();
+        types.dedup();
+        types
     }
 
     /// Package types with a kind for (api, rclass), sorted.

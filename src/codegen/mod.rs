@@ -7,6 +7,7 @@
 
 pub mod catalog;
 pub mod proto;
+pub mod schemas;
 
 use std::path::{Path, PathBuf};
 
@@ -70,6 +71,7 @@ pub fn generate_all(root: &Path, shared: Option<&Path>) -> Result<Vec<GeneratedF
         .lock()
         .unwrap_or_else(std::sync::PoisonError::into_inner);
     let mut files = proto::generate(root)?;
+    files.extend(schemas::generate()?);
     match shared {
         Some(shared) => files.extend(catalog::generate(shared)?),
         None => eprintln!("codegen: ../shared not found: the kind catalog is not regenerated"),

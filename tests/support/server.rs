@@ -42,7 +42,13 @@ impl Server {
     /// As [`Server::start`], with environment variables (TLS_SERVER_CERTS_DIR is unset unless
     /// given here, so the developer's environment cannot change the test).
     pub fn start_with_env(args: &[&str], env: &[(&str, &OsStr)]) -> Server {
-        let mut child = command(args, env)
+        Self::start_program(Path::new(BIN), args, env)
+    }
+
+    /// As [`Server::start_with_env`], with another build of the function (such as the
+    /// binary unpacked from the package image).
+    pub fn start_program(program: &Path, args: &[&str], env: &[(&str, &OsStr)]) -> Server {
+        let mut child = command_for(program, args, env)
             .stderr(Stdio::piped())
             .spawn()
             .expect("spawn the server");
@@ -157,7 +163,11 @@ pub fn run_to_exit(args: &[&str], env: &[(&str, &OsStr)]) -> (ExitStatus, String
 }
 
 fn command(args: &[&str], env: &[(&str, &OsStr)]) -> Command {
-    let mut command = Command::new(BIN);
+    command_for(Path::new(BIN), args, env)
+}
+
+fn command_for(program: &Path, args: &[&str], env: &[(&str, &OsStr)]) -> Command {
+    let mut command = Command::new(program);
     command
         .args(["--address", "127.0.0.1:0"])
         .args(args)

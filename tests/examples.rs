@@ -1,0 +1,95 @@
+//! Every example composite (`examples/{flat,cluster,namespaced}/render.args`) renders
+//! without problems, for the provider API its composition chooses, and every rendered
+//! resource is valid against that API's provider CRDs.
+
+mod support;
+
+use serde_json::Value;
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use support::requests::{assert_valid, desired_resources, request};
+
+const EXAMPLES: [&str; 3] = ["flat", "cluster", "namespaced"];
+
+fn documents(path: &Path) -> Vec<Value> {
+    let text = std::fs::read_to_string(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    serde_yaml_ng::Deserializer::from_str(&text)
+        .map(|document| serde::Deserialize::deserialize(document).unwrap())
+        .filter(|value: &Value| !value.is_null())
+        .collect()
+}
+
+/// The files named by an `.args` file, as `render` takes them.
+struct Args {
+    composite: PathBuf,
+    composition: PathBuf,
+    observed: Option<PathBuf>,
+}
+
+fn read_args(dir: &Path, name: &str) -> Args {
+    let text = std::fs::read_to_string(dir.join(name)).unwrap();
+    let words: Vec<&str> = text.split_whitespace().collect();
+    let observed = words
+        .iter()
+        .position(|w| *w == "--observed-resources")
+        .map(|i| dir.join(words[i + 1]));
+    Args {
+        composite: dir.join(words[0]),
+        composition: dir.join(words[1]),
+        observed,
+    }
+}
+
+#[test]
+fn every_example_renders_and_validates() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("examples");
+    for example in EXAMPLES {
+        let dir = root.join(example);
+        let args = read_args(&dir, "render.args");
+        let composite = documents(&args.composite).remove(0);
+        let composition = documents(&args.composition).remove(0);
+        let step = &composition["spec"]["pipeline"][0];
+        assert_eq!(step["functionRef"]["name"], "function-artifactory");
+        let input = step["input"].clone();
+        let api = match input["providerApi"].as_str() {
+            Some("auto") | None if composite["metadata"]["namespace"].is_string() => "namespaced",
+            Some("auto") | None => "cluster",
+            Some(api) => api,
+        };
+        assert_eq!(
+            api, example,
+            "the {example} example renders for its own API"
+        );
+        let mut builder = request(composite).input(input);
+        let mut observed = BTreeMap::new();
+        for object in args.observed.iter().flat_map(|path| documents(path)) {
+            let name = object["metadata"]["annotations"]["crossplane.io/composition-resource-name"]
+                .as_str()
+                .expect("observed resources name their composition resource")
+                .to_owned();
+            observed.insert(name.clone(), object.clone());
+            builder = builder.observed(&name, object);
+        }
+        let response = builder.run();
+        let resources = desired_resources(&response);
+        assert!(resources.len() >= 4, "{example}: {}", resources.len());
+        for name in observed.keys() {
+            assert!(
+                resources.contains_key(name),
+                "{example}: observed {name} is rendered"
+            );
+        }
+        for (name, object) in &resources {
+            assert_eq!(
+                object["apiVersion"]
+                    .as_str()
+                    .unwrap()
+                    .contains(".m.crossplane.io"),
+                example == "namespaced",
+                "{example}/{name}: {}",
+                object["apiVersion"]
+            );
+        }
+        assert_valid(example, &resources);
+    }
+}

@@ -1,0 +1,353 @@
+//! The Function package, built without a Docker engine by `scripts/build-xpkg.sh`,
+//! checked with standard OCI tools (Debian's skopeo and umoci): the manifest and
+//! its `io.crossplane.xpkg: base` layer annotation, the config (entrypoint, user,
+//! port, the layer label crossplane writes), the `.xpkg` tarball, the content of
+//! package.yaml, and the binary unpacked from the image answering RunFunction.
+//!
+//! scripts/test-all.sh installs skopeo and umoci; where they are missing the tests
+//! print a SKIP line and pass.
+
+mod support;
+
+use function_artifactory::proto::v1::function_runner_service_client::FunctionRunnerServiceClient;
+use serde_json::{json, Value};
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::sync::OnceLock;
+use support::requests::{composite, input, request};
+use support::server::{insecure_channel, Server};
+
+const BASE_ANNOTATION: &str = "io.crossplane.xpkg";
+
+fn root() -> &'static Path {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+}
+
+fn version() -> &'static str {
+    env!("CARGO_PKG_VERSION")
+}
+
+/// What build-xpkg.sh produced, built once for all tests of this file.
+struct Package {
+    layout: PathBuf,
+    xpkg: PathBuf,
+    bundle: PathBuf,
+}
+
+/// Writes to the process's stderr directly: the test harness captures `eprintln!`.
+fn visible(line: &str) {
+    use std::io::Write;
+    let _ = writeln!(std::io::stderr(), "{line}");
+}
+
+fn tools_present() -> bool {
+    let missing: Vec<&str> = ["skopeo", "umoci", "tar", "gzip", "sha256sum"]
+        .into_iter()
+        .filter(|tool| Command::new(tool).arg("--version").output().is_err())
+        .collect();
+    if !missing.is_empty() {
+        visible(&format!(
+            "SKIP package tests: {} not installed (scripts/test-all.sh installs them)",
+            missing.join(", ")
+        ));
+    }
+    missing.is_empty()
+}
+
+fn run(command: &mut Command) -> String {
+    let output = command
+        .output()
+        .unwrap_or_else(|e| panic!("{command:?}: {e}"));
+    assert!(
+        output.status.success(),
+        "{command:?} failed: {}\n{}",
+        output.status,
+        String::from_utf8_lossy(&output.stderr)
+    );
+    String::from_utf8(output.stdout).expect("UTF-8 output")
+}
+
+fn json_of(command: &mut Command) -> Value {
+    let text = run(command);
+    serde_json::from_str(&text).unwrap_or_else(|e| panic!("{command:?}: {e}: {text}"))
+}
+
+/// Builds the package (once) and unpacks it with umoci; `None` where the tools are missing.
+fn package() -> Option<&'static Package> {
+    static PACKAGE: OnceLock<Option<Package>> = OnceLock::new();
+    PACKAGE
+        .get_or_init(|| {
+            if !tools_present() {
+                return None;
+            }
+            let out = Path::new(env!("CARGO_TARGET_TMPDIR")).join("xpkg");
+            let xpkg = run(Command::new(root().join("scripts/build-xpkg.sh"))
+                .arg("--output")
+                .arg(&out));
+            let xpkg = PathBuf::from(xpkg.trim());
+            let layout = out.join("oci");
+            let bundle = out.join("bundle");
+            if bundle.exists() {
+                std::fs::remove_dir_all(&bundle).expect("remove the last run's bundle");
+            }
+            run(Command::new("umoci")
+                .args(["unpack", "--rootless", "--image"])
+                .arg(format!("{}:{}", layout.display(), version()))
+                .arg(&bundle));
+            Some(Package {
+                layout,
+                xpkg,
+                bundle,
+            })
+        })
+        .as_ref()
+}
+
+fn oci_ref(package: &Package) -> String {
+    format!("oci:{}:{}", package.layout.display(), version())
+}
+
+fn skopeo_inspect(reference: &str, config: bool) -> Value {
+    let mut command = Command::new("skopeo");
+    command.args(["inspect", "--raw"]);
+    if config {
+        command.arg("--config");
+    }
+    json_of(command.arg(reference))
+}
+
+#[test]
+fn the_manifest_annotates_the_package_layer_as_base() {
+    let Some(package) = package() else { return };
+    let manifest = skopeo_inspect(&oci_ref(package), false);
+    assert_eq!(manifest["schemaVersion"], 2);
+    assert_eq!(
+        manifest["mediaType"],
+        "application/vnd.oci.image.manifest.v1+json"
+    );
+    let layers = manifest["layers"].as_array().unwrap();
+    assert_eq!(layers.len(), 2, "the runtime layer, then package.yaml");
+    for layer in layers {
+        assert_eq!(
+            layer["mediaType"],
+            "application/vnd.oci.image.layer.v1.tar+gzip"
+        );
+    }
+    assert!(layers[0].get("annotations").is_none());
+    assert_eq!(layers[1]["annotations"][BASE_ANNOTATION], "base");
+    // Exactly one base layer, as the xpkg specification requires.
+    let bases = layers
+        .iter()
+        .filter(|l| l["annotations"][BASE_ANNOTATION] == "base")
+        .count();
+    assert_eq!(bases, 1);
+}
+
+#[test]
+fn the_config_runs_the_function_as_non_root_on_9443() {
+    let Some(package) = package() else { return };
+    let manifest = skopeo_inspect(&oci_ref(package), false);
+    let config = skopeo_inspect(&oci_ref(package), true);
+    assert_eq!(config["os"], "linux");
+    assert_eq!(config["architecture"], "amd64");
+    let runtime = &config["config"];
+    assert_eq!(runtime["Entrypoint"], json!(["/function"]));
+    assert!(runtime.get("Cmd").is_none());
+    assert_eq!(runtime["User"], "65532:65532");
+    assert_eq!(runtime["ExposedPorts"], json!({"9443/tcp": {}}));
+    // As `crossplane xpkg build` records it: a label naming the base layer's digest.
+    let package_layer = manifest["layers"][1]["digest"].as_str().unwrap();
+    assert_eq!(
+        runtime["Labels"][format!("{BASE_ANNOTATION}:{package_layer}")],
+        "base"
+    );
+    assert_eq!(config["rootfs"]["diff_ids"].as_array().unwrap().len(), 2);
+    // The human-readable view agrees.
+    let summary = json_of(Command::new("skopeo").arg("inspect").arg(oci_ref(package)));
+    assert_eq!(summary["Os"], "linux");
+    assert_eq!(summary["Layers"].as_array().unwrap().len(), 2);
+}
+
+#[test]
+fn the_xpkg_tarball_holds_the_same_image() {
+    let Some(package) = package() else { return };
+    assert!(package
+        .xpkg
+        .ends_with(format!("function-artifactory-{}.xpkg", version())));
+    let archive = format!("docker-archive:{}", package.xpkg.display());
+    let oci_config = skopeo_inspect(&oci_ref(package), true);
+    let archive_config = skopeo_inspect(&archive, true);
+    assert_eq!(archive_config, oci_config);
+    let oci_manifest = skopeo_inspect(&oci_ref(package), false);
+    let archive_manifest = skopeo_inspect(&archive, false);
+    assert_eq!(
+        archive_manifest["config"]["digest"],
+        oci_manifest["config"]["digest"]
+    );
+    assert_eq!(archive_manifest["layers"].as_array().unwrap().len(), 2);
+    // The files go-containerregistry's tarball format names: crossplane reads them.
+    let listing = run(Command::new("tar").arg("-tf").arg(&package.xpkg));
+    let mut files: Vec<&str> = listing.lines().collect();
+    files.sort_unstable();
+    let config_digest = oci_manifest["config"]["digest"].as_str().unwrap();
+    let mut expected: Vec<String> = vec!["manifest.json".into(), config_digest.into()];
+    for layer in oci_manifest["layers"].as_array().unwrap() {
+        let digest = layer["digest"].as_str().unwrap();
+        expected.push(format!("{}.tar.gz", digest.trim_start_matches("sha256:")));
+    }
+    expected.sort_unstable();
+    assert_eq!(files, expected);
+}
+
+#[test]
+fn package_yaml_is_the_meta_object_then_the_input_crd() {
+    let Some(package) = package() else { return };
+    let rootfs = package.bundle.join("rootfs");
+    let text = std::fs::read_to_string(rootfs.join("package.yaml")).unwrap();
+    let documents: Vec<Value> = serde_yaml_ng::Deserializer::from_str(&text)
+        .map(|d| serde::Deserialize::deserialize(d).unwrap())
+        .collect();
+    assert_eq!(documents.len(), 2, "{text}");
+    let meta = &documents[0];
+    assert_eq!(meta["apiVersion"], "meta.pkg.crossplane.io/v1");
+    assert_eq!(meta["kind"], "Function");
+    assert_eq!(meta["metadata"]["name"], "function-artifactory");
+    assert_eq!(meta["spec"]["capabilities"], json!(["composition"]));
+    assert!(meta["spec"]["crossplane"]["version"].is_string());
+    for annotation in ["maintainer", "source", "license", "description", "readme"] {
+        let key = format!("meta.crossplane.io/{annotation}");
+        assert!(meta["metadata"]["annotations"][&key].is_string(), "{key}");
+    }
+    let committed: Value = serde_yaml_ng::from_str(
+        &std::fs::read_to_string(
+            root().join("package/input/artifactory.fn.crossplane.io_inputs.yaml"),
+        )
+        .unwrap(),
+    )
+    .unwrap();
+    assert_eq!(documents[1], committed);
+    assert_eq!(documents[1]["kind"], "CustomResourceDefinition");
+    assert_eq!(documents[1]["spec"]["names"]["kind"], "Input");
+    // The runtime layer holds only the binary; the base layer only package.yaml.
+    let mut entries: Vec<String> = std::fs::read_dir(&rootfs)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().into_string().unwrap())
+        .collect();
+    entries.sort_unstable();
+    assert_eq!(entries, ["function", "package.yaml"]);
+}
+
+/// Whether an ELF executable asks for a program interpreter (a dynamic loader).
+fn has_interpreter(elf: &[u8]) -> bool {
+    assert_eq!(&elf[..4], b"\x7fELF", "an ELF executable");
+    assert_eq!(elf[4], 2, "64-bit");
+    let u16_at = |o: usize| u16::from_le_bytes([elf[o], elf[o + 1]]) as usize;
+    let phoff = u64::from_le_bytes(elf[0x20..0x28].try_into().unwrap()) as usize;
+    let (phentsize, phnum) = (u16_at(0x36), u16_at(0x38));
+    (0..phnum).any(|i| {
+        let header = phoff + i * phentsize;
+        u32::from_le_bytes(elf[header..header + 4].try_into().unwrap()) == 3 // PT_INTERP
+    })
+}
+
+/// Whether build-xpkg.sh can build the static binary here: the musl target and musl-gcc.
+fn musl_build_possible() -> bool {
+    Command::new("musl-gcc").arg("--version").output().is_ok()
+        && Command::new("rustup")
+            .args(["target", "list", "--installed"])
+            .output()
+            .map(|o| String::from_utf8_lossy(&o.stdout).contains("x86_64-unknown-linux-musl"))
+            .unwrap_or(false)
+}
+
+#[tokio::test]
+async fn the_unpacked_binary_answers_run_function() {
+    let Some(package) = package() else { return };
+    let binary = package.bundle.join("rootfs/function");
+    let elf = std::fs::read(&binary).unwrap();
+    if musl_build_possible() {
+        assert!(!has_interpreter(&elf), "the packaged binary is static");
+    } else {
+        visible("NOTE: no musl target or musl-gcc here: the package holds a dynamic binary");
+    }
+    // The runtime spec umoci derives from the image config.
+    let runtime: Value =
+        serde_json::from_str(&std::fs::read_to_string(package.bundle.join("config.json")).unwrap())
+            .unwrap();
+    assert_eq!(runtime["process"]["args"], json!(["/function"]));
+    assert_eq!(runtime["process"]["user"]["uid"], 65532);
+
+    // Crossplane's render starts it like this (with --insecure); in a cluster, with TLS.
+    let server = Server::start_program(&binary, &["--insecure"], &[]);
+    let mut client = FunctionRunnerServiceClient::new(insecure_channel(&server).await);
+    let spec = json!({"projectKey": "team1", "repositories": [
+        {"name": "libs-release", "rclass": "local", "packageType": "maven"}
+    ]});
+    let mut call = request(composite(spec))
+        .input(input(json!({"providerApi": "cluster"})))
+        .build();
+    call.meta.as_mut().unwrap().tag = "from-the-package".into();
+    let response = client.run_function(call).await.unwrap().into_inner();
+    assert_eq!(response.meta.unwrap().tag, "from-the-package");
+    let desired = response.desired.unwrap();
+    let libs = desired.resources["libs-release"]
+        .resource
+        .clone()
+        .unwrap()
+        .into_value();
+    assert_eq!(libs["kind"], "MavenRepository");
+    assert_eq!(
+        libs["metadata"]["annotations"]["crossplane.io/external-name"],
+        "team1-libs-release"
+    );
+}
+
+fn index_digest(layout: &Path) -> String {
+    let index: Value =
+        serde_json::from_str(&std::fs::read_to_string(layout.join("index.json")).unwrap()).unwrap();
+    index["manifests"][0]["digest"].as_str().unwrap().to_owned()
+}
+
+#[test]
+fn the_build_is_reproducible_from_the_same_binary() {
+    let Some(package) = package() else { return };
+    let again = Path::new(env!("CARGO_TARGET_TMPDIR")).join("xpkg-again");
+    let xpkg = run(Command::new(root().join("scripts/build-xpkg.sh"))
+        .arg("--binary")
+        .arg(package.bundle.join("rootfs/function"))
+        .arg("--output")
+        .arg(&again));
+    assert_eq!(
+        index_digest(&again.join("oci")),
+        index_digest(&package.layout)
+    );
+    let bytes = |path: &Path| std::fs::read(path).unwrap();
+    assert!(
+        bytes(Path::new(xpkg.trim())) == bytes(&package.xpkg),
+        "the .xpkg tarballs differ"
+    );
+}
+
+/// The Dockerfile builds the runtime image the script assembles: same entrypoint,
+/// user and port (it cannot be built here without a Docker engine).
+#[test]
+fn the_dockerfile_matches_the_package_image() {
+    let dockerfile = std::fs::read_to_string(root().join("Dockerfile")).unwrap();
+    let last_stage = dockerfile.rsplit("\nFROM ").next().unwrap();
+    assert!(
+        last_stage.starts_with("gcr.io/distroless/static"),
+        "{last_stage}"
+    );
+    for line in [
+        "COPY --from=build /function /function",
+        "USER 65532:65532",
+        "EXPOSE 9443",
+        "ENTRYPOINT [\"/function\"]",
+    ] {
+        assert!(last_stage.lines().any(|l| l == line), "missing {line:?}");
+    }
+    assert!(
+        dockerfile.contains("-unknown-linux-musl"),
+        "a static musl build"
+    );
+}
