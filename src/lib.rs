@@ -15,6 +15,7 @@ pub mod proto;
 mod reader;
 pub mod schema;
 pub mod status;
+pub mod time;
 pub mod wiring;
 
 #[cfg(feature = "codegen")]

@@ -180,68 +180,16 @@ pub fn check_immutable(p: &Planned, live: &Object, findings: &mut Findings) {
 /// The provider may have created a repository it did not record: a create
 /// was started after the last recorded success or failure.
 pub fn leak_suspected(live: &Object) -> bool {
-    let Some(pending) = annotation(live, CREATE_PENDING).and_then(parse_time) else {
+    let Some(pending) = annotation(live, CREATE_PENDING).and_then(crate::time::parse_rfc3339)
+    else {
         return false;
     };
     let later_than = |name| {
         annotation(live, name)
-            .and_then(parse_time)
+            .and_then(crate::time::parse_rfc3339)
             .is_none_or(|t| pending > t)
     };
     later_than(CREATE_SUCCEEDED) && later_than(CREATE_FAILED)
-}
-
-/// An RFC 3339 time as (seconds since an epoch, nanoseconds): enough to compare.
-pub fn parse_time(text: &str) -> Option<(i64, u32)> {
-    let bytes = text.as_bytes();
-    if bytes.len() < 20
-        || bytes[4] != b'-'
-        || bytes[7] != b'-'
-        || !matches!(bytes[10], b'T' | b't' | b' ')
-    {
-        return None;
-    }
-    let number = |range: std::ops::Range<usize>| text.get(range)?.parse::<i64>().ok();
-    let (year, month, day) = (number(0..4)?, number(5..7)?, number(8..10)?);
-    let (hour, minute, second) = (number(11..13)?, number(14..16)?, number(17..19)?);
-    let mut rest = &text[19..];
-    let mut nanos = 0u32;
-    if let Some(fraction) = rest.strip_prefix('.') {
-        let digits = fraction
-            .find(|c: char| !c.is_ascii_digit())
-            .unwrap_or(fraction.len());
-        let padded = format!("{:0<9}", &fraction[..digits.min(9)]);
-        nanos = padded.parse().ok()?;
-        rest = &fraction[digits..];
-    }
-    let offset = match rest {
-        "Z" | "z" => 0,
-        _ => {
-            let sign = match rest.as_bytes().first()? {
-                b'+' => 1,
-                b'-' => -1,
-                _ => return None,
-            };
-            sign * (rest.get(1..3)?.parse::<i64>().ok()? * 3600
-                + rest.get(4..6)?.parse::<i64>().ok()? * 60)
-        }
-    };
-    let days = days_from_civil(year, month, day);
-    Some((
-        days * 86_400 + hour * 3600 + minute * 60 + second - offset,
-        nanos,
-    ))
-}
-
-/// Days since 1970-01-01 of a proleptic Gregorian date.
-fn days_from_civil(year: i64, month: i64, day: i64) -> i64 {
-    let y = if month <= 2 { year - 1 } else { year };
-    let era = y.div_euclid(400);
-    let yoe = y - era * 400;
-    let mp = (month + 9) % 12;
-    let doy = (153 * mp + 2) / 5 + day - 1;
-    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
-    era * 146_097 + doe - 719_468
 }
 
 // ---- retiring removed repositories -----------------------------------------
@@ -467,16 +415,6 @@ fn is_me(owner: &Object, me: &CompositeMeta) -> bool {
 #[cfg(test)]
 mod live_tests {
     use super::*;
-
-    #[test]
-    fn times_compare_across_formats_and_offsets() {
-        let a = parse_time("2026-11-01T10:00:00Z").unwrap();
-        let b = parse_time("2026-11-01T10:00:00.5Z").unwrap();
-        let c = parse_time("2026-11-01T11:00:01+01:00").unwrap();
-        assert!(a < b && b < c);
-        assert_eq!(parse_time("1970-01-01T00:00:00Z"), Some((0, 0)));
-        assert_eq!(parse_time("yesterday"), None);
-    }
 
     #[test]
     fn without_delete_spells_out_star() {
