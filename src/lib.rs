@@ -7,6 +7,7 @@ pub mod function;
 pub mod input;
 pub mod keys;
 pub mod lifecycle;
+pub mod plain;
 pub mod plan;
 pub mod policy;
 pub mod problems;
@@ -24,5 +25,8 @@ pub mod server;
 
 #[cfg(feature = "server")]
 pub mod render;
+
+#[cfg(feature = "wasm")]
+pub mod wasm;
 
 pub use function::run_function;
