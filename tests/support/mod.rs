@@ -4,3 +4,4 @@
 pub mod crd;
 pub mod requests;
 pub mod server;
+pub mod vectors;
