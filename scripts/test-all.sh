@@ -23,3 +23,6 @@ cargo check --lib --no-default-features --target wasm32-unknown-unknown
 
 step "tests"
 cargo test --all-features
+
+step "the WebAssembly module, its playground and benchmark"
+scripts/test-wasm.sh
