@@ -34,16 +34,16 @@ pub fn render_composite(args: &Value) -> Result<Value, String> {
 /// The request `render_composite` runs: no tag, no capabilities, an empty desired state.
 pub fn request_for(args: &Value) -> Result<RunFunctionRequest, String> {
     let Value::Object(args) = args else {
-        return Err(
-            "renderComposite takes an object: {composite, observed?, input?}".to_owned(),
-        );
+        return Err("renderComposite takes an object: {composite, observed?, input?}".to_owned());
     };
     let composite = match args.get("composite") {
         Some(Value::Object(composite)) => composite,
         _ => {
-            return Err("renderComposite: `composite` must be an object: the composite resource \
+            return Err(
+                "renderComposite: `composite` must be an object: the composite resource \
                  (or claim) with its spec, parsed from YAML"
-                .to_owned())
+                    .to_owned(),
+            )
         }
     };
     let observed = match args.get("observed") {
@@ -76,9 +76,11 @@ pub fn request_for(args: &Value) -> Result<RunFunctionRequest, String> {
             })
             .collect::<Result<_, _>>()?,
         Some(_) => {
-            return Err("renderComposite: `observed` must be an object keyed by composition \
+            return Err(
+                "renderComposite: `observed` must be an object keyed by composition \
                  resource name, or a list of managed resources"
-                .to_owned())
+                    .to_owned(),
+            )
         }
     };
     let input = match args.get("input") {
@@ -86,8 +88,7 @@ pub fn request_for(args: &Value) -> Result<RunFunctionRequest, String> {
         Some(Value::Object(input)) => Some(wire_struct(input)),
         Some(_) => {
             return Err(
-                "renderComposite: `input` must be an object (the pipeline step's input)"
-                    .to_owned(),
+                "renderComposite: `input` must be an object (the pipeline step's input)".to_owned(),
             )
         }
     };
@@ -288,10 +289,9 @@ mod tests {
             &json!({"composite": composite, "input": input, "observed": {"libs": live}}),
         )
         .unwrap();
-        let listed = render_composite(
-            &json!({"composite": composite, "input": input, "observed": [live]}),
-        )
-        .unwrap();
+        let listed =
+            render_composite(&json!({"composite": composite, "input": input, "observed": [live]}))
+                .unwrap();
         assert_eq!(by_name, listed);
         assert_eq!(by_name["ready"]["libs"], true);
     }
@@ -299,7 +299,9 @@ mod tests {
     #[test]
     fn wrong_shapes_are_errors() {
         assert!(render_composite(&json!([])).is_err());
-        assert!(render_composite(&json!({})).unwrap_err().contains("`composite`"));
+        assert!(render_composite(&json!({}))
+            .unwrap_err()
+            .contains("`composite`"));
         let composite = claim(json!([]));
         let err = render_composite(&json!({"composite": composite, "observed": [{}]})).unwrap_err();
         assert!(err.contains("observed[0]"), "{err}");
@@ -313,6 +315,8 @@ mod tests {
             assert!(all[api].as_array().unwrap().len() > 90);
             assert_eq!(kinds(Some(api)).unwrap(), all[api]);
         }
-        assert!(kinds(Some("v2")).unwrap_err().contains("flat, cluster, namespaced"));
+        assert!(kinds(Some("v2"))
+            .unwrap_err()
+            .contains("flat, cluster, namespaced"));
     }
 }

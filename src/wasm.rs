@@ -45,7 +45,8 @@ pub fn encode_request(request: JsValue) -> Result<Vec<u8>, JsError> {
 /// A `RunFunctionResponse` from the wire format to the JSON mapping.
 #[wasm_bindgen(js_name = decodeResponse)]
 pub fn decode_response(response: &[u8]) -> Result<JsValue, JsError> {
-    let response = RunFunctionResponse::decode(response).map_err(|e| JsError::new(&e.to_string()))?;
+    let response =
+        RunFunctionResponse::decode(response).map_err(|e| JsError::new(&e.to_string()))?;
     to_js(&json::response_to_json(&response))
 }
 

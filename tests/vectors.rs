@@ -104,13 +104,21 @@ fn every_file_belongs_to_a_vector() {
     let vectors = vectors();
     let mut expected: Vec<String> = vec!["index.json".into()];
     for v in &vectors {
-        for suffix in ["request.bin", "response.bin", "request.json", "response.json"] {
+        for suffix in [
+            "request.bin",
+            "response.bin",
+            "request.json",
+            "response.json",
+        ] {
             expected.push(format!("{}.{suffix}", v.name));
         }
     }
     expected.sort();
     let Ok(entries) = std::fs::read_dir(dir()) else {
-        assert!(blessing(), "tests/vectors is missing: BLESS=1 cargo test --test vectors");
+        assert!(
+            blessing(),
+            "tests/vectors is missing: BLESS=1 cargo test --test vectors"
+        );
         return;
     };
     let mut found: Vec<String> = entries
@@ -137,18 +145,25 @@ fn committed_requests_run_to_committed_responses_in_both_mappings() {
             read("request.json"),
             read("response.json"),
         ) else {
-            panic!("{}: files missing; BLESS=1 cargo test --test vectors", vector.name);
+            panic!(
+                "{}: files missing; BLESS=1 cargo test --test vectors",
+                vector.name
+            );
         };
         let request = RunFunctionRequest::decode(request_bin.as_slice()).unwrap();
-        let from_json =
-            request_from_json(&serde_json::from_slice(&request_json).unwrap()).unwrap();
+        let from_json = request_from_json(&serde_json::from_slice(&request_json).unwrap()).unwrap();
         assert_eq!(from_json, request, "{}: request.json", vector.name);
         assert_eq!(from_json.encode_to_vec(), request_bin, "{}", vector.name);
         let response = run_function(&request);
         assert_eq!(response.encode_to_vec(), response_bin, "{}", vector.name);
         let expected =
             response_from_json(&serde_json::from_slice(&response_json).unwrap()).unwrap();
-        assert_eq!(expected.encode_to_vec(), response_bin, "{}: response.json", vector.name);
+        assert_eq!(
+            expected.encode_to_vec(),
+            response_bin,
+            "{}: response.json",
+            vector.name
+        );
     }
 }
 

@@ -58,7 +58,11 @@ pub fn request_to_json(request: &RunFunctionRequest) -> Value {
     out.message("desired", request.desired.as_ref().map(state_to_json));
     out.message("input", request.input.as_ref().map(struct_to_json));
     out.message("context", request.context.as_ref().map(struct_to_json));
-    out.map("extraResources", &request.extra_resources, resources_to_json);
+    out.map(
+        "extraResources",
+        &request.extra_resources,
+        resources_to_json,
+    );
     out.map("credentials", &request.credentials, credentials_to_json);
     out.map(
         "requiredResources",
@@ -169,7 +173,11 @@ fn credentials_to_json(credentials: &Credentials) -> Value {
 fn credentials_from_json(r: &Reader) -> Parsed<Credentials> {
     Ok(Credentials {
         source: r
-            .message("credentialData", "credential_data", credential_data_from_json)?
+            .message(
+                "credentialData",
+                "credential_data",
+                credential_data_from_json,
+            )?
             .map(credentials::Source::CredentialData),
     })
 }
@@ -658,7 +666,9 @@ impl<'a> Reader<'a> {
             None => Ok(None),
             Some((Value::String(s), path)) => duration_from_json(s).map(Some).ok_or(JsonError {
                 path,
-                message: format!("{s:?} is not a duration; write seconds with an s, as \"60s\" or \"1.5s\""),
+                message: format!(
+                    "{s:?} is not a duration; write seconds with an s, as \"60s\" or \"1.5s\""
+                ),
             }),
             Some((other, path)) => Err(expected(path, "a duration string such as \"60s\"", other)),
         }
@@ -883,7 +893,10 @@ mod tests {
     #[test]
     fn struct_numbers_mean_what_the_wire_format_means() {
         let request = request_from_json(&json!({"input": {"a": 3.0, "b": 1.5}})).unwrap();
-        assert_eq!(request.input.unwrap().into_value(), json!({"a": 3, "b": 1.5}));
+        assert_eq!(
+            request.input.unwrap().into_value(),
+            json!({"a": 3, "b": 1.5})
+        );
     }
 
     #[test]
@@ -895,7 +908,10 @@ mod tests {
             "observed.resources[\"a\"].ready: \"YES\" is not a value of this enum"
         );
         let error = request_from_json(&json!({"meta": {"tag": 7}})).unwrap_err();
-        assert_eq!(error.to_string(), "meta.tag: expected a string, not a number");
+        assert_eq!(
+            error.to_string(),
+            "meta.tag: expected a string, not a number"
+        );
         let error = request_from_json(&json!([])).unwrap_err();
         assert_eq!(
             error.to_string(),

@@ -62,7 +62,8 @@ pub fn vectors() -> Vec<Vector> {
     let retiring = live(LOCAL_MAVEN, "MavenRepository", "old-libs", true);
     let mut orphaned = retiring.clone();
     orphaned["spec"]["deletionPolicy"] = json!("Orphan");
-    let retiring_status = json!({"retiring": [{"name": "old", "key": "old-libs", "deletion": "Orphan"}]});
+    let retiring_status =
+        json!({"retiring": [{"name": "old", "key": "old-libs", "deletion": "Orphan"}]});
     let mut leaking = live(LOCAL_MAVEN, "MavenRepository", "libs", false);
     leaking["metadata"]["annotations"]["crossplane.io/external-create-pending"] =
         json!("2026-11-01T10:05:00Z");
