@@ -27,15 +27,17 @@ fi
 
 step "the core for wasm32-unknown-unknown"
 # A cdylib only for this build: the native library stays an rlib, so native builds and
-# their link times are unchanged.
-cargo rustc --release --lib --no-default-features --features wasm \
+# their link times are unchanged. Not stripped here: wasm-bindgen reads the
+# `target_features` section, and drops the debug and name sections itself.
+CARGO_PROFILE_RELEASE_STRIP=false cargo rustc --release --lib --no-default-features --features wasm \
     --target wasm32-unknown-unknown --crate-type cdylib
 wasm=target/wasm32-unknown-unknown/release/function_artifactory.wasm
 
 step "bindings: pkg/ (Node) and pkg/web/ (browser)"
 rm -rf pkg
-wasm-bindgen --target nodejs --out-dir pkg "$wasm"
-wasm-bindgen --target web --out-dir pkg/web "$wasm"
+bindgen_flags=(--remove-name-section --remove-producers-section)
+wasm-bindgen --target nodejs "${bindgen_flags[@]}" --out-dir pkg "$wasm"
+wasm-bindgen --target web "${bindgen_flags[@]}" --out-dir pkg/web "$wasm"
 
 crate_version=$(awk -F'"' '/^version = / {print $2; exit}' Cargo.toml)
 cat >pkg/package.json <<EOF

@@ -327,12 +327,12 @@ fn read_members(reader: &mut ObjectReader, entry: &Entry) -> Option<Vec<Value>> 
 }
 
 fn check_unique_names(entries: &[Entry], findings: &mut Findings) {
-    for (position, entry) in entries.iter().enumerate() {
+    // The first entry of each name: one lookup per entry, not a scan of those before it.
+    let mut first_by_name: std::collections::BTreeMap<&str, &Entry> = Default::default();
+    for entry in entries {
         let Some(name) = &entry.name else { continue };
-        let first = entries[..position]
-            .iter()
-            .find(|e| e.name.as_ref() == Some(name));
-        if let Some(first) = first {
+        let first = *first_by_name.entry(name.as_str()).or_insert(entry);
+        if !std::ptr::eq(first, entry) {
             findings.problem(
                 Category::InvalidComposite,
                 entry.field_path("name"),

@@ -339,10 +339,11 @@ pub fn check_unique_keys<'a>(
     keyed: impl IntoIterator<Item = (&'a Entry, &'a str)>,
     findings: &mut Findings,
 ) {
-    let mut seen: Vec<(&Entry, String)> = Vec::new();
+    // The first entry of each key in lower case: one lookup per entry, not a scan.
+    let mut seen: std::collections::BTreeMap<String, &Entry> = Default::default();
     for (entry, key) in keyed {
         let lower = key.to_lowercase();
-        if let Some((first, _)) = seen.iter().find(|(_, k)| *k == lower) {
+        if let Some(first) = seen.get(&lower) {
             findings.problem(
                 Category::InvalidKey,
                 key_path(entry),
@@ -356,7 +357,7 @@ pub fn check_unique_keys<'a>(
                 "give each repository its own key",
             );
         } else {
-            seen.push((entry, lower));
+            seen.insert(lower, entry);
         }
     }
 }
