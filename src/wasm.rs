@@ -14,6 +14,79 @@ use prost::Message;
 use serde_json::Value;
 use wasm_bindgen::prelude::*;
 
+#[wasm_bindgen(typescript_custom_section)]
+const TYPES: &str = r#"
+/** The provider's API generations. */
+export type ProviderApi = "flat" | "cluster" | "namespaced";
+
+/** What `renderComposite` takes; YAML is parsed by the caller. */
+export interface RenderArgs {
+  /** The observed composite resource (or claim), with its `spec`. */
+  composite: Record<string, unknown>;
+  /** Observed composed resources, by composition resource name, or a list of resources
+   *  annotated `crossplane.io/composition-resource-name`. */
+  observed?: Record<string, Record<string, unknown>> | Record<string, unknown>[];
+  /** The pipeline step's input (`providerApi`, `naming`, `artifactoryUrl`, ...). */
+  input?: Record<string, unknown>;
+}
+
+/** One problem that fails the call: its field path and repository entry index. */
+export interface Problem {
+  category: "InvalidInput" | "InvalidComposite" | "InvalidKey" | "InvalidWiring"
+    | "InvalidProviderFields" | "UnsafeChange" | "KeyConflict";
+  path: string;
+  entry: number | null;
+  message: string;
+  fix: string;
+}
+
+/** A finding that does not fail the call (also in the composite's status). */
+export interface Warning {
+  path: string;
+  entry: number | null;
+  message: string;
+}
+
+export interface FunctionResult {
+  severity: "Fatal" | "Warning" | "Normal";
+  message: string;
+  reason?: string;
+  target?: "Composite" | "CompositeAndClaim";
+}
+
+export interface FunctionCondition {
+  type: string;
+  status: "True" | "False" | "Unknown";
+  reason: string;
+  message?: string;
+  target?: "Composite" | "CompositeAndClaim";
+}
+
+/** What `renderComposite` returns. */
+export interface Rendered {
+  /** Desired composed resources by composition resource name (empty after a fatal result). */
+  resources: Record<string, Record<string, unknown>>;
+  /** Readiness of each desired composed resource. */
+  ready: Record<string, boolean>;
+  /** The desired composite (its `status`), or null. */
+  composite: Record<string, unknown> | null;
+  results: FunctionResult[];
+  conditions: FunctionCondition[];
+  /** The fatal result's problems, each with its repository entry. */
+  problems: Problem[];
+  warnings: Warning[];
+}
+
+/** A kind the function renders. */
+export interface Kind {
+  rclass: "local" | "remote" | "virtual" | "federated";
+  packageType: string;
+  apiVersion: string;
+  kind: string;
+  namespaced: boolean;
+}
+"#;
+
 /// `RunFunction` on the wire format: a `RunFunctionRequest` in, the
 /// `RunFunctionResponse` out, byte for byte what the gRPC server answers.
 #[wasm_bindgen(js_name = runFunction)]
@@ -25,8 +98,10 @@ pub fn run_function(request: &[u8]) -> Result<Vec<u8>, JsError> {
 
 /// `RunFunction` in the protobuf JSON mapping: a request object (or its JSON
 /// text) in, the response object out.
-#[wasm_bindgen(js_name = runFunctionJson)]
-pub fn run_function_json(request: JsValue) -> Result<JsValue, JsError> {
+#[wasm_bindgen(js_name = runFunctionJson, unchecked_return_type = "Record<string, unknown>")]
+pub fn run_function_json(
+    #[wasm_bindgen(unchecked_param_type = "Record<string, unknown> | string")] request: JsValue,
+) -> Result<JsValue, JsError> {
     let value = from_js(&request, "runFunctionJson")?;
     let request = json::request_from_json(&value)
         .map_err(|e| JsError::new(&format!("invalid RunFunctionRequest: {e}")))?;
@@ -35,7 +110,9 @@ pub fn run_function_json(request: JsValue) -> Result<JsValue, JsError> {
 
 /// A `RunFunctionRequest` from the JSON mapping to the wire format, for `runFunction`.
 #[wasm_bindgen(js_name = encodeRequest)]
-pub fn encode_request(request: JsValue) -> Result<Vec<u8>, JsError> {
+pub fn encode_request(
+    #[wasm_bindgen(unchecked_param_type = "Record<string, unknown> | string")] request: JsValue,
+) -> Result<Vec<u8>, JsError> {
     let value = from_js(&request, "encodeRequest")?;
     let request = json::request_from_json(&value)
         .map_err(|e| JsError::new(&format!("invalid RunFunctionRequest: {e}")))?;
@@ -43,7 +120,7 @@ pub fn encode_request(request: JsValue) -> Result<Vec<u8>, JsError> {
 }
 
 /// A `RunFunctionResponse` from the wire format to the JSON mapping.
-#[wasm_bindgen(js_name = decodeResponse)]
+#[wasm_bindgen(js_name = decodeResponse, unchecked_return_type = "Record<string, unknown>")]
 pub fn decode_response(response: &[u8]) -> Result<JsValue, JsError> {
     let response =
         RunFunctionResponse::decode(response).map_err(|e| JsError::new(&e.to_string()))?;
@@ -53,8 +130,10 @@ pub fn decode_response(response: &[u8]) -> Result<JsValue, JsError> {
 /// Renders a composite for tools: `{composite, observed?, input?}` in,
 /// `{resources, ready, composite, results, conditions, problems, warnings}` out
 /// (see `plain::render_composite`).
-#[wasm_bindgen(js_name = renderComposite)]
-pub fn render_composite(args: JsValue) -> Result<JsValue, JsError> {
+#[wasm_bindgen(js_name = renderComposite, unchecked_return_type = "Rendered")]
+pub fn render_composite(
+    #[wasm_bindgen(unchecked_param_type = "RenderArgs")] args: JsValue,
+) -> Result<JsValue, JsError> {
     let value = from_js(&args, "renderComposite")?;
     let rendered = crate::plain::render_composite(&value).map_err(|e| JsError::new(&e))?;
     to_js(&rendered)
@@ -68,8 +147,10 @@ pub fn version() -> String {
 
 /// The kinds rendered per provider API: `{flat, cluster, namespaced}`, or the
 /// list of one API when given.
-#[wasm_bindgen]
-pub fn kinds(provider_api: Option<String>) -> Result<JsValue, JsError> {
+#[wasm_bindgen(unchecked_return_type = "Record<ProviderApi, Kind[]> | Kind[]")]
+pub fn kinds(
+    #[wasm_bindgen(js_name = providerApi)] provider_api: Option<String>,
+) -> Result<JsValue, JsError> {
     let kinds = crate::plain::kinds(provider_api.as_deref()).map_err(|e| JsError::new(&e))?;
     to_js(&kinds)
 }
