@@ -22,11 +22,11 @@ if [ ! -x /usr/bin/chromium ]; then
 fi
 
 step "Node tests: the shared vectors and the JS API"
-(cd wasm && node --test test/*.test.mjs)
+(cd wasm && node --test --test-reporter=spec test/*.test.mjs)
 
 step "the playground in headless Chromium"
-(cd wasm && node --test browser/*.test.mjs)
-echo "screenshots: wasm/artifacts/playground.png, wasm/artifacts/playground-error.png"
+(cd wasm && node --test --test-reporter=spec browser/*.test.mjs)
+echo "screenshots: $(ls wasm/artifacts/*.png | tr '\n' ' ')"
 
 step "benchmark"
 node wasm/bench.mjs

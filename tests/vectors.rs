@@ -9,14 +9,16 @@
 mod support;
 
 use function_artifactory::proto::json::{
-    request_from_json, request_to_json, response_from_json, response_to_json,
+    base64_decode, base64_encode, request_from_json, request_to_json, response_from_json,
+    response_to_json,
 };
 use function_artifactory::proto::v1::{RunFunctionRequest, RunFunctionResponse, Severity};
 use function_artifactory::run_function;
 use prost::Message;
 use serde_json::{json, Value};
 use std::path::{Path, PathBuf};
-use support::vectors::{vectors, Vector};
+use support::server::Server;
+use support::vectors::{undecodable, vectors, Vector};
 
 fn dir() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/vectors")
@@ -99,10 +101,131 @@ fn native_bytes_equal_the_committed_vectors() {
     );
 }
 
+/// `undecodable.json`: bytes that are no request, with the message of the error they give.
+fn undecodable_file() -> Value {
+    Value::Array(
+        undecodable()
+            .into_iter()
+            .map(|(name, bytes)| {
+                let error = RunFunctionRequest::decode(bytes.as_slice())
+                    .expect_err("undecodable")
+                    .to_string();
+                json!({"name": name, "requestBase64": base64_encode(&bytes), "error": error})
+            })
+            .collect(),
+    )
+}
+
+#[test]
+fn undecodable_requests_give_the_committed_errors() {
+    let mismatch = check_file("undecodable.json", &pretty(&undecodable_file()));
+    assert!(
+        mismatch.is_none(),
+        "{mismatch:?}; after an intended change: BLESS=1 cargo test --test vectors"
+    );
+}
+
+/// The gRPC server answers every committed request with the committed bytes, on both
+/// package names, and refuses what does not decode with the committed message.
+#[tokio::test]
+async fn the_server_answers_the_committed_bytes() {
+    if blessing() {
+        return;
+    }
+    let server = Server::start(&["--insecure"]);
+    for vector in vectors() {
+        let request = std::fs::read(dir().join(format!("{}.request.bin", vector.name))).unwrap();
+        let expected = std::fs::read(dir().join(format!("{}.response.bin", vector.name))).unwrap();
+        for package in ["v1", "v1beta1"] {
+            let (status, _, body) = grpc_call(&server, package, &request).await;
+            assert_eq!(status, "0", "{}", vector.name);
+            assert_eq!(body, expected, "{} over {package}", vector.name);
+        }
+    }
+    let committed: Value =
+        serde_json::from_slice(&std::fs::read(dir().join("undecodable.json")).unwrap()).unwrap();
+    for case in committed.as_array().unwrap() {
+        let bytes = base64_decode(case["requestBase64"].as_str().unwrap()).unwrap();
+        let (status, message, _) = grpc_call(&server, "v1", &bytes).await;
+        assert_eq!(status, "13", "{}: INTERNAL", case["name"]);
+        assert_eq!(
+            message.as_deref(),
+            case["error"].as_str(),
+            "{}",
+            case["name"]
+        );
+    }
+}
+
+/// One unary gRPC call over raw HTTP/2: grpc-status, grpc-message, and the response message bytes.
+async fn grpc_call(
+    server: &Server,
+    package: &str,
+    message: &[u8],
+) -> (String, Option<String>, Vec<u8>) {
+    let tcp = tokio::net::TcpStream::connect(server.addr).await.unwrap();
+    let (client, connection) = h2::client::handshake(tcp).await.unwrap();
+    tokio::spawn(connection);
+    let mut client = client.ready().await.unwrap();
+    let uri = format!(
+        "{}/apiextensions.fn.proto.{package}.FunctionRunnerService/RunFunction",
+        server.http_uri()
+    );
+    let head = http::Request::post(uri)
+        .header("content-type", "application/grpc")
+        .header("te", "trailers")
+        .body(())
+        .unwrap();
+    let (response, mut body) = client.send_request(head, false).unwrap();
+    let mut frame = vec![0u8];
+    frame.extend_from_slice(&u32::try_from(message.len()).unwrap().to_be_bytes());
+    frame.extend_from_slice(message);
+    body.send_data(bytes::Bytes::from(frame), true).unwrap();
+    let response = response.await.unwrap();
+    let headers = response.headers().clone();
+    let mut body = response.into_body();
+    let mut data = Vec::new();
+    while let Some(chunk) = body.data().await {
+        let chunk = chunk.unwrap();
+        let _ = body.flow_control().release_capacity(chunk.len());
+        data.extend_from_slice(&chunk);
+    }
+    // Trailers, or the headers of a trailers-only answer.
+    let trailers = body.trailers().await.unwrap().unwrap_or(headers);
+    let text = |name: &str| trailers.get(name).map(|v| v.to_str().unwrap().to_owned());
+    let status = text("grpc-status").expect("grpc-status");
+    let message = text("grpc-message").map(|m| percent_decode(&m));
+    let payload = if data.len() >= 5 {
+        data[5..].to_vec()
+    } else {
+        Vec::new()
+    };
+    (status, message, payload)
+}
+
+/// grpc-message is percent-encoded.
+fn percent_decode(text: &str) -> String {
+    let bytes = text.as_bytes();
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut i = 0;
+    while i < bytes.len() {
+        if bytes[i] == b'%' && i + 2 < bytes.len() {
+            if let Ok(b) = u8::from_str_radix(&text[i + 1..i + 3], 16) {
+                out.push(b);
+                i += 3;
+                continue;
+            }
+        }
+        out.push(bytes[i]);
+        i += 1;
+    }
+    String::from_utf8_lossy(&out).into_owned()
+}
+
 #[test]
 fn every_file_belongs_to_a_vector() {
     let vectors = vectors();
-    let mut expected: Vec<String> = vec!["index.json".into()];
+    let mut expected: Vec<String> = vec!["index.json".into(), "undecodable.json".into()];
     for v in &vectors {
         for suffix in [
             "request.bin",

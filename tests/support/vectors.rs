@@ -312,3 +312,48 @@ pub fn vectors() -> Vec<Vector> {
         },
     ]
 }
+
+/// Bytes that are not a `RunFunctionRequest`: the server answers INTERNAL and the
+/// WebAssembly module throws, both with the decoder's message.
+pub fn undecodable() -> Vec<(&'static str, Vec<u8>)> {
+    // A Struct nested deeper than the decoder's recursion limit, in `input`.
+    let mut deep: Vec<u8> = Vec::new();
+    for _ in 0..120 {
+        // Value { struct_value (5): Struct { fields (1): Entry { key "k", value (2): deep } } }
+        let mut entry = vec![0x0a, 0x01, b'k'];
+        entry.push(0x12);
+        push_varint(&mut entry, deep.len());
+        entry.extend_from_slice(&deep);
+        let mut structure = vec![0x0a];
+        push_varint(&mut structure, entry.len());
+        structure.extend_from_slice(&entry);
+        deep = vec![0x2a];
+        push_varint(&mut deep, structure.len());
+        deep.extend_from_slice(&structure);
+    }
+    // input (4) = Struct { fields: Entry { key "k", value: deep } }
+    let mut entry = vec![0x0a, 0x01, b'k', 0x12];
+    push_varint(&mut entry, deep.len());
+    entry.extend_from_slice(&deep);
+    let mut input = vec![0x0a];
+    push_varint(&mut input, entry.len());
+    input.extend_from_slice(&entry);
+    let mut too_deep = vec![0x22];
+    push_varint(&mut too_deep, input.len());
+    too_deep.extend_from_slice(&input);
+
+    vec![
+        ("truncated", vec![0x0a, 0x05, 0x0a, 0x01]),
+        ("bad-wire-type", vec![0x0f]),
+        ("invalid-utf8-tag", vec![0x0a, 0x03, 0x0a, 0x01, 0xff]),
+        ("too-deep", too_deep),
+    ]
+}
+
+fn push_varint(buf: &mut Vec<u8>, mut value: usize) {
+    while value >= 0x80 {
+        buf.push((value as u8) | 0x80);
+        value >>= 7;
+    }
+    buf.push(value as u8);
+}

@@ -124,6 +124,16 @@ test('errors are JavaScript errors with the server\'s messages, never traps', ()
   assert.equal(Buffer.compare(Buffer.from(fa.runFunction(request)), file('valid-flat.response.bin')), 0);
 });
 
+test('bytes that are no request throw the server\'s message', () => {
+  const cases = json('undecodable.json');
+  assert.ok(cases.length >= 4);
+  for (const c of cases) {
+    assert.throws(() => fa.runFunction(Buffer.from(c.requestBase64, 'base64')),
+      (e) => e instanceof Error && !(e instanceof WebAssembly.RuntimeError) && e.message === c.error,
+      c.name);
+  }
+});
+
 test('mangled requests never trap', () => {
   // A small deterministic generator: the same cases on every run.
   let seed = 42;
