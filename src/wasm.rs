@@ -87,6 +87,18 @@ export interface Kind {
 }
 "#;
 
+/// Runs when the module is instantiated. The core does not panic on any input; should a bug
+/// make it panic all the same, the caller gets a JavaScript `Error` with the server's words for
+/// that case rather than a bare WebAssembly trap ("unreachable").
+#[wasm_bindgen(start)]
+fn start() {
+    std::panic::set_hook(Box::new(|info| {
+        wasm_bindgen::throw_str(&format!(
+            "function-artifactory failed unexpectedly (a bug): {info}"
+        ));
+    }));
+}
+
 /// `RunFunction` on the wire format: a `RunFunctionRequest` in, the
 /// `RunFunctionResponse` out, byte for byte what the gRPC server answers.
 #[wasm_bindgen(js_name = runFunction)]
