@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Runs every test of the project on a fresh machine: installs what the tests
-# need, then format, lint, the Rust tests (all features), and the wasm32 build
-# of the core. Tests that need ../shared (full CRD validation, the catalog
+# need, then format, lint, the Rust tests (all features), the wasm32 build
+# of the core, and the WebAssembly package (scripts/test-wasm.sh). Tests that need ../shared (full CRD validation, the catalog
 # drift check) print SKIP lines where it is absent.
 set -euo pipefail
 cd "$(dirname "$0")/.."
