@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Runs every test of the project on a fresh machine: installs what the tests
-# need, then format, lint, the Rust tests (all features), the wasm32 build
-# of the core, and the WebAssembly package (scripts/test-wasm.sh). Tests that need ../shared (full CRD validation, the catalog
-# drift check) print SKIP lines where it is absent.
+# need, then format, lint, the Rust tests (all features), the wasm32 build of
+# the core, and the WebAssembly package (scripts/test-wasm.sh). Tests that need
+# ../shared (full CRD validation, the catalog drift check) print SKIP lines
+# where it is absent.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
