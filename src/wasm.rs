@@ -6,7 +6,8 @@
 //! fatal result, as from the server); what is not a request at all (bytes
 //! that do not decode, JSON of the wrong shape) is a JavaScript `Error` with
 //! the message the server would give. The core never panics on any input, so
-//! no call ends in a WebAssembly trap.
+//! no call ends in a WebAssembly trap; were a bug to make it panic, the panic
+//! hook set in `start` throws an `Error` instead.
 
 use crate::proto::json;
 use crate::proto::v1::{RunFunctionRequest, RunFunctionResponse};

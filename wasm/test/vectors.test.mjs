@@ -124,6 +124,14 @@ test('errors are JavaScript errors with the server\'s messages, never traps', ()
   assert.equal(Buffer.compare(Buffer.from(fa.runFunction(request)), file('valid-flat.response.bin')), 0);
 });
 
+test('JSON nested too deep is refused, not a stack overflow', () => {
+  let deep = {};
+  for (let i = 0; i < 300; i++) deep = { a: [deep] };
+  assert.throws(() => fa.runFunctionJson({ input: deep }), /runFunctionJson: the argument is not JSON: recursion limit exceeded/);
+  const composite = { apiVersion: 'x/v1', kind: 'X', metadata: { name: 'x' }, spec: { repositories: [], deep } };
+  assert.throws(() => fa.renderComposite({ composite }), /renderComposite: the argument is not JSON: recursion limit exceeded/);
+});
+
 test('bytes that are no request throw the server\'s message', () => {
   const cases = json('undecodable.json');
   assert.ok(cases.length >= 4);
