@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # Runs every test of the project on a fresh machine: installs what the tests
-# need, then format, lint, the Rust tests (all features), and the wasm32 build
-# of the core. Tests that need ../shared (full CRD validation, the catalog
-# drift check) print SKIP lines where it is absent; the package tests print
-# SKIP lines where skopeo and umoci could not be installed.
+# need, then format, lint, the Rust tests (all features), the wasm32 build of
+# the core, and the WebAssembly package (scripts/test-wasm.sh). Tests that need
+# ../shared (full CRD validation, the catalog drift check) print SKIP lines
+# where it is absent; the package tests print SKIP lines where skopeo and umoci
+# could not be installed.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -40,3 +41,6 @@ cargo check --lib --no-default-features --target wasm32-unknown-unknown
 
 step "tests"
 cargo test --all-features
+
+step "the WebAssembly module, its playground and benchmark"
+scripts/test-wasm.sh

@@ -23,12 +23,13 @@ pub fn compose(
     let for_provider = for_provider(p, input, project_key, findings);
     check_for_provider(p, &for_provider, findings);
     let spec = spec(p, for_provider, findings);
-    json!({
-        "apiVersion": p.kind.api_version,
-        "kind": p.kind.kind,
-        "metadata": metadata(p),
-        "spec": spec,
-    })
+    // Built field by field rather than with `json!`, which would copy `spec` through serde.
+    let mut resource = Map::new();
+    resource.insert("apiVersion".into(), json!(p.kind.api_version));
+    resource.insert("kind".into(), json!(p.kind.kind));
+    resource.insert("metadata".into(), metadata(p));
+    resource.insert("spec".into(), spec);
+    Value::Object(resource)
 }
 
 fn metadata(p: &Planned) -> Value {
@@ -37,10 +38,12 @@ fn metadata(p: &Planned) -> Value {
     if p.entry.paused {
         annotations.insert(PAUSED.into(), json!("true"));
     }
-    json!({
-        "annotations": annotations,
-        "labels": {KEY_LABEL: key_label_value(&p.key)},
-    })
+    let mut labels = Map::new();
+    labels.insert(KEY_LABEL.into(), json!(key_label_value(&p.key)));
+    let mut metadata = Map::new();
+    metadata.insert("annotations".into(), Value::Object(annotations));
+    metadata.insert("labels".into(), Value::Object(labels));
+    Value::Object(metadata)
 }
 
 /// A `forProvider` field with the path of the claim field it came from.

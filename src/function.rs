@@ -24,10 +24,22 @@ type Object = Map<String, Value>;
 
 /// Runs the function for one request. Pure: no I/O, clock or environment.
 pub fn run_function(request: &RunFunctionRequest) -> RunFunctionResponse {
-    // Read the input first: it sets the TTL even of a failed call.
+    run_function_with_findings(request).0
+}
+
+/// [`run_function`], also returning the problems and warnings it found, each
+/// with its field path and repository entry, for tools that show them next to
+/// the entries (the fatal result's message is made of the same problems).
+pub fn run_function_with_findings(request: &RunFunctionRequest) -> (RunFunctionResponse, Findings) {
     let mut findings = Findings::default();
+    let response = run(request, &mut findings);
+    (response, findings)
+}
+
+fn run(request: &RunFunctionRequest, findings: &mut Findings) -> RunFunctionResponse {
+    // Read the input first: it sets the TTL even of a failed call.
     let input_value = request.input.as_ref().map(|s| Value::Object(s.0.clone()));
-    let input = read_input(input_value.as_ref(), &mut findings);
+    let input = read_input(input_value.as_ref(), findings);
     let mut response = start_response(request, &input);
 
     let Some(composite) = observed_composite(request) else {
@@ -38,13 +50,13 @@ pub fn run_function(request: &RunFunctionRequest) -> RunFunctionResponse {
             "the request has no observed composite resource",
             "run the function as a step of a Composition pipeline",
         );
-        return fatal(response, &findings);
+        return fatal(response, findings);
     };
 
     // Plan keys, kinds and wiring for every entry, then check them against
     // what is live: nothing may rename, replace or take over a repository.
     let meta = contract::read_meta(composite);
-    let spec = contract::read_spec(composite, &mut findings);
+    let spec = contract::read_spec(composite, findings);
     let api = resolve_api(input.provider_api, &meta);
     let ctx = plan::Context {
         spec: &spec,
@@ -52,14 +64,14 @@ pub fn run_function(request: &RunFunctionRequest) -> RunFunctionResponse {
         meta: &meta,
         api,
     };
-    let planned = plan::plan(&ctx, &mut findings);
+    let planned = plan::plan(&ctx, findings);
     let live: Vec<Option<&Object>> = planned
         .iter()
         .map(|p| observed_resource(request, p.name))
         .collect();
     for (p, live) in planned.iter().zip(&live) {
         if let Some(live) = live {
-            lifecycle::check_immutable(p, live, &mut findings);
+            lifecycle::check_immutable(p, live, findings);
         }
     }
     if advertises(request, Capability::RequiredResources) {
@@ -71,7 +83,7 @@ pub fn run_function(request: &RunFunctionRequest) -> RunFunctionResponse {
             let found = request
                 .required_resources
                 .get(&lifecycle::requirement_name(p));
-            lifecycle::check_conflicts(p, found, &meta, &mut findings);
+            lifecycle::check_conflicts(p, found, &meta, findings);
         }
     }
 
@@ -79,11 +91,11 @@ pub fn run_function(request: &RunFunctionRequest) -> RunFunctionResponse {
     // leaves the desired state as it came in, so nothing is ever dropped.
     let resources: Vec<Value> = planned
         .iter()
-        .map(|p| compose(p, &input, spec.project_key.as_deref(), &mut findings))
+        .map(|p| compose(p, &input, spec.project_key.as_deref(), findings))
         .collect();
-    check_name_collisions(request, &planned, &mut findings);
+    check_name_collisions(request, &planned, findings);
     if findings.has_problems() {
-        return fatal(response, &findings);
+        return fatal(response, findings);
     }
 
     // Repositories gone from the spec are retired without deleting them by accident.
@@ -121,7 +133,7 @@ pub fn run_function(request: &RunFunctionRequest) -> RunFunctionResponse {
         leaks: &leaks,
         retirements: &retirements,
         input: &input,
-        findings: &findings,
+        findings,
     };
     status::set_composite_status(desired, &report);
     response

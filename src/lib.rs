@@ -8,6 +8,7 @@ pub mod function;
 pub mod input;
 pub mod keys;
 pub mod lifecycle;
+pub mod plain;
 pub mod plan;
 pub mod policy;
 pub mod problems;
@@ -26,5 +27,8 @@ pub mod server;
 
 #[cfg(feature = "server")]
 pub mod render;
+
+#[cfg(feature = "wasm")]
+pub mod wasm;
 
 pub use function::run_function;

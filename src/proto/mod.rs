@@ -3,6 +3,7 @@
 //! `v1` holds the messages; `v1beta1` holds only the service of the older
 //! package name, over the same messages.
 
+pub mod json;
 mod structpb;
 
 pub use structpb::{json_number, Struct};

@@ -87,33 +87,102 @@ impl prost::Message for Struct {
 
 // ---- encoding -------------------------------------------------------------
 
+/// Encodes the fields of a Struct. Every nested object and list is preceded by
+/// its length, so the lengths are measured first, once, in the order the
+/// encoder meets them: measuring at each level instead would measure a value
+/// once per level above it.
 fn encode_object_fields(map: &Map<String, Value>, buf: &mut impl BufMut) {
-    for (key, value) in map {
-        encode_key(STRUCT_FIELDS, WireType::LengthDelimited, buf);
-        encode_varint(entry_len(key, value) as u64, buf);
-        prost::encoding::string::encode(ENTRY_KEY, key, buf);
-        encode_key(ENTRY_VALUE, WireType::LengthDelimited, buf);
-        encode_varint(value_len(value) as u64, buf);
-        encode_value_fields(value, buf);
+    let mut lengths = Lengths::default();
+    for value in map.values() {
+        lengths.measure(value);
     }
-}
-
-fn object_fields_len(map: &Map<String, Value>) -> usize {
-    map.iter()
-        .map(|(key, value)| delimited_len(STRUCT_FIELDS, entry_len(key, value)))
-        .sum()
-}
-
-fn entry_len(key: &str, value: &Value) -> usize {
-    delimited_len(ENTRY_KEY, key.len()) + delimited_len(ENTRY_VALUE, value_len(value))
-}
-
-fn delimited_len(tag: u32, len: usize) -> usize {
-    key_len(tag) + encoded_len_varint(len as u64) + len
+    let mut next = 0;
+    encode_object_measured(map, &lengths.0, &mut next, buf);
 }
 
 /// Encodes the fields of a `google.protobuf.Value` (not its own length prefix).
 fn encode_value_fields(value: &Value, buf: &mut impl BufMut) {
+    let mut lengths = Lengths::default();
+    lengths.measure(value);
+    let mut next = 0;
+    encode_value_measured(value, &lengths.0, &mut next, buf);
+}
+
+/// The fields lengths of the objects and lists inside a value, in pre-order.
+#[derive(Default)]
+struct Lengths(Vec<usize>);
+
+impl Lengths {
+    /// Records the lengths inside `value` and returns the length of its Value fields.
+    fn measure(&mut self, value: &Value) -> usize {
+        match value {
+            Value::Object(map) => {
+                let slot = self.reserve();
+                let inner = map
+                    .iter()
+                    .map(|(key, value)| {
+                        let entry = delimited_len(ENTRY_KEY, key.len())
+                            + delimited_len(ENTRY_VALUE, self.measure(value));
+                        delimited_len(STRUCT_FIELDS, entry)
+                    })
+                    .sum();
+                self.0[slot] = inner;
+                delimited_len(VALUE_STRUCT, inner)
+            }
+            Value::Array(items) => {
+                let slot = self.reserve();
+                let inner = items
+                    .iter()
+                    .map(|item| delimited_len(LIST_VALUES, self.measure(item)))
+                    .sum();
+                self.0[slot] = inner;
+                delimited_len(VALUE_LIST, inner)
+            }
+            scalar => value_len(scalar),
+        }
+    }
+
+    fn reserve(&mut self) -> usize {
+        self.0.push(0);
+        self.0.len() - 1
+    }
+}
+
+/// The length of a Value's fields, the next recorded length for an object or list.
+fn measured_len(value: &Value, lengths: &[usize], next: usize) -> usize {
+    match value {
+        Value::Object(_) => delimited_len(VALUE_STRUCT, lengths[next]),
+        Value::Array(_) => delimited_len(VALUE_LIST, lengths[next]),
+        scalar => value_len(scalar),
+    }
+}
+
+fn encode_object_measured(
+    map: &Map<String, Value>,
+    lengths: &[usize],
+    next: &mut usize,
+    buf: &mut impl BufMut,
+) {
+    for (key, value) in map {
+        let value_length = measured_len(value, lengths, *next);
+        let entry = delimited_len(ENTRY_KEY, key.len()) + delimited_len(ENTRY_VALUE, value_length);
+        encode_key(STRUCT_FIELDS, WireType::LengthDelimited, buf);
+        encode_varint(entry as u64, buf);
+        encode_key(ENTRY_KEY, WireType::LengthDelimited, buf);
+        encode_varint(key.len() as u64, buf);
+        buf.put_slice(key.as_bytes());
+        encode_key(ENTRY_VALUE, WireType::LengthDelimited, buf);
+        encode_varint(value_length as u64, buf);
+        encode_value_measured(value, lengths, next, buf);
+    }
+}
+
+fn encode_value_measured(
+    value: &Value,
+    lengths: &[usize],
+    next: &mut usize,
+    buf: &mut impl BufMut,
+) {
     match value {
         Value::Null => {
             encode_key(VALUE_NULL, WireType::Varint, buf);
@@ -133,20 +202,38 @@ fn encode_value_fields(value: &Value, buf: &mut impl BufMut) {
             buf.put_slice(s.as_bytes());
         }
         Value::Object(map) => {
+            let inner = lengths[*next];
+            *next += 1;
             encode_key(VALUE_STRUCT, WireType::LengthDelimited, buf);
-            encode_varint(object_fields_len(map) as u64, buf);
-            encode_object_fields(map, buf);
+            encode_varint(inner as u64, buf);
+            encode_object_measured(map, lengths, next, buf);
         }
         Value::Array(items) => {
+            let inner = lengths[*next];
+            *next += 1;
             encode_key(VALUE_LIST, WireType::LengthDelimited, buf);
-            encode_varint(list_fields_len(items) as u64, buf);
+            encode_varint(inner as u64, buf);
             for item in items {
                 encode_key(LIST_VALUES, WireType::LengthDelimited, buf);
-                encode_varint(value_len(item) as u64, buf);
-                encode_value_fields(item, buf);
+                encode_varint(measured_len(item, lengths, *next) as u64, buf);
+                encode_value_measured(item, lengths, next, buf);
             }
         }
     }
+}
+
+fn object_fields_len(map: &Map<String, Value>) -> usize {
+    map.iter()
+        .map(|(key, value)| delimited_len(STRUCT_FIELDS, entry_len(key, value)))
+        .sum()
+}
+
+fn entry_len(key: &str, value: &Value) -> usize {
+    delimited_len(ENTRY_KEY, key.len()) + delimited_len(ENTRY_VALUE, value_len(value))
+}
+
+fn delimited_len(tag: u32, len: usize) -> usize {
+    key_len(tag) + encoded_len_varint(len as u64) + len
 }
 
 fn list_fields_len(items: &[Value]) -> usize {
@@ -349,6 +436,20 @@ mod tests {
             theirs.fields["n"].kind,
             Some(prost_types::value::Kind::NumberValue(7.0))
         );
+    }
+
+    #[test]
+    fn nested_lengths_are_measured_in_encoding_order() {
+        let value = json!({
+            "a": [{"b": [1, {"c": "d"}, []], "e": {}}, [[{"f": null}]]],
+            "g": {"h": {"i": [true, {"j": [{}]}]}, "k": "l"},
+            "m": []
+        });
+        let ours = Struct::from_value(value.clone()).encode_to_vec();
+        let theirs = prost_types::Struct::decode(ours.as_slice()).unwrap();
+        assert_eq!(theirs.encode_to_vec(), ours);
+        assert_eq!(Struct::from_value(value.clone()).encoded_len(), ours.len());
+        assert_eq!(round_trip(value.clone()), value);
     }
 
     #[test]

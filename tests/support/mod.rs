@@ -5,3 +5,4 @@ pub mod crd;
 pub mod render;
 pub mod requests;
 pub mod server;
+pub mod vectors;

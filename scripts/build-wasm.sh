@@ -1,0 +1,74 @@
+#!/usr/bin/env bash
+# Builds the npm package of the WebAssembly module in pkg/:
+#   pkg/function_artifactory.js (+ _bg.wasm, .d.ts)   for Node (CommonJS, no bundler)
+#   pkg/web/function_artifactory.js (+ _bg.wasm)       for browsers (ES module, call init())
+# The core is built unchanged for wasm32-unknown-unknown with the `wasm` feature; the
+# wasm-bindgen CLI is installed at exactly the version of the wasm-bindgen crate in
+# Cargo.lock when the one on PATH differs (their formats must match).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+step() { printf '\n== %s\n' "$*"; }
+
+version=$(awk '/^name = "wasm-bindgen"$/ {getline; gsub(/version = |"/, ""); print; exit}' Cargo.lock)
+if [ -z "$version" ]; then
+    echo "no wasm-bindgen in Cargo.lock" >&2
+    exit 1
+fi
+
+step "target and wasm-bindgen CLI $version"
+rustup target add wasm32-unknown-unknown >/dev/null 2>&1 || rustup target add wasm32-unknown-unknown
+installed=$(wasm-bindgen --version 2>/dev/null | awk '{print $2}' || true)
+if [ "$installed" != "$version" ]; then
+    # --locked first; if a locked dependency is no longer on the registry (yanked), resolve anew.
+    cargo install wasm-bindgen-cli --version "$version" --locked \
+        || cargo install wasm-bindgen-cli --version "$version"
+fi
+
+step "the core for wasm32-unknown-unknown"
+# A cdylib only for this build: the native library stays an rlib, so native builds and
+# their link times are unchanged. Not stripped here: wasm-bindgen reads the
+# `target_features` section, and drops the debug and name sections itself.
+CARGO_PROFILE_RELEASE_STRIP=false cargo rustc --release --lib --no-default-features --features wasm \
+    --target wasm32-unknown-unknown --crate-type cdylib
+wasm=target/wasm32-unknown-unknown/release/function_artifactory.wasm
+
+step "bindings: pkg/ (Node) and pkg/web/ (browser)"
+rm -rf pkg
+bindgen_flags=(--remove-name-section --remove-producers-section)
+wasm-bindgen --target nodejs "${bindgen_flags[@]}" --out-dir pkg "$wasm"
+wasm-bindgen --target web "${bindgen_flags[@]}" --out-dir pkg/web "$wasm"
+
+crate_version=$(awk -F'"' '/^version = / {print $2; exit}' Cargo.toml)
+cat >pkg/package.json <<EOF
+{
+  "name": "function-artifactory",
+  "version": "$crate_version",
+  "description": "The function-artifactory Crossplane composition function as WebAssembly: RunFunction on protobuf bytes or JSON, and renderComposite for plain objects",
+  "license": "Apache-2.0",
+  "main": "function_artifactory.js",
+  "types": "function_artifactory.d.ts",
+  "exports": {
+    ".": {
+      "types": "./function_artifactory.d.ts",
+      "default": "./function_artifactory.js"
+    },
+    "./web": {
+      "types": "./web/function_artifactory.d.ts",
+      "default": "./web/function_artifactory.js"
+    },
+    "./package.json": "./package.json"
+  },
+  "files": [
+    "function_artifactory.js",
+    "function_artifactory.d.ts",
+    "function_artifactory_bg.wasm",
+    "function_artifactory_bg.wasm.d.ts",
+    "web/"
+  ]
+}
+EOF
+
+raw=$(wc -c <pkg/function_artifactory_bg.wasm)
+gzipped=$(gzip -9 -c pkg/function_artifactory_bg.wasm | wc -c)
+echo "pkg/function_artifactory_bg.wasm: $raw bytes, $gzipped gzipped"
