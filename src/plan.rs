@@ -125,15 +125,25 @@ fn find_kind(
             let where_else = if elsewhere.is_empty() {
                 String::new()
             } else {
-                format!(" (the {} provider API has it)", elsewhere.join(" and "))
+                let verb = if elsewhere.len() == 1 {
+                    "API has"
+                } else {
+                    "APIs have"
+                };
+                format!(" (the {} provider {verb} it)", elsewhere.join(" and "))
             };
-            let fix = format!(
-                "use a package type that has a {rclass} kind in the {api} API: {}{}",
-                available.join(", "),
-                crate::problems::closest(package_type, available.iter().copied())
-                    .map(|best| format!(" (did you mean \"{best}\"?)"))
-                    .unwrap_or_default()
-            );
+            // The flat API has no federated kinds at all: say so rather than list nothing.
+            let fix = if available.is_empty() {
+                format!("the {api} API has no {rclass} repositories at all: use another rclass, or providerApi cluster or namespaced")
+            } else {
+                format!(
+                    "use a package type that has a {rclass} kind in the {api} API: {}{}",
+                    available.join(", "),
+                    crate::problems::closest(package_type, available.iter().copied())
+                        .map(|best| format!(" (did you mean \"{best}\"?)"))
+                        .unwrap_or_default()
+                )
+            };
             findings.problem(
                 Category::InvalidComposite,
                 entry.field_path("packageType"),

@@ -324,3 +324,13 @@ fn key_in_for_provider_is_refused() {
     )]);
     assert_line(&m, "spec.repositories[0].forProvider.key: repository \"a\": the provider has no forProvider.key; the key is the external name; fix: set key on the repository entry instead");
 }
+
+#[test]
+fn the_flat_api_has_no_federated_repositories() {
+    let entries = json!([{"name": "f", "rclass": "federated", "packageType": "maven", "members": [{"url": "https://x.example.com/artifactory/f"}]}]);
+    let response = request(composite(json!({"repositories": entries})))
+        .input(input(json!({"providerApi": "flat"})))
+        .run();
+    let m = fatal_message(&response).unwrap();
+    assert_line(&m, "spec.repositories[0].packageType: repository \"f\": the flat provider API has no federated repository of package type \"maven\" (the cluster and namespaced provider APIs have it); fix: the flat API has no federated repositories at all: use another rclass, or providerApi cluster or namespaced");
+}
