@@ -92,7 +92,7 @@ fn main() {
         .unwrap_or_else(|| "127.0.0.1:9443".into());
     let address: std::net::SocketAddr = address.parse().expect("--address HOST:PORT");
     // The runtime function-artifactory's server uses (src/server/mod.rs).
-    let runtime = tokio::runtime::Builder::new_multi_thread()
+    let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
         .expect("runtime");
