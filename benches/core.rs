@@ -2,7 +2,8 @@
 //! 10,000 repositories (a mix of local, remote and virtual entries, with
 //! observed resources for half of them), and the protobuf decode/encode around it.
 //!
-//! `cargo bench --bench core`
+//! `cargo bench --bench core` (the `item/s` column is repositories per second: constant across
+//! sizes when the cost grows linearly). `--profile profiling` for callgrind (BENCHMARKS.md).
 
 use function_artifactory::proto::v1::{RequestMeta, Resource, RunFunctionRequest, State};
 use function_artifactory::proto::Struct;
@@ -94,15 +95,20 @@ fn resource(object: Value) -> Resource {
 #[divan::bench(args = SIZES)]
 fn run_function_call(bencher: divan::Bencher, repositories: usize) {
     let request = request(repositories);
-    bencher.bench(|| run_function(divan::black_box(&request)));
+    // Repositories per second: constant across sizes when the cost grows linearly.
+    bencher
+        .counter(divan::counter::ItemsCount::new(repositories))
+        .bench(|| run_function(divan::black_box(&request)));
 }
 
 #[divan::bench(args = SIZES)]
 fn decode_run_encode(bencher: divan::Bencher, repositories: usize) {
     let bytes = request(repositories).encode_to_vec();
-    bencher.bench(|| {
-        let request =
-            RunFunctionRequest::decode(divan::black_box(bytes.as_slice())).expect("valid request");
-        run_function(&request).encode_to_vec()
-    });
+    bencher
+        .counter(divan::counter::ItemsCount::new(repositories))
+        .bench(|| {
+            let request = RunFunctionRequest::decode(divan::black_box(bytes.as_slice()))
+                .expect("valid request");
+            run_function(&request).encode_to_vec()
+        });
 }

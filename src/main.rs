@@ -4,6 +4,10 @@ use clap::{Parser, Subcommand};
 use function_artifactory::{render, server};
 use std::process::ExitCode;
 
+/// malloc and free were a third of the instructions of a call (BENCHMARKS.md).
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 #[derive(Parser, Debug)]
 #[command(
     name = "function-artifactory",

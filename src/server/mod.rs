@@ -71,7 +71,10 @@ pub fn serve(args: ServeArgs) -> ExitCode {
 fn start(args: &ServeArgs) -> Result<(), StartError> {
     // Credentials first: the likeliest mistake, reported before anything else happens.
     let tls = credentials(args)?;
-    let runtime = tokio::runtime::Builder::new_multi_thread()
+    // One thread for the transport: the core runs on blocking threads (runner.rs), so the async
+    // side is only HTTP/2 and protobuf framing, which a multi-thread runtime's work stealing made
+    // dearer per call (BENCHMARKS.md).
+    let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
         .map_err(StartError::Runtime)?;

@@ -36,6 +36,12 @@ impl Runner {
             .await
             .map_err(|_| Status::unavailable("the server is stopping"))?;
         let request = request.into_inner();
+        if is_small(&request) {
+            // A handoff to a blocking thread cost more CPU than the core itself at 10
+            // repositories (BENCHMARKS.md); a small call holds the transport for well under 1 ms.
+            drop(permit);
+            return run_logged(package, &request).map(Response::new);
+        }
         // Off the async workers, so a long call cannot stall health checks, keepalives or accepts.
         let response = tokio::task::spawn_blocking(move || {
             let response = run_logged(package, &request);
@@ -46,6 +52,30 @@ impl Runner {
         .map_err(|_| internal())??;
         Ok(Response::new(response))
     }
+}
+
+/// Repository entries plus observed resources up to which the core runs on the transport's
+/// thread: about 1 ms of work on a slow core.
+const INLINE_LIMIT: usize = 128;
+
+/// Whether a call is cheap enough to run without leaving the async thread.
+fn is_small(request: &RunFunctionRequest) -> bool {
+    let Some(observed) = request.observed.as_ref() else {
+        return true;
+    };
+    let entries = observed
+        .composite
+        .as_ref()
+        .and_then(|c| c.resource.as_ref())
+        .and_then(|r| {
+            r.0.get("spec")?
+                .get("repositories")?
+                .as_array()
+                .map(Vec::len)
+        })
+        .unwrap_or(0);
+    let required = request.required_resources.len() + request.extra_resources.len();
+    entries + observed.resources.len() + required <= INLINE_LIMIT
 }
 
 /// Runs the core once and logs the call: at debug level, or as an error if the core panicked.

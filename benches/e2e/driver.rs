@@ -1,0 +1,479 @@
+//! End-to-end benchmark driver (run by `scripts/bench-e2e.sh`): starts each server on loopback,
+//! measures cold start, checks one answer, loads it with h2load and reads its CPU time and peak
+//! RSS from /proc, then prints a table and the ratios against the peers and the floor.
+//!
+//! bench-e2e --ours BIN --noop BIN [--ts "node SCRIPT"] [--python "PY SCRIPT"]
+//!           [--peer-requests DIR] [--sizes 10,100,1000] [--requests 2000] [--concurrency 8]
+//!           [--out DIR]
+//!
+//! A peer's requests are DIR/peer-N.bin (gRPC-framed, `make_request.py --bin`); ours and the
+//! floor's are generated here: the same N repositories and package types, in our contract.
+
+use function_artifactory::proto::v1::{
+    function_runner_service_client::FunctionRunnerServiceClient, RequestMeta, Resource,
+    RunFunctionRequest, Severity, State,
+};
+use function_artifactory::proto::Struct;
+use prost::Message;
+use serde_json::{json, Value};
+use std::collections::BTreeMap;
+use std::net::TcpListener;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+const TYPES: [&str; 10] = [
+    "maven", "npm", "docker", "pypi", "generic", "gradle", "helm", "go", "nuget", "cargo",
+];
+
+fn layout(t: &str) -> &'static str {
+    match t {
+        "maven" => "maven-2-default",
+        "gradle" => "gradle-default",
+        "npm" => "npm-default",
+        "go" => "go-default",
+        "nuget" => "nuget-default",
+        "cargo" => "cargo-default",
+        _ => "simple-default",
+    }
+}
+
+/// make_request.py's repositories, in function-artifactory's contract.
+fn our_request(n: usize) -> RunFunctionRequest {
+    let repositories: Vec<Value> = (0..n)
+        .map(|i| {
+            let t = TYPES[i % TYPES.len()];
+            json!({
+                "name": format!("team-a-{t}-local-{i:04}"),
+                "rclass": "local",
+                "packageType": t,
+                "description": format!("Local {t} repository #{i} for team A"),
+                "forProvider": {
+                    "includesPattern": "**/*",
+                    "excludesPattern": "**/*.tmp",
+                    "repoLayoutRef": layout(t),
+                    "xrayIndex": i % 2 == 0,
+                },
+            })
+        })
+        .collect();
+    let composite = json!({
+        "apiVersion": "platform.example.org/v1alpha1",
+        "kind": "XRepositories",
+        "metadata": {"name": "team-a-repos", "uid": "0b6f4c1e-6a0e-4e63-9d6c-3a7a4f7f3c11",
+                     "labels": {"crossplane.io/composite": "team-a-repos"}},
+        "spec": {"providerConfigRef": {"name": "artifactory-prod"}, "repositories": repositories},
+    });
+    RunFunctionRequest {
+        meta: Some(RequestMeta {
+            tag: "bench".into(),
+            capabilities: vec![],
+        }),
+        observed: Some(State {
+            composite: Some(Resource {
+                resource: Some(Struct::from_value(composite)),
+                ..Resource::default()
+            }),
+            resources: BTreeMap::new(),
+        }),
+        desired: Some(State::default()),
+        ..RunFunctionRequest::default()
+    }
+}
+
+fn framed(message: &[u8]) -> Vec<u8> {
+    let mut out = vec![0u8];
+    out.extend_from_slice(&(message.len() as u32).to_be_bytes());
+    out.extend_from_slice(message);
+    out
+}
+
+struct Server {
+    name: &'static str,
+    command: Vec<String>,
+    /// Peers read the make_request.py body; ours and the floor read ours.
+    peer_format: bool,
+    /// Desired resources a good answer holds, for N repositories.
+    expected: fn(usize) -> usize,
+}
+
+#[derive(Default, Clone)]
+struct Figures {
+    cold_start_ms: f64,
+    cpu_us_per_call: f64,
+    rps: f64,
+    p50_ms: f64,
+    p99_ms: f64,
+    peak_rss_mb: f64,
+    ok: bool,
+    note: String,
+}
+
+fn free_port() -> u16 {
+    TcpListener::bind("127.0.0.1:0")
+        .and_then(|l| l.local_addr())
+        .expect("a free port")
+        .port()
+}
+
+/// CPU time of all the threads of a process, in ns (schedstat's first field).
+fn cpu_ns(pid: u32) -> u64 {
+    let Ok(tasks) = std::fs::read_dir(format!("/proc/{pid}/task")) else {
+        return 0;
+    };
+    tasks
+        .filter_map(|t| t.ok())
+        .filter_map(|t| std::fs::read_to_string(t.path().join("schedstat")).ok())
+        .filter_map(|s| s.split_whitespace().next()?.parse::<u64>().ok())
+        .sum()
+}
+
+fn peak_rss_kb(pid: u32) -> u64 {
+    std::fs::read_to_string(format!("/proc/{pid}/status"))
+        .ok()
+        .and_then(|s| {
+            s.lines()
+                .find(|l| l.starts_with("VmHWM:"))
+                .and_then(|l| l.split_whitespace().nth(1)?.parse().ok())
+        })
+        .unwrap_or(0)
+}
+
+fn stop(child: &mut Child) {
+    // SIGTERM, then SIGKILL after 5 s; only our own child.
+    let _ = Command::new("kill")
+        .arg(child.id().to_string())
+        .stderr(Stdio::null())
+        .status();
+    let deadline = Instant::now() + Duration::from_secs(5);
+    while Instant::now() < deadline {
+        if let Ok(Some(_)) = child.try_wait() {
+            return;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let _ = child.kill();
+    let _ = child.wait();
+}
+
+/// One RunFunction call; Ok(desired resources) if grpc-status is OK and no result is fatal.
+async fn call(address: &str, request: RunFunctionRequest) -> Result<usize, String> {
+    let channel = tonic::transport::Endpoint::from_shared(format!("http://{address}"))
+        .map_err(|e| e.to_string())?
+        .connect()
+        .await
+        .map_err(|e| format!("transport error: {e}"))?;
+    let mut client = FunctionRunnerServiceClient::new(channel).max_decoding_message_size(256 << 20);
+    let response = client
+        .run_function(request)
+        .await
+        .map_err(|s| format!("grpc-status {:?}: {}", s.code(), s.message()))?
+        .into_inner();
+    if let Some(fatal) = response
+        .results
+        .iter()
+        .find(|r| r.severity == Severity::Fatal as i32)
+    {
+        return Err(format!("fatal result: {}", fatal.message));
+    }
+    Ok(response.desired.map_or(0, |d| d.resources.len()))
+}
+
+/// h2load: (requests per second, p50 ms, p99 ms, non-200 count).
+fn h2load(
+    address: &str,
+    body: &Path,
+    requests: usize,
+    concurrency: usize,
+) -> (f64, f64, f64, usize) {
+    let log = body.with_extension(format!("h2load-{}.log", std::process::id()));
+    let output = Command::new("h2load")
+        .args([
+            "-n",
+            &requests.to_string(),
+            "-c",
+            "1",
+            "-m",
+            &concurrency.to_string(),
+        ])
+        .arg("-d")
+        .arg(body)
+        .args(["-H", "content-type: application/grpc", "-H", "te: trailers"])
+        .arg(format!("--log-file={}", log.display()))
+        .arg(format!(
+            "http://{address}/apiextensions.fn.proto.v1.FunctionRunnerService/RunFunction"
+        ))
+        .output()
+        .expect("h2load runs");
+    let text = String::from_utf8_lossy(&output.stdout);
+    let rps = text
+        .lines()
+        .find(|l| l.starts_with("finished in"))
+        .and_then(|l| {
+            l.split(", ")
+                .nth(1)?
+                .split_whitespace()
+                .next()?
+                .parse()
+                .ok()
+        })
+        .unwrap_or(0.0);
+    let log_text = std::fs::read_to_string(&log).unwrap_or_default();
+    let _ = std::fs::remove_file(&log);
+    let mut durations = Vec::new();
+    let mut bad = 0;
+    for line in log_text.lines() {
+        let fields: Vec<&str> = line.split_whitespace().collect();
+        if fields.len() < 3 {
+            continue;
+        }
+        if fields[1] != "200" {
+            bad += 1;
+        }
+        durations.push(fields[2].parse::<f64>().unwrap_or(0.0) / 1000.0);
+    }
+    durations.sort_by(f64::total_cmp);
+    let pct = |p: f64| {
+        if durations.is_empty() {
+            0.0
+        } else {
+            durations[((durations.len() as f64 * p).ceil() as usize).clamp(1, durations.len()) - 1]
+        }
+    };
+    bad += requests.saturating_sub(durations.len());
+    (rps, pct(0.50), pct(0.99), bad)
+}
+
+#[allow(clippy::too_many_arguments)]
+fn measure(
+    runtime: &tokio::runtime::Runtime,
+    server: &Server,
+    n: usize,
+    body: &Path,
+    request: &RunFunctionRequest,
+    requests: usize,
+    concurrency: usize,
+    log_dir: &Path,
+) -> Figures {
+    let mut figures = Figures::default();
+    let port = free_port();
+    let address = format!("127.0.0.1:{port}");
+    let log = std::fs::File::create(log_dir.join(format!("{}-{n}.log", server.name))).unwrap();
+    let started = Instant::now();
+    let mut child = match Command::new(&server.command[0])
+        .args(&server.command[1..])
+        .args(["--insecure", "--address", &address])
+        .stdout(log.try_clone().unwrap())
+        .stderr(log)
+        .spawn()
+    {
+        Ok(child) => child,
+        Err(e) => {
+            figures.note = format!("did not start: {e}");
+            return figures;
+        }
+    };
+    let pid = child.id();
+    // Cold start: launch to the first good answer.
+    let answer = loop {
+        match runtime.block_on(call(&address, request.clone())) {
+            Ok(resources) => break Ok(resources),
+            Err(e) if started.elapsed() > Duration::from_secs(30) => break Err(e),
+            Err(e) if !e.contains("transport error") => break Err(e),
+            Err(_) => std::thread::sleep(Duration::from_millis(1)),
+        }
+    };
+    figures.cold_start_ms = started.elapsed().as_secs_f64() * 1e3;
+    match answer {
+        Ok(resources) if resources == (server.expected)(n) => figures.ok = true,
+        Ok(resources) => {
+            figures.note = format!(
+                "{resources} desired resources, expected {}",
+                (server.expected)(n)
+            )
+        }
+        Err(e) => figures.note = e,
+    }
+    if figures.ok {
+        // Warm up, then measure.
+        h2load(&address, body, (requests / 10).max(50), concurrency);
+        let before = cpu_ns(pid);
+        let (rps, p50, p99, bad) = h2load(&address, body, requests, concurrency);
+        let after = cpu_ns(pid);
+        figures.cpu_us_per_call = (after - before) as f64 / requests as f64 / 1e3;
+        figures.rps = rps;
+        figures.p50_ms = p50;
+        figures.p99_ms = p99;
+        if bad > 0 {
+            figures.ok = false;
+            figures.note = format!("{bad} of {requests} calls failed under load");
+        }
+        // A good answer after the load too.
+        if let Err(e) = runtime.block_on(call(&address, request.clone())) {
+            figures.ok = false;
+            figures.note = format!("after the load: {e}");
+        }
+    }
+    figures.peak_rss_mb = peak_rss_kb(pid) as f64 / 1024.0;
+    stop(&mut child);
+    figures
+}
+
+fn arg(args: &[String], name: &str) -> Option<String> {
+    args.iter()
+        .position(|a| a == name)
+        .and_then(|i| args.get(i + 1))
+        .cloned()
+}
+
+fn main() {
+    let args: Vec<String> = std::env::args().collect();
+    let ours = arg(&args, "--ours").expect("--ours BIN");
+    let noop = arg(&args, "--noop").expect("--noop BIN");
+    let sizes: Vec<usize> = arg(&args, "--sizes")
+        .unwrap_or_else(|| "10,100,1000".into())
+        .split(',')
+        .map(|s| s.parse().expect("sizes are numbers"))
+        .collect();
+    let requests: usize = arg(&args, "--requests").map_or(2000, |s| s.parse().unwrap());
+    let concurrency: usize = arg(&args, "--concurrency").map_or(8, |s| s.parse().unwrap());
+    assert!(requests <= 100_000, "bounded counts");
+    let out = PathBuf::from(arg(&args, "--out").unwrap_or_else(|| "target/bench-e2e".into()));
+    std::fs::create_dir_all(&out).unwrap();
+    let peer_requests = arg(&args, "--peer-requests").map(PathBuf::from);
+
+    let mut servers = vec![
+        Server {
+            name: "ours",
+            command: vec![ours],
+            peer_format: false,
+            expected: |n| n,
+        },
+        Server {
+            name: "floor",
+            command: vec![noop],
+            peer_format: false,
+            expected: |_| 0,
+        },
+    ];
+    for (flag, name) in [("--ts", "ts"), ("--python", "python")] {
+        match (arg(&args, flag), &peer_requests) {
+            (Some(command), Some(_)) => servers.push(Server {
+                name,
+                command: command.split_whitespace().map(String::from).collect(),
+                peer_format: true,
+                expected: |n| n,
+            }),
+            _ => println!("peer {name}: skipped (no {flag} or no --peer-requests)"),
+        }
+    }
+
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    let mut table: Vec<(usize, &'static str, Figures)> = Vec::new();
+    for &n in &sizes {
+        let ours_request = our_request(n);
+        let ours_body = out.join(format!("ours-{n}.bin"));
+        std::fs::write(&ours_body, framed(&ours_request.encode_to_vec())).unwrap();
+        for server in &servers {
+            let (body, request) = if server.peer_format {
+                let body = peer_requests
+                    .as_ref()
+                    .unwrap()
+                    .join(format!("peer-{n}.bin"));
+                let Ok(bytes) = std::fs::read(&body) else {
+                    println!("{} at {n}: skipped (no {})", server.name, body.display());
+                    continue;
+                };
+                let request = RunFunctionRequest::decode(&bytes[5..]).expect("a peer request");
+                (body, request)
+            } else {
+                (ours_body.clone(), ours_request.clone())
+            };
+            let figures = measure(
+                &runtime,
+                server,
+                n,
+                &body,
+                &request,
+                requests,
+                concurrency,
+                &out,
+            );
+            eprintln!(
+                "{:>6} {:<7} cpu {:>9.1} us/call  {}",
+                n,
+                server.name,
+                figures.cpu_us_per_call,
+                if figures.ok { "ok" } else { &figures.note }
+            );
+            table.push((n, server.name, figures));
+        }
+    }
+
+    println!(
+        "\n{requests} calls per row, {concurrency} in flight on one HTTP/2 connection, loopback\n"
+    );
+    println!("| repos | server | correct | cold start ms | CPU us/call | req/s | p50 ms | p99 ms | peak RSS MB |");
+    println!("|---|---|---|---|---|---|---|---|---|");
+    for (n, name, f) in &table {
+        println!(
+            "| {n} | {name} | {} | {:.1} | {:.1} | {:.0} | {:.2} | {:.2} | {:.1} |",
+            if f.ok {
+                "yes".to_string()
+            } else {
+                format!("NO: {}", f.note)
+            },
+            f.cold_start_ms,
+            f.cpu_us_per_call,
+            f.rps,
+            f.p50_ms,
+            f.p99_ms,
+            f.peak_rss_mb
+        );
+    }
+    println!("\nRatios (CPU per call: theirs / ours, ours / floor; req/s: ours / theirs)\n");
+    for &n in &sizes {
+        let find = |name: &str| {
+            table
+                .iter()
+                .find(|(m, s, f)| *m == n && *s == name && f.ok)
+                .map(|(_, _, f)| f.clone())
+        };
+        let Some(ours) = find("ours") else { continue };
+        let mut parts = Vec::new();
+        for peer in ["ts", "python"] {
+            if let Some(p) = find(peer) {
+                parts.push(format!(
+                    "{peer}/ours CPU {:.1}x, req/s {:.1}x",
+                    p.cpu_us_per_call / ours.cpu_us_per_call,
+                    ours.rps / p.rps
+                ));
+            }
+        }
+        if let Some(floor) = find("floor") {
+            parts.push(format!(
+                "ours/floor CPU {:.2}x",
+                ours.cpu_us_per_call / floor.cpu_us_per_call
+            ));
+        }
+        println!("- {n} repos: {}", parts.join("; "));
+    }
+    let worst_rss = table
+        .iter()
+        .filter(|(_, s, _)| *s == "ours")
+        .map(|(_, _, f)| f.peak_rss_mb)
+        .fold(0.0, f64::max);
+    let worst_cold = table
+        .iter()
+        .filter(|(_, s, _)| *s == "ours")
+        .map(|(_, _, f)| f.cold_start_ms)
+        .fold(0.0, f64::max);
+    println!("- ours: peak RSS at most {worst_rss:.1} MB, cold start at most {worst_cold:.1} ms");
+    if table.iter().any(|(_, _, f)| !f.ok) {
+        println!("\nSOME SERVERS ANSWERED WRONGLY (see the table)");
+        std::process::exit(1);
+    }
+}

@@ -1,0 +1,56 @@
+#!/usr/bin/env bash
+# End-to-end benchmark on loopback, in one run (BENCHMARKS.md):
+#   builds the release binary, the transport floor (benches/e2e/noop.rs) and the driver
+#   (benches/e2e/driver.rs); sets up the peers of ../shared/bench (Python and TypeScript SDK
+#   functions) under target/bench-peers when ../shared/bench exists; then the driver starts each
+#   server, measures cold start, checks an answer, loads it with h2load and prints the figures.
+#
+#   scripts/bench-e2e.sh [--sizes 10,100,1000] [--requests 2000] [--concurrency 8]
+#
+# Environment: SHARED_BENCH (default ../shared/bench relative to the repository).
+set -euo pipefail
+repo=$(cd "$(dirname "$0")/.." && pwd)
+cd "$repo"
+shared=${SHARED_BENCH:-$repo/../shared/bench}
+work=$repo/target/bench-peers
+mkdir -p "$work"
+
+if ! command -v h2load >/dev/null; then
+  echo "installing h2load (Debian nghttp2-client)" >&2
+  if [ "$(id -u)" = 0 ]; then apt-get install -y nghttp2-client >/dev/null || { apt-get update >/dev/null && apt-get install -y nghttp2-client >/dev/null; }
+  else sudo apt-get install -y nghttp2-client >/dev/null; fi
+fi
+
+echo "== building (release)" >&2
+cargo build --release --bin function-artifactory --example noop-function --example bench-e2e >&2
+
+peer_args=()
+if [ -d "$shared/peers" ]; then
+  py=$work/venv/bin/python
+  if [ ! -x "$py" ] || ! "$py" -c 'import crossplane.function' 2>/dev/null; then
+    echo "== setting up the Python peer (venv, crossplane-function-sdk-python==0.15.1)" >&2
+    python3 -m venv "$work/venv"
+    "$work/venv/bin/pip" install -q crossplane-function-sdk-python==0.15.1 >&2
+  fi
+  if [ ! -d "$work/ts/node_modules" ]; then
+    echo "== setting up the TypeScript peer (npm install in a copy)" >&2
+    rm -rf "$work/ts" && cp -r "$shared/peers/ts" "$work/ts"
+    (cd "$work/ts" && npm install --no-audit --no-fund >&2)
+  else
+    cp "$shared/peers/ts/fn_repos.mjs" "$work/ts/"
+  fi
+  sizes=$(echo " $* " | sed -n 's/.* --sizes \([0-9,]*\) .*/\1/p'); sizes=${sizes:-10,100,1000}
+  for n in ${sizes//,/ }; do
+    "$py" "$shared/make_request.py" --repos "$n" --bin "$work/peer-$n.bin" >/dev/null 2>&1
+  done
+  peer_args=(--peer-requests "$work" --python "$py $shared/peers/python/fn_repos.py"
+             --ts "node $work/ts/fn_repos.mjs")
+else
+  echo "!! $shared not found: the Python and TypeScript peers are SKIPPED" >&2
+fi
+
+echo "== machine: $(nproc) CPUs, $(lscpu | sed -n 's/^Model name: *//p')" >&2
+exec target/release/examples/bench-e2e \
+  --ours target/release/function-artifactory \
+  --noop target/release/examples/noop-function \
+  --out target/bench-e2e "${peer_args[@]}" "$@"
