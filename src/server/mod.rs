@@ -3,6 +3,7 @@
 
 mod error;
 mod logging;
+mod preface;
 mod runner;
 mod shutdown;
 mod tls;
