@@ -5,7 +5,8 @@
 # finds go to fuzz/corpus-new/ (not committed); a crash is written to fuzz/artifacts/TARGET/
 # and ends the run with a non-zero status. Minimise one with
 #   RUSTC_BOOTSTRAP=1 cargo fuzz tmin --fuzz-dir fuzz TARGET fuzz/artifacts/TARGET/crash-...
-# and add it to tests/regressions.rs. Usage: scripts/fuzz.sh [SECONDS] [TARGET...]
+# copy the minimised input to fuzz/regressions/TARGET/ (tests/regressions.rs replays it in
+# `cargo test`), and fix the core. Usage: scripts/fuzz.sh [SECONDS] [TARGET...]
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
