@@ -90,13 +90,13 @@ echo "soak: start: VmRSS $(rss VmRSS) kB"
 load "$warmup" warm-up
 sleep 1
 warm_rss=$(rss VmRSS); warm_hwm=$(rss VmHWM)
-echo "soak: after the warm-up of $warmup calls: VmRSS $warm_rss kB, VmHWM $warm_hwm kB"
+echo "soak: after the warm-up of $warmup calls: VmRSS $warm_rss kB, VmHWM $warm_hwm kB, $(rss Threads) threads"
 started=$(date +%s)
 load "$calls" run
 seconds=$(( $(date +%s) - started ))
 sleep 1
 end_rss=$(rss VmRSS); end_hwm=$(rss VmHWM)
-echo "soak: after the run: VmRSS $end_rss kB, VmHWM $end_hwm kB"
+echo "soak: after the run: VmRSS $end_rss kB, VmHWM $end_hwm kB, $(rss Threads) threads"
 
 kill -TERM "$server_pid"
 status=0
