@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Runs every test of the project on a fresh machine: installs what the tests
 # need, then format, lint, the Rust tests (all features), the wasm32 build of
-# the core, and the WebAssembly package (scripts/test-wasm.sh). Tests that need
+# the core, a short soak of the server (scripts/soak.sh) and the WebAssembly package
+# (scripts/test-wasm.sh). Tests that need
 # ../shared (full CRD validation, the catalog drift check) print SKIP lines
 # where it is absent; the package tests print SKIP lines where skopeo and umoci
 # could not be installed.
@@ -16,11 +17,12 @@ rustup target add wasm32-unknown-unknown
 # The static binary of the Function package (tests/package.rs).
 rustup target add x86_64-unknown-linux-musl || echo "WARNING: no musl target: the package test uses a dynamic binary"
 
-step "system packages: skopeo and umoci (OCI tools), musl-gcc (the static build's C code)"
+step "system packages: skopeo and umoci (OCI tools), musl-gcc (the static build's C code), h2load (the soak)"
 missing=()
 command -v skopeo >/dev/null || missing+=(skopeo)
 command -v umoci >/dev/null || missing+=(umoci)
 command -v musl-gcc >/dev/null || missing+=(musl-tools)
+command -v h2load >/dev/null || missing+=(nghttp2-client)
 if [ ${#missing[@]} -gt 0 ]; then
   if command -v apt-get >/dev/null && [ "$(id -u)" = 0 ]; then
     apt-get update -qq
@@ -41,6 +43,10 @@ cargo check --lib --no-default-features --target wasm32-unknown-unknown
 
 step "tests"
 cargo test --all-features
+
+step "soak (short): 5,000 calls at 64 in flight over loopback, no failure, RSS growth under 2 MB"
+# The full one (200,000 calls, release build) is scripts/soak.sh; see RELIABILITY.md.
+PROFILE=debug TIME_LIMIT=300 scripts/soak.sh 5000 64
 
 step "the WebAssembly module, its playground and benchmark"
 scripts/test-wasm.sh

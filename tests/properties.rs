@@ -6,12 +6,12 @@
 
 mod support;
 
-use function_artifactory::proto::v1::{RunFunctionRequest, Severity};
+use function_artifactory::proto::v1::{Capability, Resources, RunFunctionRequest, Severity};
 use function_artifactory::run_function;
 use proptest::prelude::*;
 use prost::Message;
 use serde_json::{json, Value};
-use support::requests::{composite, crds, live, namespaced_composite, request};
+use support::requests::{composite, crds, live, namespaced_composite, request, resource};
 
 const NAMES: [&str; 6] = ["r0", "r1", "r2", "r3", "r4", "r5"];
 
@@ -150,6 +150,136 @@ fn build(
     builder.build()
 }
 
+/// Timestamps as they come in annotations and conditions: valid RFC 3339 in several spellings,
+/// edge dates, and strings that only look like one.
+fn timestamp() -> impl Strategy<Value = Value> {
+    prop_oneof![
+        prop::sample::select(vec![
+            "2026-11-01T10:00:00Z",
+            "2026-11-01T10:00:00.123456789+02:00",
+            "1970-01-01T00:00:00Z",
+            "0000-01-01T00:00:00Z",
+            "9999-12-31T23:59:59.999999999-23:59",
+            "2026-13-45T99:99:99Z",
+            "2026-02-30T10:00:00Z",
+            "2026-11-01 10:00:00",
+            "2026-11-01T10:00:00",
+            "",
+            "now",
+        ])
+        .prop_map(Value::from),
+        "[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}(\\.[0-9]{1,12})?(Z|[+-][0-9]{2}:[0-9]{2})".prop_map(Value::from),
+        Just(json!(1_700_000_000)),
+        Just(Value::Null),
+    ]
+}
+
+/// An observed resource of any shape Crossplane could send: known and unknown kinds, random
+/// annotations (external name, creation timestamps, paused), labels and conditions.
+fn observed_resource() -> impl Strategy<Value = Value> {
+    let annotation_value = prop_oneof![
+        timestamp(),
+        prop::sample::select(NAMES.to_vec()).prop_map(Value::from),
+        "[a-zA-Z0-9:./+_-]{0,30}".prop_map(Value::from),
+        Just(json!("true")),
+        Just(json!({"not": "a string"})),
+    ];
+    let annotations = prop::collection::btree_map(
+        prop::sample::select(vec![
+            "crossplane.io/external-name",
+            "crossplane.io/composition-resource-name",
+            "crossplane.io/paused",
+            "crossplane.io/external-create-pending",
+            "crossplane.io/external-create-succeeded",
+            "crossplane.io/external-create-failed",
+            "example.org/other",
+        ])
+        .prop_map(String::from),
+        annotation_value,
+        0..6,
+    );
+    let condition = (
+        prop::sample::select(vec!["Ready", "Synced", "LastAsyncOperation", ""]),
+        prop::sample::select(vec!["True", "False", "Unknown", "yes"]),
+        timestamp(),
+    )
+        .prop_map(|(kind, status, time)| {
+            json!({"type": kind, "status": status, "reason": "Generated", "lastTransitionTime": time})
+        });
+    (
+        prop::sample::select(vec![
+            "local.artifactory.jfrog.crossplane.io/v1alpha1",
+            "local.artifactory.jfrog.m.crossplane.io/v1alpha1",
+            "artifactory.jfrog.crossplane.io/v1alpha1",
+            "remote.artifactory.jfrog.crossplane.io/v1alpha1",
+            "v1",
+            "",
+        ]),
+        prop::sample::select(vec![
+            "MavenRepository",
+            "GenericRepository",
+            "LocalMavenRepository",
+            "ConfigMap",
+            "",
+        ]),
+        annotations,
+        prop::option::of(prop::sample::select(NAMES.to_vec())),
+        prop::collection::vec(condition, 0..3),
+        prop::bool::weighted(0.2),
+    )
+        .prop_map(
+            |(api_version, kind, annotations, key_label, conditions, deleting)| {
+                let mut object = json!({
+                    "apiVersion": api_version,
+                    "kind": kind,
+                    "metadata": {"name": "team1-repos-x7k2p-generated", "annotations": annotations},
+                    "spec": {"forProvider": {}},
+                    "status": {"conditions": conditions}
+                });
+                if let Some(key) = key_label {
+                    object["metadata"]["labels"] = json!({"artifactory.fn.crossplane.io/key": key});
+                }
+                if deleting {
+                    object["metadata"]["deletionTimestamp"] = json!("2026-11-01T10:00:00Z");
+                }
+                object
+            },
+        )
+}
+
+/// Required resources as Crossplane answers the function's requirements: under the names it
+/// asks for (`artifactory-key-NAME`) or others, none to a few each.
+fn required_resources() -> impl Strategy<Value = Vec<(String, Vec<Value>)>> {
+    prop::collection::vec(
+        (
+            prop_oneof![
+                4 => prop::sample::select(NAMES.to_vec()).prop_map(|n| format!("artifactory-key-{n}")),
+                1 => "[a-z-]{0,20}",
+            ],
+            prop::collection::vec(observed_resource(), 0..3),
+        ),
+        0..4,
+    )
+}
+
+/// The `name` of each entry of the request's composite spec.
+fn spec_names(request: &RunFunctionRequest) -> Vec<String> {
+    let composite = request.observed.as_ref().and_then(|o| o.composite.as_ref());
+    let object = composite
+        .and_then(|c| c.resource.clone())
+        .map(|r| r.into_value())
+        .unwrap_or_default();
+    object["spec"]["repositories"]
+        .as_array()
+        .map(|entries| {
+            entries
+                .iter()
+                .filter_map(|e| e["name"].as_str().map(str::to_owned))
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
 fn folder_of(api_version: &str) -> &'static str {
     if api_version.contains(".m.crossplane.io/") {
         "namespaced"
@@ -191,6 +321,63 @@ proptest! {
             }
         }
         // Same request, same bytes, also after a wire round trip.
+        let again = run_function(&RunFunctionRequest::decode(request.encode_to_vec().as_slice()).unwrap());
+        prop_assert_eq!(again.encode_to_vec(), response.encode_to_vec());
+    }
+
+    /// Observed resources of any shape, with random annotations and timestamps, and random
+    /// required resources: the same outcomes, never a panic.
+    #[test]
+    fn random_observed_and_required_resources_keep_the_guarantees(
+        spec in spec(),
+        namespaced in prop::bool::ANY,
+        input in input(),
+        observed in prop::collection::vec((prop_oneof![4 => prop::sample::select(NAMES.to_vec()).prop_map(String::from), 1 => "[a-z0-9-]{0,12}"], observed_resource()), 0..4),
+        required in required_resources(),
+        advertises_required in prop::bool::weighted(0.7),
+    ) {
+        let mut request = build(spec, namespaced, input, Vec::new());
+        let state = request.observed.as_mut().unwrap();
+        for (name, object) in observed {
+            state.resources.insert(name, resource(object));
+        }
+        for (name, items) in required {
+            request.required_resources.insert(name, Resources { items: items.into_iter().map(resource).collect() });
+        }
+        if advertises_required {
+            request.meta.as_mut().unwrap().capabilities.push(Capability::RequiredResources as i32);
+        }
+        let response = run_function(&request);
+        prop_assert_eq!(response.meta.as_ref().unwrap().tag.as_str(), "test-tag");
+        prop_assert_eq!(&response.context, &request.context);
+        let desired = response.desired.as_ref().unwrap();
+        prop_assert_eq!(&desired.resources["from-earlier-step"], &request.desired.as_ref().unwrap().resources["from-earlier-step"]);
+        let fatal = response.results.iter().filter(|r| r.severity == Severity::Fatal as i32).count();
+        if fatal > 0 {
+            prop_assert_eq!(fatal, 1);
+            prop_assert_eq!(&response.desired, &request.desired);
+        } else {
+            let entries: Vec<String> = spec_names(&request);
+            let observed = &request.observed.as_ref().unwrap().resources;
+            for (name, resource) in desired.resources.iter().filter(|(n, _)| n.as_str() != "from-earlier-step") {
+                let object = resource.resource.clone().unwrap_or_default().into_value();
+                if !entries.contains(name) {
+                    // Not in the spec any more: kept as observed (removal protection), never
+                    // re-rendered; whatever kind it has is the cluster's.
+                    let live = observed.get(name).and_then(|r| r.resource.clone()).map(|r| r.into_value());
+                    prop_assert!(live.is_some(), "{} is neither in the spec nor observed", name);
+                    let live = live.unwrap();
+                    prop_assert_eq!(&object["apiVersion"], &live["apiVersion"]);
+                    prop_assert_eq!(&object["kind"], &live["kind"]);
+                    continue;
+                }
+                let folder = folder_of(object["apiVersion"].as_str().unwrap_or_default());
+                if let Some(crds) = crds(folder) {
+                    let violations = crds.validate(&object);
+                    prop_assert!(violations.is_empty(), "{}: {:?}\n{}", name, violations, object);
+                }
+            }
+        }
         let again = run_function(&RunFunctionRequest::decode(request.encode_to_vec().as_slice()).unwrap());
         prop_assert_eq!(again.encode_to_vec(), response.encode_to_vec());
     }

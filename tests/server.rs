@@ -125,6 +125,20 @@ async fn mtls_client_with_a_certificate_of_another_ca_is_refused() {
     assert_still_serves(&server, &pki).await;
 }
 
+#[tokio::test]
+async fn mtls_client_with_an_expired_certificate_of_the_ca_is_refused() {
+    let pki = Pki::generate();
+    let server = mtls_server(&pki);
+
+    let refused = call_over_tls(&server, &pki.ca_pem, Some(&pki.expired)).await;
+
+    assert!(
+        refused.is_err(),
+        "a client with an expired certificate was served"
+    );
+    assert_still_serves(&server, &pki).await;
+}
+
 #[test]
 fn refuses_to_start_without_insecure_or_certificates() {
     let (status, stderr) = run_to_exit(&[], &[]);
@@ -169,6 +183,116 @@ async fn oversize_request_is_resource_exhausted_and_the_server_keeps_serving() {
     assert_eq!(response.meta.unwrap().tag, "after");
 }
 
+/// A message that is not a RunFunctionRequest is the caller's mistake: INVALID_ARGUMENT with
+/// what was wrong (tonic alone answers INTERNAL, which Crossplane reports as the function's bug).
+#[tokio::test]
+async fn malformed_protobuf_is_invalid_argument_and_the_server_keeps_serving() {
+    let server = Server::start(&["--insecure"]);
+    let cases: [(&str, Bytes, &str); 4] = [
+        (
+            "bad wire type",
+            frame_of(b"\x0f"),
+            "the request is not a valid RunFunctionRequest: failed to decode Protobuf message: invalid wire type value: 7",
+        ),
+        (
+            "truncated field",
+            frame_of(b"\x0a\x05\x0a\x01"),
+            "the request is not a valid RunFunctionRequest: failed to decode Protobuf message: RunFunctionRequest.meta: buffer underflow",
+        ),
+        (
+            "no message",
+            Bytes::new(),
+            "the request has no message",
+        ),
+        (
+            "a frame cut short",
+            Bytes::from_static(b"\x00\x00\x00\x00\x10\x0a"),
+            "the request ends inside its message",
+        ),
+    ];
+    for (case, body, message) in cases {
+        let (status, text) = raw_call(&server, body).await;
+        assert_eq!(
+            status, "3",
+            "{case}: grpc-status INVALID_ARGUMENT; message {text:?}"
+        );
+        assert!(text.starts_with(message), "{case}: {text:?}");
+    }
+
+    let mut client = V1Client::new(insecure_channel(&server).await);
+    let response = client.run_function(request("after")).await.unwrap();
+    assert_eq!(response.into_inner().meta.unwrap().tag, "after");
+}
+
+/// Idle peers that never send the HTTP/2 preface hold no more than a socket each, do not keep a
+/// real client from being answered, and are closed after the preface timeout (10 s).
+#[tokio::test]
+async fn idle_connections_do_not_starve_a_client_and_are_closed_after_the_preface_timeout() {
+    let server = Server::start(&["--insecure"]);
+    let mut idle = Vec::new();
+    for _ in 0..200 {
+        idle.push(tokio::net::TcpStream::connect(server.addr).await.unwrap());
+    }
+    let opened = std::time::Instant::now();
+
+    assert_answers_in_time(&server, "among-idle").await;
+
+    for (index, mut connection) in idle.into_iter().enumerate() {
+        let closed = wait_closed(
+            &mut connection,
+            PREFACE_DEADLINE_BOUND.saturating_sub(opened.elapsed()),
+        )
+        .await;
+        assert!(
+            closed,
+            "idle connection {index} still open {:?} after it opened",
+            opened.elapsed()
+        );
+    }
+    assert_answers_in_time(&server, "after-idle").await;
+}
+
+/// Slowloris: peers that send part of the preface, or a call's headers and half its body, and
+/// then nothing. A real client is still answered in time; the partial prefaces are closed after
+/// the preface timeout; the half-sent calls wait for the request timeout without taking a core.
+#[tokio::test]
+async fn slow_partial_requests_do_not_starve_a_client() {
+    use tokio::io::AsyncWriteExt;
+    let server = Server::start(&["--insecure"]);
+    let mut partial_prefaces = Vec::new();
+    for _ in 0..100 {
+        let mut connection = tokio::net::TcpStream::connect(server.addr).await.unwrap();
+        connection.write_all(b"PRI * HTTP/2.0\r\n").await.unwrap();
+        partial_prefaces.push(connection);
+    }
+    let opened = std::time::Instant::now();
+    let mut half_sent = Vec::new();
+    for index in 0..100 {
+        half_sent.push(HalfSentCall::open(&server, &request(&format!("slow-{index}"))).await);
+    }
+
+    assert_answers_in_time(&server, "among-slow").await;
+
+    for (index, mut connection) in partial_prefaces.into_iter().enumerate() {
+        let closed = wait_closed(
+            &mut connection,
+            PREFACE_DEADLINE_BOUND.saturating_sub(opened.elapsed()),
+        )
+        .await;
+        assert!(
+            closed,
+            "partial preface {index} still open {:?} after it opened",
+            opened.elapsed()
+        );
+    }
+    // The slow calls were only waiting: finished now, each is answered.
+    for mut call in half_sent.drain(..3) {
+        let (status, _) = call.finish().await;
+        assert_eq!(status, "0");
+    }
+    assert_answers_in_time(&server, "after-slow").await;
+}
+
 /// The Go SDK stops on SIGTERM after the calls in flight; so must this. The call is held open by
 /// sending only half of its body before the signal.
 #[tokio::test]
@@ -179,6 +303,7 @@ async fn sigterm_finishes_the_call_in_flight_refuses_new_connections_and_exits_0
     tokio::time::sleep(Duration::from_millis(300)).await;
 
     server.signal(libc::SIGTERM);
+    let signalled = std::time::Instant::now();
     tokio::time::sleep(Duration::from_millis(200)).await;
 
     let refused = tokio::net::TcpStream::connect(server.addr).await;
@@ -191,8 +316,35 @@ async fn sigterm_finishes_the_call_in_flight_refuses_new_connections_and_exits_0
     assert_eq!(response.meta.unwrap().tag, "in-flight");
     let exit = server
         .wait_exit(Duration::from_secs(5))
-        .expect("exits after the call");
+        .expect("exits within 5 s of the call's end");
     assert_eq!(exit.code(), Some(0), "{exit}");
+    assert!(
+        signalled.elapsed() < Duration::from_secs(6),
+        "stopped {:?} after SIGTERM",
+        signalled.elapsed()
+    );
+}
+
+/// A call that never finishes (its peer stalls mid-request) cannot keep the process alive: after
+/// SIGTERM it exits 0 within the drain timeout (25 s, under Kubernetes' 30 s grace period).
+#[tokio::test]
+async fn sigterm_with_a_stalled_call_exits_0_within_the_drain_timeout() {
+    let mut server = Server::start(&["--insecure"]);
+    let _stalled = HalfSentCall::open(&server, &request("stalled")).await;
+    tokio::time::sleep(Duration::from_millis(300)).await;
+
+    server.signal(libc::SIGTERM);
+    let signalled = std::time::Instant::now();
+
+    let exit = server
+        .wait_exit(Duration::from_secs(29))
+        .expect("exits within Kubernetes' grace period");
+    assert_eq!(exit.code(), Some(0), "{exit}");
+    let took = signalled.elapsed();
+    assert!(
+        took >= Duration::from_secs(24) && took < Duration::from_secs(28),
+        "stopped {took:?} after SIGTERM; the drain timeout is 25 s"
+    );
 }
 
 #[tokio::test]
@@ -229,6 +381,104 @@ async fn call_over_tls(
 async fn assert_still_serves(server: &Server, pki: &Pki) {
     let served = call_over_tls(server, &pki.ca_pem, Some(&pki.client)).await;
     assert_eq!(served.unwrap().meta.unwrap().tag, "refused");
+}
+
+/// The server's preface timeout (10 s) with a margin for a loaded machine.
+const PREFACE_DEADLINE_BOUND: Duration = Duration::from_secs(14);
+
+/// A real client connects and is answered within 2 s.
+async fn assert_answers_in_time(server: &Server, tag: &str) {
+    let started = std::time::Instant::now();
+    let answered = tokio::time::timeout(Duration::from_secs(2), async {
+        let mut client = V1Client::new(insecure_channel(server).await);
+        client.run_function(request(tag)).await
+    })
+    .await
+    .unwrap_or_else(|_| panic!("{tag}: no answer within 2 s"))
+    .unwrap();
+    assert_eq!(answered.into_inner().meta.unwrap().tag, tag);
+    assert!(started.elapsed() < Duration::from_secs(2));
+}
+
+/// Whether the server closes `connection` (end of stream or a reset) within `within`.
+async fn wait_closed(connection: &mut tokio::net::TcpStream, within: Duration) -> bool {
+    use tokio::io::AsyncReadExt;
+    let mut buf = [0u8; 256];
+    let read_to_end = async {
+        loop {
+            match connection.read(&mut buf).await {
+                Ok(0) | Err(_) => return,
+                Ok(_) => {}
+            }
+        }
+    };
+    tokio::time::timeout(within, read_to_end).await.is_ok()
+}
+
+/// One RunFunction call over raw HTTP/2 with `body` as the whole request body; returns
+/// grpc-status and grpc-message, from the headers (a trailers-only answer) or the trailers.
+async fn raw_call(server: &Server, body: Bytes) -> (String, String) {
+    let tcp = tokio::net::TcpStream::connect(server.addr).await.unwrap();
+    let (client, connection) = h2::client::handshake(tcp).await.unwrap();
+    tokio::spawn(connection);
+    let mut client = client.ready().await.unwrap();
+    let head = http::Request::post(format!("{}/{V1}/RunFunction", server.http_uri()))
+        .header("content-type", "application/grpc")
+        .header("te", "trailers")
+        .body(())
+        .unwrap();
+    let (response, mut send) = client.send_request(head, body.is_empty()).unwrap();
+    if !body.is_empty() {
+        send.send_data(body, true).unwrap();
+    }
+    let response = tokio::time::timeout(Duration::from_secs(5), response)
+        .await
+        .expect("a response within 5 s")
+        .unwrap();
+    let text = |map: &http::HeaderMap, name: &str| {
+        map.get(name).map(|v| percent_decoded(v.to_str().unwrap()))
+    };
+    if let Some(status) = text(response.headers(), "grpc-status") {
+        let message = text(response.headers(), "grpc-message").unwrap_or_default();
+        return (status, message);
+    }
+    let mut body = response.into_body();
+    while let Some(chunk) = body.data().await {
+        let _ = chunk.unwrap();
+    }
+    let trailers = body.trailers().await.unwrap().expect("trailers");
+    (
+        text(&trailers, "grpc-status").expect("grpc-status"),
+        text(&trailers, "grpc-message").unwrap_or_default(),
+    )
+}
+
+/// grpc-message without its percent-encoding.
+fn percent_decoded(text: &str) -> String {
+    let mut bytes = Vec::new();
+    let mut rest = text.as_bytes();
+    while let Some((&first, tail)) = rest.split_first() {
+        match (first, tail) {
+            (b'%', [high, low, after @ ..]) => {
+                let hex = std::str::from_utf8(&[*high, *low]).unwrap().to_owned();
+                bytes.push(u8::from_str_radix(&hex, 16).unwrap());
+                rest = after;
+            }
+            _ => {
+                bytes.push(first);
+                rest = tail;
+            }
+        }
+    }
+    String::from_utf8(bytes).unwrap()
+}
+
+/// `message` as one uncompressed gRPC frame.
+fn frame_of(message: &[u8]) -> Bytes {
+    let mut frame = vec![0u8];
+    frame.extend_from_slice(&u32::try_from(message.len()).unwrap().to_be_bytes());
+    frame.extend_from_slice(message);
+    Bytes::from(frame)
 }
 
 fn desired_count(response: &RunFunctionResponse) -> usize {

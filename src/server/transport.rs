@@ -1,6 +1,7 @@
 //! The listening socket and the limits that keep slow, idle or greedy peers from exhausting the
 //! server.
 
+use super::preface::{Incoming, PREFACE_TIMEOUT};
 use super::StartError;
 use std::time::Duration;
 use tonic::body::Body;
@@ -36,8 +37,9 @@ const TCP_KEEPALIVE: Duration = Duration::from_secs(60);
 /// error instead of an unbounded allocation.
 pub const RESPONSE_TO_REQUEST_RATIO: usize = 4;
 
-/// Binds the address; `:PORT` (the Go SDK's spelling) listens on all IPv4 interfaces.
-pub fn bind(address: &str) -> Result<TcpIncoming, StartError> {
+/// Binds the address; `:PORT` (the Go SDK's spelling) listens on all IPv4 interfaces. Each
+/// accepted connection must send its first bytes within [`PREFACE_TIMEOUT`].
+pub fn bind(address: &str) -> Result<Incoming, StartError> {
     let listen = match address.strip_prefix(':') {
         Some(port) => format!("0.0.0.0:{port}"),
         None => address.to_owned(),
@@ -49,9 +51,10 @@ pub fn bind(address: &str) -> Result<TcpIncoming, StartError> {
     let listener = std::net::TcpListener::bind(listen).map_err(bind_error)?;
     listener.set_nonblocking(true).map_err(bind_error)?;
     let listener = tokio::net::TcpListener::from_std(listener).map_err(bind_error)?;
-    Ok(TcpIncoming::from(listener)
+    let tcp = TcpIncoming::from(listener)
         .with_nodelay(Some(true))
-        .with_keepalive(Some(TCP_KEEPALIVE)))
+        .with_keepalive(Some(TCP_KEEPALIVE));
+    Ok(Incoming::new(tcp, PREFACE_TIMEOUT))
 }
 
 /// The server with its limits, TLS when given, and the over-size status of gRPC.
@@ -62,19 +65,22 @@ pub fn server(tls: Option<ServerTlsConfig>) -> Result<Limited, tonic::transport:
         .max_concurrent_streams(MAX_CONCURRENT_STREAMS)
         .http2_keepalive_interval(Some(HTTP2_KEEPALIVE_INTERVAL))
         .http2_keepalive_timeout(Some(HTTP2_KEEPALIVE_TIMEOUT))
-        .layer(MapResponseLayer::new(
-            oversize_is_resource_exhausted as OversizeFn,
-        ));
+        .layer(MapResponseLayer::new(client_error_statuses as StatusFn));
     match tls {
         Some(tls) => server.tls_config(tls),
         None => Ok(server),
     }
 }
 
-type OversizeFn = fn(Response<Body>) -> Response<Body>;
+type StatusFn = fn(Response<Body>) -> Response<Body>;
 
-/// The server builder with the limits above and the over-size mapping.
-pub type Limited = Server<Stack<MapResponseLayer<OversizeFn>, Identity>>;
+/// The server builder with the limits above and the status mappings.
+pub type Limited = Server<Stack<MapResponseLayer<StatusFn>, Identity>>;
+
+/// The statuses tonic gives a request it cannot read, as gRPC's other implementations give them.
+fn client_error_statuses(response: Response<Body>) -> Response<Body> {
+    malformed_is_invalid_argument(oversize_is_resource_exhausted(response))
+}
 
 /// tonic answers a request over the size limit with OUT_OF_RANGE; gRPC's other implementations,
 /// the Crossplane SDKs among them, answer RESOURCE_EXHAUSTED. Only tonic's request decoding gives
@@ -89,6 +95,63 @@ fn oversize_is_resource_exhausted(mut response: Response<Body>) -> Response<Body
         );
     }
     response
+}
+
+/// What tonic answers INTERNAL for a request body it cannot decode (its decoder's messages), and
+/// the clearer message of the INVALID_ARGUMENT answered instead. A peer that sends a malformed
+/// message made the mistake, not the server: Crossplane reports INVALID_ARGUMENT as the caller's
+/// error and INTERNAL as a bug of the function. The compressed-flag errors stay INTERNAL, as
+/// gRPC's specification requires.
+const MALFORMED: [(&str, &str); 3] = [
+    (
+        "failed to decode Protobuf message",
+        "the request is not a valid RunFunctionRequest: ",
+    ),
+    (
+        "Missing request message.",
+        "the request has no message: a RunFunction call carries exactly one RunFunctionRequest; ",
+    ),
+    (
+        "Unexpected EOF decoding stream.",
+        "the request ends inside its message (a truncated gRPC frame); ",
+    ),
+];
+
+/// tonic decodes the request before the handler runs and answers a decoding error INTERNAL in
+/// the response headers (a trailers-only answer); the handlers' own INTERNAL never carries these
+/// messages. Rewritten to INVALID_ARGUMENT, tonic's message kept after a sentence that says what
+/// was wrong.
+fn malformed_is_invalid_argument(mut response: Response<Body>) -> Response<Body> {
+    let headers = response.headers_mut();
+    if headers.get(tonic::Status::GRPC_STATUS) != Some(&status_value(tonic::Code::Internal)) {
+        return response;
+    }
+    let Some(message) = headers.get(tonic::Status::GRPC_MESSAGE) else {
+        return response;
+    };
+    let Some((_, explanation)) = MALFORMED.iter().find(|(tonic_message, _)| {
+        message
+            .as_bytes()
+            .starts_with(percent_encoded(tonic_message).as_bytes())
+    }) else {
+        return response;
+    };
+    let mut clear = percent_encoded(explanation).into_bytes();
+    clear.extend_from_slice(message.as_bytes());
+    if let Ok(clear) = HeaderValue::from_bytes(&clear) {
+        headers.insert(tonic::Status::GRPC_MESSAGE, clear);
+        headers.insert(
+            tonic::Status::GRPC_STATUS,
+            status_value(tonic::Code::InvalidArgument),
+        );
+    }
+    response
+}
+
+/// `grpc-message` is percent-encoded; of the characters in [`MALFORMED`] tonic encodes only the
+/// space.
+fn percent_encoded(text: &str) -> String {
+    text.replace(' ', "%20")
 }
 
 fn status_value(code: tonic::Code) -> HeaderValue {
@@ -123,6 +186,46 @@ mod tests {
             response.headers()[tonic::Status::GRPC_STATUS],
             status_value(tonic::Code::Internal)
         );
+    }
+
+    fn answer_with(code: tonic::Code, message: &'static str) -> Response<Body> {
+        let mut response = answer(code);
+        response.headers_mut().insert(
+            tonic::Status::GRPC_MESSAGE,
+            HeaderValue::from_static(message),
+        );
+        response
+    }
+
+    #[test]
+    fn a_request_that_does_not_decode_is_invalid_argument_with_tonic_s_reason() {
+        let response = malformed_is_invalid_argument(answer_with(
+            tonic::Code::Internal,
+            "failed%20to%20decode%20Protobuf%20message:%20invalid%20wire%20type%20value:%207",
+        ));
+        assert_eq!(
+            response.headers()[tonic::Status::GRPC_STATUS],
+            status_value(tonic::Code::InvalidArgument)
+        );
+        assert_eq!(
+            response.headers()[tonic::Status::GRPC_MESSAGE],
+            "the%20request%20is%20not%20a%20valid%20RunFunctionRequest:%20failed%20to%20decode%20Protobuf%20message:%20invalid%20wire%20type%20value:%207"
+        );
+    }
+
+    #[test]
+    fn the_function_s_own_internal_errors_stay_internal() {
+        for message in [
+            "function-artifactory%20failed%20unexpectedly%20(a%20bug);%20its%20log%20has%20the%20details",
+            "protocol%20error:%20received%20message%20with%20compressed-flag%20but%20no%20grpc-encoding%20was%20specified",
+        ] {
+            let response = client_error_statuses(answer_with(tonic::Code::Internal, message));
+            assert_eq!(
+                response.headers()[tonic::Status::GRPC_STATUS],
+                status_value(tonic::Code::Internal),
+                "{message}"
+            );
+        }
     }
 
     #[test]

@@ -241,12 +241,14 @@ pub struct Pem {
 }
 
 /// What an mTLS test needs: the server's directory (tls.crt, tls.key, ca.crt), the CA, a client
-/// certificate of that CA, and a client certificate of another CA.
+/// certificate of that CA, a client certificate of another CA, and an expired client certificate
+/// of the CA.
 pub struct Pki {
     pub dir: tempfile::TempDir,
     pub ca_pem: String,
     pub client: Pem,
     pub stranger: Pem,
+    pub expired: Pem,
 }
 
 impl Pki {
@@ -264,6 +266,12 @@ impl Pki {
             &["crossplane"],
             ExtendedKeyUsagePurpose::ClientAuth,
         );
+        let expired = leaf_valid(
+            &ca,
+            &["crossplane"],
+            ExtendedKeyUsagePurpose::ClientAuth,
+            Some((2020, 2021)),
+        );
         let dir = tempfile::tempdir().expect("a temporary directory");
         write(dir.path(), "tls.crt", &server.cert);
         write(dir.path(), "tls.key", &server.key);
@@ -273,6 +281,7 @@ impl Pki {
             ca_pem: ca.pem(),
             client,
             stranger,
+            expired,
         }
     }
 }
@@ -295,8 +304,23 @@ fn leaf(
     names: &[&str],
     usage: ExtendedKeyUsagePurpose,
 ) -> Pem {
+    leaf_valid(ca, names, usage, None)
+}
+
+/// A leaf certificate, valid from the first of January of one year to that of another when
+/// given (rcgen's default otherwise: 1975 to 4096).
+fn leaf_valid(
+    ca: &CertifiedIssuer<'static, KeyPair>,
+    names: &[&str],
+    usage: ExtendedKeyUsagePurpose,
+    validity: Option<(i32, i32)>,
+) -> Pem {
     let names: Vec<String> = names.iter().map(|&n| n.to_owned()).collect();
     let mut params = CertificateParams::new(names.clone()).expect("leaf parameters");
+    if let Some((from, until)) = validity {
+        params.not_before = rcgen::date_time_ymd(from, 1, 1);
+        params.not_after = rcgen::date_time_ymd(until, 1, 1);
+    }
     params
         .distinguished_name
         .push(DnType::CommonName, &names[0]);

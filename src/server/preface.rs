@@ -1,0 +1,200 @@
+//! A deadline for a new connection's first bytes. hyper waits for the HTTP/2 preface without a
+//! time limit, and with `--insecure` no TLS handshake timeout stands in front of it: a peer that
+//! opens TCP and sends nothing (or a few bytes) would hold its socket and task until the kernel's
+//! TCP keepalive gives up on a peer that is gone, and forever on one that is there. The deadline
+//! ends with the first [`PREFACE_BYTES`] bytes; after them the HTTP/2 keepalive pings and the
+//! request timeout bound the connection. Under TLS the ClientHello lifts it and the handshake
+//! timeout takes over.
+
+use std::future::Future;
+use std::io;
+use std::net::SocketAddr;
+use std::pin::Pin;
+use std::task::{Context, Poll};
+use std::time::Duration;
+use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
+use tokio::net::TcpStream;
+use tokio::time::Sleep;
+use tokio_stream::Stream;
+use tonic::transport::server::{Connected, TcpIncoming};
+
+/// A client sends the preface right after connecting; a real one on a cluster network takes
+/// milliseconds. The same bound as the TLS handshake's.
+pub const PREFACE_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// The length of the HTTP/2 client preface, `PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n`.
+pub const PREFACE_BYTES: usize = 24;
+
+/// The accepted connections, each with the deadline for its preface.
+pub struct Incoming {
+    tcp: TcpIncoming,
+    timeout: Duration,
+}
+
+impl Incoming {
+    pub fn new(tcp: TcpIncoming, timeout: Duration) -> Self {
+        Self { tcp, timeout }
+    }
+
+    pub fn local_addr(&self) -> io::Result<SocketAddr> {
+        self.tcp.local_addr()
+    }
+}
+
+impl Stream for Incoming {
+    type Item = io::Result<Deadlined<TcpStream>>;
+
+    fn poll_next(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Self::Item>> {
+        let timeout = self.timeout;
+        Pin::new(&mut self.tcp)
+            .poll_next(cx)
+            .map(|next| next.map(|accepted| accepted.map(|io| Deadlined::new(io, timeout))))
+    }
+}
+
+/// A connection whose reads fail with `TimedOut` if its first [`PREFACE_BYTES`] bytes do not
+/// arrive within the deadline; the server then closes it.
+pub struct Deadlined<IO> {
+    io: IO,
+    /// Until the first bytes have arrived.
+    deadline: Option<Pin<Box<Sleep>>>,
+    awaited: usize,
+}
+
+impl<IO> Deadlined<IO> {
+    pub fn new(io: IO, timeout: Duration) -> Self {
+        Self {
+            io,
+            deadline: Some(Box::pin(tokio::time::sleep(timeout))),
+            awaited: PREFACE_BYTES,
+        }
+    }
+}
+
+impl<IO: AsyncRead + Unpin> AsyncRead for Deadlined<IO> {
+    fn poll_read(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &mut ReadBuf<'_>,
+    ) -> Poll<io::Result<()>> {
+        let this = self.get_mut();
+        let before = buf.filled().len();
+        match Pin::new(&mut this.io).poll_read(cx, buf) {
+            Poll::Ready(Ok(())) => {
+                let read = buf.filled().len() - before;
+                this.awaited = this.awaited.saturating_sub(read);
+                if this.awaited == 0 {
+                    this.deadline = None;
+                }
+                Poll::Ready(Ok(()))
+            }
+            Poll::Pending => {
+                // Polling the timer registers this task to be woken at the deadline.
+                let expired = this
+                    .deadline
+                    .as_mut()
+                    .is_some_and(|deadline| deadline.as_mut().poll(cx).is_ready());
+                if expired {
+                    Poll::Ready(Err(io::Error::new(
+                        io::ErrorKind::TimedOut,
+                        "no HTTP/2 preface before the deadline",
+                    )))
+                } else {
+                    Poll::Pending
+                }
+            }
+            failed => failed,
+        }
+    }
+}
+
+impl<IO: AsyncWrite + Unpin> AsyncWrite for Deadlined<IO> {
+    fn poll_write(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &[u8],
+    ) -> Poll<io::Result<usize>> {
+        Pin::new(&mut self.get_mut().io).poll_write(cx, buf)
+    }
+
+    fn poll_write_vectored(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        bufs: &[io::IoSlice<'_>],
+    ) -> Poll<io::Result<usize>> {
+        Pin::new(&mut self.get_mut().io).poll_write_vectored(cx, bufs)
+    }
+
+    fn is_write_vectored(&self) -> bool {
+        self.io.is_write_vectored()
+    }
+
+    fn poll_flush(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        Pin::new(&mut self.get_mut().io).poll_flush(cx)
+    }
+
+    fn poll_shutdown(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        Pin::new(&mut self.get_mut().io).poll_shutdown(cx)
+    }
+}
+
+impl<IO: Connected> Connected for Deadlined<IO> {
+    type ConnectInfo = IO::ConnectInfo;
+
+    fn connect_info(&self) -> Self::ConnectInfo {
+        self.io.connect_info()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+
+    const SHORT: Duration = Duration::from_millis(100);
+
+    fn runtime() -> tokio::runtime::Runtime {
+        tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .unwrap()
+    }
+
+    #[test]
+    fn a_silent_peer_times_out() {
+        runtime().block_on(async {
+            let (_peer, io) = tokio::io::duplex(64);
+            let mut io = Deadlined::new(io, SHORT);
+            let error = io.read(&mut [0; 8]).await.unwrap_err();
+            assert_eq!(error.kind(), io::ErrorKind::TimedOut);
+        });
+    }
+
+    #[test]
+    fn a_peer_that_sends_part_of_the_preface_times_out() {
+        runtime().block_on(async {
+            let (mut peer, io) = tokio::io::duplex(64);
+            let mut io = Deadlined::new(io, SHORT);
+            peer.write_all(b"PRI * HTTP/2.0").await.unwrap();
+            let mut buf = [0; 64];
+            assert_eq!(io.read(&mut buf).await.unwrap(), 14);
+            let error = io.read(&mut buf).await.unwrap_err();
+            assert_eq!(error.kind(), io::ErrorKind::TimedOut);
+        });
+    }
+
+    #[test]
+    fn after_the_preface_a_quiet_connection_is_kept() {
+        runtime().block_on(async {
+            let (mut peer, io) = tokio::io::duplex(64);
+            let mut io = Deadlined::new(io, SHORT);
+            peer.write_all(b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n")
+                .await
+                .unwrap();
+            let mut buf = [0; 64];
+            assert_eq!(io.read(&mut buf).await.unwrap(), PREFACE_BYTES);
+            let quiet = tokio::time::timeout(SHORT * 5, io.read(&mut buf)).await;
+            assert!(quiet.is_err(), "still waiting: {quiet:?}");
+        });
+    }
+}
