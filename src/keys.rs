@@ -330,7 +330,7 @@ fn sanitize(key: &str, image: bool) -> String {
 }
 
 /// Where a key problem points: the `key` field when given, else the name it came from.
-fn key_path(entry: &Entry) -> String {
+pub fn key_path(entry: &Entry) -> String {
     entry.field_path(if entry.key.is_some() { "key" } else { "name" })
 }
 

@@ -145,7 +145,7 @@ pub fn check_immutable(p: &Planned, live: &Object, findings: &mut Findings) {
         if live_key != p.key {
             findings.problem(
                 Category::UnsafeChange,
-                entry.field_path(if entry.key.is_some() { "key" } else { "name" }),
+                crate::keys::key_path(entry),
                 Some(entry.index),
                 format!(
                     "{}: the live repository has key \"{live_key}\" and the spec now asks for \"{}\"; keys are immutable in Artifactory, so this would orphan \"{live_key}\" and create \"{}\"",
@@ -382,7 +382,7 @@ pub fn check_conflicts(
             .unwrap_or_default();
         findings.problem(
             Category::KeyConflict,
-            p.entry.field_path(if p.entry.key.is_some() { "key" } else { "name" }),
+            crate::keys::key_path(p.entry),
             Some(p.entry.index),
             format!(
                 "{}: key \"{}\" is already managed by {owner_kind} \"{owner_name}\" (managed resource {resource_name})",

@@ -523,12 +523,7 @@ impl HalfSentCall {
             .unwrap();
         assert_eq!(response.status(), http::StatusCode::OK);
         let mut body = response.into_body();
-        let mut data = Vec::new();
-        while let Some(chunk) = body.data().await {
-            let chunk = chunk.unwrap();
-            let _ = body.flow_control().release_capacity(chunk.len());
-            data.extend_from_slice(&chunk);
-        }
+        let data = support::server::read_h2_body(&mut body).await;
         let trailers = body.trailers().await.unwrap().expect("trailers");
         let status = trailers["grpc-status"].to_str().unwrap().to_owned();
         (status, RunFunctionResponse::decode(&data[5..]).unwrap())

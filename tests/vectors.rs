@@ -188,12 +188,7 @@ async fn grpc_call(
     let response = response.await.unwrap();
     let headers = response.headers().clone();
     let mut body = response.into_body();
-    let mut data = Vec::new();
-    while let Some(chunk) = body.data().await {
-        let chunk = chunk.unwrap();
-        let _ = body.flow_control().release_capacity(chunk.len());
-        data.extend_from_slice(&chunk);
-    }
+    let data = support::server::read_h2_body(&mut body).await;
     // Trailers, or the headers of a trailers-only answer.
     let trailers = body.trailers().await.unwrap().unwrap_or(headers);
     let text = |name: &str| trailers.get(name).map(|v| v.to_str().unwrap().to_owned());

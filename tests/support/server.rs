@@ -336,3 +336,14 @@ fn leaf_valid(
 fn write(dir: &Path, name: &str, content: &str) {
     std::fs::write(dir.join(name), content).expect("write a certificate file");
 }
+
+/// Reads a raw HTTP/2 response body to its end, giving its flow-control window back as it goes.
+pub async fn read_h2_body(body: &mut h2::RecvStream) -> Vec<u8> {
+    let mut data = Vec::new();
+    while let Some(chunk) = body.data().await {
+        let chunk = chunk.unwrap();
+        let _ = body.flow_control().release_capacity(chunk.len());
+        data.extend_from_slice(&chunk);
+    }
+    data
+}
