@@ -4,6 +4,7 @@
 use crate::catalog::{catalog, Rclass};
 use crate::input::Input;
 use crate::keys::{key_label_value, KEY_LABEL};
+use crate::path::FieldPath;
 use crate::plan::Planned;
 use crate::problems::{quoted, suggestion, Category, Findings};
 use crate::schema;
@@ -20,7 +21,8 @@ pub fn compose(
     project_key: Option<&str>,
     findings: &mut Findings,
 ) -> Value {
-    let for_provider = for_provider(p, input, project_key, findings);
+    let for_provider_path = p.entry.at_field("forProvider");
+    let for_provider = for_provider(p, input, project_key, &for_provider_path, findings);
     check_for_provider(p, &for_provider, findings);
     let spec = spec(p, for_provider, findings);
     // Built field by field rather than with `json!`, which would copy `spec` through serde.
@@ -47,26 +49,28 @@ fn metadata(p: &Planned) -> Value {
 }
 
 /// A `forProvider` field with the path of the claim field it came from.
-struct Sourced {
+struct Sourced<'p> {
     value: Value,
-    path: String,
+    path: FieldPath<'p>,
 }
 
-/// The entry's `forProvider` plus its typed fields.
-fn for_provider(
-    p: &Planned,
+/// The entry's `forProvider` plus its typed fields, by name. `for_provider_path`
+/// is the entry's `forProvider` path, which the fields given there borrow.
+fn for_provider<'p>(
+    p: &'p Planned,
     input: &Input,
     project_key: Option<&str>,
+    for_provider_path: &'p FieldPath<'p>,
     findings: &mut Findings,
-) -> BTreeMap<String, Sourced> {
+) -> BTreeMap<&'p str, Sourced<'p>> {
     let entry = p.entry;
-    let mut fields: BTreeMap<String, Sourced> = BTreeMap::new();
+    let mut fields: BTreeMap<&str, Sourced> = BTreeMap::new();
     for (name, value) in &entry.for_provider {
-        let path = entry.field_path(&format!("forProvider.{name}"));
+        let path = for_provider_path.field(name);
         if name == "key" {
             findings.problem(
                 Category::InvalidProviderFields,
-                path,
+                path.to_string(),
                 Some(entry.index),
                 format!(
                     "{}: the provider has no forProvider.key; the key is the external name",
@@ -77,56 +81,56 @@ fn for_provider(
             continue;
         }
         fields.insert(
-            name.clone(),
+            name,
             Sourced {
                 value: value.clone(),
                 path,
             },
         );
     }
-    let mut typed = |field: &str, value: Option<Value>, path: String| {
+    let mut typed = |field: &'static str, value: Option<Value>, path: FieldPath<'p>| {
         if let Some(value) = value {
-            merge_typed(p, &mut fields, field, value, path, findings);
+            merge_typed(p, &mut fields, field, Sourced { value, path }, findings);
         }
     };
     typed(
         "description",
         entry.description.clone().map(Value::from),
-        entry.field_path("description"),
+        entry.at_field("description"),
     );
     typed(
         "notes",
         entry.notes.clone().map(Value::from),
-        entry.field_path("notes"),
+        entry.at_field("notes"),
     );
     typed(
         "projectKey",
         project_key.map(Value::from),
-        "spec.projectKey".into(),
+        FieldPath::Root("spec.projectKey"),
     );
     match entry.rclass {
         Some(Rclass::Remote) => typed(
             "url",
             entry.url.clone().map(Value::from),
-            entry.field_path("url"),
+            entry.at_field("url"),
         ),
         Some(Rclass::Virtual) => {
             let members = entry.repositories.is_some() || entry.external_repositories.is_some();
             typed(
                 "repositories",
                 members.then(|| json!(p.member_keys)),
-                entry.field_path("repositories"),
+                entry.at_field("repositories"),
             );
             typed(
                 "defaultDeploymentRepo",
                 p.default_deployment_key.clone().map(Value::from),
-                entry.field_path("defaultDeploymentRepo"),
+                entry.at_field("defaultDeploymentRepo"),
             );
         }
         Some(Rclass::Federated) => typed(
             "member",
             federated_members(p, input),
-            entry.field_path("members"),
+            entry.at_field("members"),
         ),
         _ => {}
     }
@@ -143,43 +147,43 @@ fn federated_members(p: &Planned, input: &Input) -> Option<Value> {
 }
 
 /// A typed field and the same field in `forProvider` must agree.
-fn merge_typed(
+fn merge_typed<'p>(
     p: &Planned,
-    fields: &mut BTreeMap<String, Sourced>,
-    field: &str,
-    value: Value,
-    path: String,
+    fields: &mut BTreeMap<&'p str, Sourced<'p>>,
+    field: &'static str,
+    typed: Sourced<'p>,
     findings: &mut Findings,
 ) {
     if let Some(existing) = fields.get(field) {
-        if existing.value != value {
+        if existing.value != typed.value {
+            let path = typed.path;
             findings.problem(
                 Category::InvalidProviderFields,
-                existing.path.clone(),
+                existing.path.to_string(),
                 Some(p.entry.index),
                 format!(
                     "{}: forProvider.{field} is {} but {path} gives {}",
                     p.entry.label(),
                     quoted(&existing.value),
-                    quoted(&value)
+                    quoted(&typed.value)
                 ),
                 format!("give {field} once, as {path}"),
             );
         }
         return;
     }
-    fields.insert(field.to_owned(), Sourced { value, path });
+    fields.insert(field, typed);
 }
 
 /// Schema of each field, then the fields the CRD's CEL rules require.
-fn check_for_provider(p: &Planned, fields: &BTreeMap<String, Sourced>, findings: &mut Findings) {
+fn check_for_provider(p: &Planned, fields: &BTreeMap<&str, Sourced>, findings: &mut Findings) {
     let catalog = catalog();
     let Some(node_id) = catalog.for_provider(p.kind) else {
         return;
     };
     let node = catalog.node(node_id);
     for (name, field) in fields {
-        match node.properties.get(name) {
+        match node.properties.get(*name) {
             Some(child) => schema::check(
                 catalog,
                 *child,
@@ -190,7 +194,7 @@ fn check_for_provider(p: &Planned, fields: &BTreeMap<String, Sourced>, findings:
             ),
             None => findings.problem(
                 Category::InvalidProviderFields,
-                field.path.clone(),
+                field.path.to_string(),
                 Some(p.entry.index),
                 format!(
                     "{}: {} has no forProvider field \"{name}\"",
@@ -206,7 +210,7 @@ fn check_for_provider(p: &Planned, fields: &BTreeMap<String, Sourced>, findings:
     }
     if creates_or_updates(p.management_policies.as_deref()) {
         for required in &p.kind.required_when_managed {
-            if !fields.contains_key(required) {
+            if !fields.contains_key(required.as_str()) {
                 report_required(p, required, findings);
             }
         }
@@ -244,11 +248,12 @@ fn report_required(p: &Planned, field: &str, findings: &mut Findings) {
     );
 }
 
-fn spec(p: &Planned, for_provider: BTreeMap<String, Sourced>, findings: &mut Findings) -> Value {
+fn spec(p: &Planned, for_provider: BTreeMap<&str, Sourced>, findings: &mut Findings) -> Value {
     let mut spec = Map::new();
+    // Already sorted by name: collecting builds the map in one pass.
     let for_provider: Map<String, Value> = for_provider
         .into_iter()
-        .map(|(k, f)| (k, f.value))
+        .map(|(k, f)| (k.to_owned(), f.value))
         .collect();
     spec.insert("forProvider".into(), Value::Object(for_provider));
     if let Some(reference) = &p.provider_config_ref {

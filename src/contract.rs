@@ -5,6 +5,7 @@
 //! fields, unknown fields (with the closest known name), duplicate names.
 
 use crate::catalog::Rclass;
+use crate::path::FieldPath;
 use crate::policy::{read_deletion_policy, read_management_policies, DeletionPolicy};
 use crate::problems::{quoted, suggestion, Category, Findings};
 use crate::reader::ObjectReader;
@@ -75,14 +76,24 @@ pub struct Entry {
 }
 
 impl Entry {
+    /// `spec.repositories[3]`, not yet formatted.
+    pub fn at(&self) -> FieldPath<'static> {
+        FieldPath::Entry(self.index)
+    }
+
     /// `spec.repositories[3]`.
     pub fn path(&self) -> String {
-        format!("spec.repositories[{}]", self.index)
+        self.at().to_string()
+    }
+
+    /// `spec.repositories[3].key`, not yet formatted.
+    pub fn at_field<'f>(&self, field: &'f str) -> FieldPath<'f> {
+        FieldPath::EntryField(self.index, field)
     }
 
     /// `spec.repositories[3].key`.
     pub fn field_path(&self, field: &str) -> String {
-        format!("spec.repositories[{}].{field}", self.index)
+        self.at_field(field).to_string()
     }
 
     /// How messages name the entry: `repository "libs-release"`.
@@ -126,7 +137,7 @@ pub fn read_spec(composite: &Map<String, Value>, findings: &mut Findings) -> Com
     };
     let Some(reader) = ObjectReader::new(
         spec_value,
-        "spec",
+        FieldPath::Root("spec"),
         None,
         Category::InvalidComposite,
         findings,
@@ -197,10 +208,9 @@ fn read_entry(index: usize, value: &Value, findings: &mut Findings) -> Entry {
         index,
         ..Entry::default()
     };
-    let path = entry.path();
     let Some(mut reader) = ObjectReader::new(
         value,
-        &path,
+        entry.at(),
         Some(index),
         Category::InvalidComposite,
         findings,
@@ -299,11 +309,12 @@ fn read_rclass(reader: &mut ObjectReader, entry: &Entry) -> Option<Rclass> {
 fn read_members(reader: &mut ObjectReader, entry: &Entry) -> Option<Vec<Value>> {
     let items = reader.array("members")?;
     let mut members = Vec::with_capacity(items.len());
+    let members_path = entry.at_field("members");
     for (index, item) in items.iter().enumerate() {
-        let path = format!("{}[{index}]", entry.field_path("members"));
+        let path = members_path.index(index);
         let Some(mut member) = ObjectReader::new(
             item,
-            &path,
+            path,
             Some(entry.index),
             Category::InvalidComposite,
             reader.findings(),
@@ -315,7 +326,7 @@ fn read_members(reader: &mut ObjectReader, entry: &Entry) -> Option<Vec<Value>> 
         member.object("accessTokenSecretRef");
         if url.as_deref().is_none_or(str::is_empty) {
             member.problem(
-                format!("{path}.url"),
+                path.field("url").to_string(),
                 "the member has no url",
                 "set url to the member's repository URL, ending in its key",
             );

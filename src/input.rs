@@ -13,6 +13,7 @@
 //! A missing input means every default.
 
 use crate::catalog::ProviderApi;
+use crate::path::FieldPath;
 use crate::policy::{read_deletion_policy, read_management_policies, DeletionPolicy};
 use crate::problems::{quoted, Category, Findings};
 use crate::reader::ObjectReader;
@@ -70,9 +71,13 @@ impl Default for Input {
 pub fn read_input(value: Option<&Value>, findings: &mut Findings) -> Input {
     let mut input = Input::default();
     let Some(value) = value else { return input };
-    let Some(mut reader) =
-        ObjectReader::new(value, "input", None, Category::InvalidInput, findings)
-    else {
+    let Some(mut reader) = ObjectReader::new(
+        value,
+        FieldPath::Root("input"),
+        None,
+        Category::InvalidInput,
+        findings,
+    ) else {
         return input;
     };
     check_type_meta(&mut reader);
@@ -147,7 +152,7 @@ fn parse_api_choice(text: &str, reader: &mut ObjectReader) -> ApiChoice {
 fn read_naming(value: &Value, findings: &mut Findings) -> Option<String> {
     let mut reader = ObjectReader::new(
         value,
-        "input.naming",
+        FieldPath::Root("input.naming"),
         None,
         Category::InvalidInput,
         findings,
@@ -178,7 +183,7 @@ fn read_defaults(value: &Value, findings: &mut Findings) -> Defaults {
     let mut defaults = Defaults::default();
     let Some(mut reader) = ObjectReader::new(
         value,
-        "input.defaults",
+        FieldPath::Root("input.defaults"),
         None,
         Category::InvalidInput,
         findings,

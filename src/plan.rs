@@ -4,8 +4,9 @@
 use crate::catalog::{catalog, Kind, ProviderApi, Rclass};
 use crate::contract::{CompositeMeta, CompositeSpec, Entry};
 use crate::input::Input;
-use crate::keys::{self, Template};
+use crate::keys::{self, KeyOrigin, Template};
 use crate::lifecycle::{self, Deletion};
+use crate::path::FieldPath;
 use crate::policy::DeletionPolicy;
 use crate::problems::{Category, Findings};
 use crate::wiring;
@@ -29,10 +30,10 @@ pub struct Planned<'a> {
 }
 
 /// A setting with the path it was taken from, for messages.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone)]
 pub struct Setting<T> {
     pub value: T,
-    pub path: String,
+    pub path: FieldPath<'static>,
 }
 
 /// Everything the plan needs to know about the call.
@@ -79,14 +80,14 @@ fn plan_entry<'a>(
     let kind = find_kind(ctx.api, entry, rclass, package_type, findings)?;
     let project_key = ctx.spec.project_key.as_deref();
     let (key, origin) = match (&entry.key, template) {
-        (Some(key), _) => (key.clone(), "from key".to_owned()),
+        (Some(key), _) => (key.clone(), KeyOrigin::Given),
         (None, Some(template)) => (
             template.fill(name, rclass, &kind.package_type, ctx.meta, project_key),
-            format!("from naming format \"{}\"", template.format),
+            KeyOrigin::Format(&template.format),
         ),
         (None, None) => return None,
     };
-    keys::check_key(&key, entry, rclass, &kind.package_type, &origin, findings);
+    keys::check_key(&key, entry, rclass, &kind.package_type, origin, findings);
     keys::key_warnings(&key, entry, project_key, findings);
     let management_policies = management_policies(ctx, entry);
     let deletion_policy = deletion_policy(ctx, entry);
@@ -181,23 +182,23 @@ fn deletion_policy(ctx: &Context, entry: &Entry) -> Option<DeletionPolicy> {
 }
 
 fn provider_config_ref(ctx: &Context, entry: &Entry) -> Option<Setting<Map<String, Value>>> {
-    let setting = |value: &Map<String, Value>, path: String| {
+    let setting = |value: &Map<String, Value>, path: FieldPath<'static>| {
         Some(Setting {
             value: value.clone(),
             path,
         })
     };
     if let Some(own) = &entry.provider_config_ref {
-        return setting(own, entry.field_path("providerConfigRef"));
+        return setting(own, entry.at_field("providerConfigRef"));
     }
     if let Some(spec) = &ctx.spec.provider_config_ref {
-        return setting(spec, "spec.providerConfigRef".to_owned());
+        return setting(spec, FieldPath::Root("spec.providerConfigRef"));
     }
     ctx.input
         .defaults
         .provider_config_ref
         .as_ref()
-        .and_then(|d| setting(d, "input.defaults.providerConfigRef".to_owned()))
+        .and_then(|d| setting(d, FieldPath::Root("input.defaults.providerConfigRef")))
 }
 
 /// The namespaced API has no deletion policy; saying one would be silently ignored.

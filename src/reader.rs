@@ -4,24 +4,58 @@
 //! this reader checks each field's type, remembers which fields it knows, and
 //! at the end reports every unknown field with the closest known name.
 
+use crate::path::FieldPath;
 use crate::problems::{quoted, suggestion, Category, Findings};
 use serde_json::{Map, Value};
 
 pub struct ObjectReader<'a, 'f> {
     object: &'a Map<String, Value>,
-    path: String,
+    path: FieldPath<'f>,
     entry: Option<usize>,
     category: Category,
-    known: Vec<&'static str>,
+    known: Known,
     ignored: &'static [&'static str],
     findings: &'f mut Findings,
+}
+
+/// The names a reader looked up, in order (a name looked up twice is listed
+/// twice, as the suggestions have always listed it). A reader looks up about
+/// twenty names at most, so they are kept inline: one reader per repository
+/// entry must not cost allocations.
+#[derive(Default)]
+struct Known {
+    names: [&'static str; Known::INLINE],
+    len: usize,
+    overflow: Vec<&'static str>,
+}
+
+impl Known {
+    const INLINE: usize = 24;
+
+    fn push(&mut self, name: &'static str) {
+        match self.names.get_mut(self.len) {
+            Some(slot) => {
+                *slot = name;
+                self.len += 1;
+            }
+            None => self.overflow.push(name),
+        }
+    }
+
+    fn iter(&self) -> impl Iterator<Item = &'static str> + Clone + '_ {
+        self.names[..self.len].iter().chain(&self.overflow).copied()
+    }
+
+    fn contains(&self, name: &str) -> bool {
+        self.iter().any(|known| known == name)
+    }
 }
 
 impl<'a, 'f> ObjectReader<'a, 'f> {
     /// Starts reading `value`, which must be an object (reported otherwise).
     pub fn new(
         value: &'a Value,
-        path: &str,
+        path: FieldPath<'f>,
         entry: Option<usize>,
         category: Category,
         findings: &'f mut Findings,
@@ -29,17 +63,17 @@ impl<'a, 'f> ObjectReader<'a, 'f> {
         match value.as_object() {
             Some(object) => Some(ObjectReader {
                 object,
-                path: path.to_owned(),
+                path,
                 entry,
                 category,
-                known: Vec::new(),
+                known: Known::default(),
                 ignored: &[],
                 findings,
             }),
             None => {
                 findings.problem(
                     category,
-                    path,
+                    path.to_string(),
                     entry,
                     format!("expected an object, got {}", quoted(value)),
                     "write it as a YAML mapping of fields",
@@ -65,8 +99,9 @@ impl<'a, 'f> ObjectReader<'a, 'f> {
             .problem(self.category, path, self.entry, message, fix);
     }
 
+    /// The path of one of this object's fields, as text (for a message).
     pub fn path_of(&self, field: &str) -> String {
-        format!("{}.{field}", self.path)
+        self.path.field(field).to_string()
     }
 
     /// The raw value of a field; `null` counts as absent.
@@ -117,7 +152,7 @@ impl<'a, 'f> ObjectReader<'a, 'f> {
                 Some(text) => strings.push(text.to_owned()),
                 None => {
                     all_strings = false;
-                    let path = format!("{}[{index}]", self.path_of(name));
+                    let path = self.path.field(name).index(index).to_string();
                     self.findings.problem(
                         self.category,
                         path,
@@ -146,20 +181,19 @@ impl<'a, 'f> ObjectReader<'a, 'f> {
     /// Reports every field that was neither read nor ignored.
     pub fn finish(self) {
         #[cfg(test)]
-        trace::record(&self.path, &self.known);
-        let known: Vec<&str> = self.known.clone();
+        trace::record(&self.path.to_string(), self.known.iter());
         for name in self.object.keys() {
-            if known.contains(&name.as_str()) || self.ignored.contains(&name.as_str()) {
+            if self.known.contains(name) || self.ignored.contains(&name.as_str()) {
                 continue;
             }
             self.findings.problem(
                 self.category,
-                format!("{}.{name}", self.path),
+                self.path_of(name),
                 self.entry,
                 format!("unknown field \"{name}\""),
                 format!(
                     "remove it or correct its name: {}",
-                    suggestion(name, known.iter().copied())
+                    suggestion(name, self.known.iter())
                 ),
             );
         }
@@ -179,13 +213,10 @@ pub(crate) mod trace {
         static TRACE: RefCell<Option<Fields>> = const { RefCell::new(None) };
     }
 
-    pub(crate) fn record(path: &str, known: &[&'static str]) {
+    pub(crate) fn record(path: &str, known: impl Iterator<Item = &'static str>) {
         TRACE.with(|trace| {
             if let Some(fields) = trace.borrow_mut().as_mut() {
-                fields
-                    .entry(normalize(path))
-                    .or_default()
-                    .extend(known.iter().copied());
+                fields.entry(normalize(path)).or_default().extend(known);
             }
         });
     }

@@ -3,6 +3,7 @@
 
 use crate::catalog::{package_family, Rclass};
 use crate::contract::Entry;
+use crate::path::FieldPath;
 use crate::plan::Planned;
 use crate::problems::{suggestion, Category, Findings};
 use std::collections::BTreeMap;
@@ -78,8 +79,9 @@ fn resolve_virtual(
     }
     let names = entry.repositories.as_deref().unwrap_or_default();
     let mut keys = Vec::new();
+    let repositories_path = entry.at_field("repositories");
     for (index, member_name) in names.iter().enumerate() {
-        let path = format!("{}[{index}]", entry.field_path("repositories"));
+        let path = repositories_path.index(index);
         if let Some(member) = find_member(p, member_name, all, by_name, &path, findings) {
             check_member(p, member, &path, findings);
             keys.push(member.key.clone());
@@ -98,13 +100,13 @@ fn find_member<'p, 'a>(
     name: &str,
     all: &'p [Planned<'a>],
     by_name: &BTreeMap<&str, usize>,
-    path: &str,
+    path: &FieldPath,
     findings: &mut Findings,
 ) -> Option<&'p Planned<'a>> {
     if name == p.name {
         findings.problem(
             Category::InvalidWiring,
-            path,
+            path.to_string(),
             Some(p.entry.index),
             format!(
                 "{}: a virtual repository cannot contain itself",
@@ -120,7 +122,7 @@ fn find_member<'p, 'a>(
     let known: Vec<&str> = by_name.keys().copied().filter(|n| *n != p.name).collect();
     findings.problem(
         Category::InvalidWiring,
-        path,
+        path.to_string(),
         Some(p.entry.index),
         format!("{}: member \"{name}\" names no repository entry of this composite", p.entry.label()),
         format!(
@@ -131,7 +133,7 @@ fn find_member<'p, 'a>(
     None
 }
 
-fn check_member(p: &Planned, member: &Planned, path: &str, findings: &mut Findings) {
+fn check_member(p: &Planned, member: &Planned, path: &FieldPath, findings: &mut Findings) {
     let (ours, theirs) = (
         package_family(&p.kind.package_type),
         package_family(&member.kind.package_type),
@@ -139,7 +141,7 @@ fn check_member(p: &Planned, member: &Planned, path: &str, findings: &mut Findin
     if ours != theirs {
         findings.problem(
             Category::InvalidWiring,
-            path,
+            path.to_string(),
             Some(p.entry.index),
             format!(
                 "{}: member \"{}\" is a {} repository, and this virtual aggregates {}",
@@ -160,7 +162,6 @@ fn resolve_default(
     by_name: &BTreeMap<&str, usize>,
     findings: &mut Findings,
 ) -> Option<String> {
-    let path = p.entry.field_path("defaultDeploymentRepo");
     let listed = p.entry.repositories.iter().flatten().any(|m| m == name);
     let member = by_name.get(name).map(|i| &all[*i]);
     match member {
@@ -197,7 +198,7 @@ fn resolve_default(
             };
             findings.problem(
                 Category::InvalidWiring,
-                path,
+                p.entry.field_path("defaultDeploymentRepo"),
                 Some(p.entry.index),
                 format!(
                     "{}: defaultDeploymentRepo \"{name}\" {why}",
