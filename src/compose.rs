@@ -65,7 +65,7 @@ fn for_provider<'p>(
 ) -> BTreeMap<&'p str, Sourced<'p>> {
     let entry = p.entry;
     let mut fields: BTreeMap<&str, Sourced> = BTreeMap::new();
-    for (name, value) in &entry.for_provider {
+    for (name, value) in entry.for_provider.into_iter().flatten() {
         let path = for_provider_path.field(name);
         if name == "key" {
             findings.problem(
@@ -95,12 +95,12 @@ fn for_provider<'p>(
     };
     typed(
         "description",
-        entry.description.clone().map(Value::from),
+        entry.description.map(Value::from),
         entry.at_field("description"),
     );
     typed(
         "notes",
-        entry.notes.clone().map(Value::from),
+        entry.notes.map(Value::from),
         entry.at_field("notes"),
     );
     typed(
@@ -109,11 +109,7 @@ fn for_provider<'p>(
         FieldPath::Root("spec.projectKey"),
     );
     match entry.rclass {
-        Some(Rclass::Remote) => typed(
-            "url",
-            entry.url.clone().map(Value::from),
-            entry.at_field("url"),
-        ),
+        Some(Rclass::Remote) => typed("url", entry.url.map(Value::from), entry.at_field("url")),
         Some(Rclass::Virtual) => {
             let members = entry.repositories.is_some() || entry.external_repositories.is_some();
             typed(
@@ -140,7 +136,7 @@ fn for_provider<'p>(
 /// `members`, or the self member at `<artifactoryUrl>/artifactory/<key>`.
 fn federated_members(p: &Planned, input: &Input) -> Option<Value> {
     if let Some(members) = &p.entry.members {
-        return Some(Value::Array(members.clone()));
+        return Some(Value::Array(members.iter().copied().cloned().collect()));
     }
     let base = input.artifactory_url.as_deref()?;
     Some(json!([{"url": format!("{base}/artifactory/{}", p.key), "enabled": true}]))
@@ -263,11 +259,10 @@ fn spec(p: &Planned, for_provider: BTreeMap<&str, Sourced>, findings: &mut Findi
             .properties
             .get("providerConfigRef")
         {
-            let value = Value::Object(reference.value.clone());
-            schema::check(
+            schema::check_object(
                 catalog,
                 *node,
-                &value,
+                reference.value,
                 &reference.path,
                 Some(p.entry.index),
                 findings,

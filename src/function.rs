@@ -91,7 +91,7 @@ fn run(request: &RunFunctionRequest, findings: &mut Findings) -> RunFunctionResp
     // leaves the desired state as it came in, so nothing is ever dropped.
     let resources: Vec<Value> = planned
         .iter()
-        .map(|p| compose(p, &input, spec.project_key.as_deref(), findings))
+        .map(|p| compose(p, &input, spec.project_key, findings))
         .collect();
     check_name_collisions(request, &planned, findings);
     if findings.has_problems() {

@@ -83,7 +83,7 @@ pub fn read_input(value: Option<&Value>, findings: &mut Findings) -> Input {
     check_type_meta(&mut reader);
     reader.value("metadata");
     if let Some(api) = reader.string("providerApi") {
-        input.provider_api = parse_api_choice(&api, &mut reader);
+        input.provider_api = parse_api_choice(api, &mut reader);
     }
     if let Some(naming) = reader.value("naming") {
         input.naming_format = read_naming(naming, reader.findings());
@@ -98,7 +98,7 @@ pub fn read_input(value: Option<&Value>, findings: &mut Findings) -> Input {
         input.deletion_protection = protection;
     }
     if let Some(ttl) = reader.string("ttl") {
-        match parse_duration(&ttl) {
+        match parse_duration(ttl) {
             Some(parsed) => input.ttl = parsed,
             None => {
                 let path = reader.path_of("ttl");
@@ -117,8 +117,8 @@ pub fn read_input(value: Option<&Value>, findings: &mut Findings) -> Input {
 fn check_type_meta(reader: &mut ObjectReader) {
     let api_version = reader.string("apiVersion");
     let kind = reader.string("kind");
-    let group = api_version.as_deref().and_then(|v| v.split('/').next());
-    if group.is_some_and(|g| g != INPUT_GROUP) || kind.as_deref().is_some_and(|k| k != INPUT_KIND) {
+    let group = api_version.and_then(|v| v.split('/').next());
+    if group.is_some_and(|g| g != INPUT_GROUP) || kind.is_some_and(|k| k != INPUT_KIND) {
         reader.problem(
             "input".to_owned(),
             format!(
@@ -157,12 +157,12 @@ fn read_naming(value: &Value, findings: &mut Findings) -> Option<String> {
         Category::InvalidInput,
         findings,
     )?;
-    let format = reader.string("format");
+    let format = reader.string("format").map(str::to_owned);
     reader.finish();
     format
 }
 
-fn read_artifactory_url(url: String, reader: &mut ObjectReader) -> Option<String> {
+fn read_artifactory_url(url: &str, reader: &mut ObjectReader) -> Option<String> {
     let trimmed = url.trim_end_matches('/');
     let valid = (trimmed.starts_with("https://") || trimmed.starts_with("http://"))
         && trimmed.len() > "https://".len()
@@ -173,7 +173,10 @@ fn read_artifactory_url(url: String, reader: &mut ObjectReader) -> Option<String
     let path = reader.path_of("artifactoryUrl");
     reader.problem(
         path,
-        format!("{} is not an http(s) URL", quoted(&Value::String(url))),
+        format!(
+            "{} is not an http(s) URL",
+            quoted(&Value::String(url.to_owned()))
+        ),
         "write the base URL of Artifactory, such as https://artifactory.example.com",
     );
     None

@@ -383,7 +383,7 @@ pub fn key_path(entry: &Entry) -> String {
 
 /// Two repositories whose keys are equal ignoring case are one repository to Artifactory.
 pub fn check_unique_keys<'a>(
-    keyed: impl IntoIterator<Item = (&'a Entry, &'a str)>,
+    keyed: impl IntoIterator<Item = (&'a Entry<'a>, &'a str)>,
     findings: &mut Findings,
 ) {
     let mut seen: std::collections::BTreeMap<Cow<str>, &Entry> = std::collections::BTreeMap::new();
@@ -469,10 +469,10 @@ pub fn is_label_value(text: &str) -> bool {
 mod tests {
     use super::*;
 
-    fn entry(name: &str) -> Entry {
+    fn entry(name: &str) -> Entry<'_> {
         Entry {
             index: 0,
-            name: Some(name.into()),
+            name: Some(name),
             ..Entry::default()
         }
     }

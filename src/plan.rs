@@ -11,11 +11,12 @@ use crate::policy::DeletionPolicy;
 use crate::problems::{Category, Findings};
 use crate::wiring;
 use serde_json::{Map, Value};
+use std::borrow::Cow;
 
 /// One repository as it will be rendered.
 #[derive(Debug, Clone)]
 pub struct Planned<'a> {
-    pub entry: &'a Entry,
+    pub entry: &'a Entry<'a>,
     pub name: &'a str,
     pub kind: &'static Kind,
     pub key: String,
@@ -23,9 +24,10 @@ pub struct Planned<'a> {
     pub member_keys: Vec<String>,
     /// Virtual: the key of the default deployment repository.
     pub default_deployment_key: Option<String>,
-    pub management_policies: Option<Vec<String>>,
+    /// Borrowed from the entry, the spec or the input, except an import's own.
+    pub management_policies: Option<Cow<'a, [String]>>,
     pub deletion_policy: Option<DeletionPolicy>,
-    pub provider_config_ref: Option<Setting<Map<String, Value>>>,
+    pub provider_config_ref: Option<Setting<&'a Map<String, Value>>>,
     pub deletion: Deletion,
 }
 
@@ -38,7 +40,7 @@ pub struct Setting<T> {
 
 /// Everything the plan needs to know about the call.
 pub struct Context<'a> {
-    pub spec: &'a CompositeSpec,
+    pub spec: &'a CompositeSpec<'a>,
     pub input: &'a Input,
     pub meta: &'a CompositeMeta,
     pub api: ProviderApi,
@@ -48,7 +50,7 @@ pub struct Context<'a> {
 /// (the call will fail) but still checked as far as they can be.
 pub fn plan<'a>(ctx: &Context<'a>, findings: &mut Findings) -> Vec<Planned<'a>> {
     check_api_settings(ctx, findings);
-    let project_key = ctx.spec.project_key.as_deref();
+    let project_key = ctx.spec.project_key;
     let format = ctx
         .input
         .naming_format
@@ -68,19 +70,15 @@ pub fn plan<'a>(ctx: &Context<'a>, findings: &mut Findings) -> Vec<Planned<'a>> 
 
 fn plan_entry<'a>(
     ctx: &Context<'a>,
-    entry: &'a Entry,
+    entry: &'a Entry<'a>,
     template: Option<&Template>,
     findings: &mut Findings,
 ) -> Option<Planned<'a>> {
-    let (name, rclass, package_type) = (
-        entry.name.as_deref()?,
-        entry.rclass?,
-        entry.package_type.as_deref()?,
-    );
+    let (name, rclass, package_type) = (entry.name?, entry.rclass?, entry.package_type?);
     let kind = find_kind(ctx.api, entry, rclass, package_type, findings)?;
-    let project_key = ctx.spec.project_key.as_deref();
-    let (key, origin) = match (&entry.key, template) {
-        (Some(key), _) => (key.clone(), KeyOrigin::Given),
+    let project_key = ctx.spec.project_key;
+    let (key, origin) = match (entry.key, template) {
+        (Some(key), _) => (key.to_owned(), KeyOrigin::Given),
         (None, Some(template)) => (
             template.fill(name, rclass, &kind.package_type, ctx.meta, project_key),
             KeyOrigin::Format(&template.format),
@@ -158,17 +156,18 @@ fn find_kind(
 }
 
 /// entry > composite spec > function input; `import` observes unless the entry says otherwise.
-fn management_policies(ctx: &Context, entry: &Entry) -> Option<Vec<String>> {
+fn management_policies<'a>(ctx: &Context<'a>, entry: &'a Entry) -> Option<Cow<'a, [String]>> {
     if let Some(own) = &entry.management_policies {
-        return Some(own.clone());
+        return Some(Cow::Borrowed(own));
     }
     if entry.import {
-        return Some(lifecycle::import_policies());
+        return Some(Cow::Owned(lifecycle::import_policies()));
     }
     ctx.spec
         .management_policies
-        .clone()
-        .or_else(|| ctx.input.defaults.management_policies.clone())
+        .as_deref()
+        .or(ctx.input.defaults.management_policies.as_deref())
+        .map(Cow::Borrowed)
 }
 
 fn deletion_policy(ctx: &Context, entry: &Entry) -> Option<DeletionPolicy> {
@@ -181,17 +180,16 @@ fn deletion_policy(ctx: &Context, entry: &Entry) -> Option<DeletionPolicy> {
         .or(ctx.input.defaults.deletion_policy)
 }
 
-fn provider_config_ref(ctx: &Context, entry: &Entry) -> Option<Setting<Map<String, Value>>> {
-    let setting = |value: &Map<String, Value>, path: FieldPath<'static>| {
-        Some(Setting {
-            value: value.clone(),
-            path,
-        })
-    };
-    if let Some(own) = &entry.provider_config_ref {
+fn provider_config_ref<'a>(
+    ctx: &Context<'a>,
+    entry: &Entry<'a>,
+) -> Option<Setting<&'a Map<String, Value>>> {
+    let setting =
+        |value: &'a Map<String, Value>, path: FieldPath<'static>| Some(Setting { value, path });
+    if let Some(own) = entry.provider_config_ref {
         return setting(own, entry.at_field("providerConfigRef"));
     }
-    if let Some(spec) = &ctx.spec.provider_config_ref {
+    if let Some(spec) = ctx.spec.provider_config_ref {
         return setting(spec, FieldPath::Root("spec.providerConfigRef"));
     }
     ctx.input

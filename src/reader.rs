@@ -110,10 +110,10 @@ impl<'a, 'f> ObjectReader<'a, 'f> {
         self.object.get(name).filter(|v| !v.is_null())
     }
 
-    pub fn string(&mut self, name: &'static str) -> Option<String> {
+    pub fn string(&mut self, name: &'static str) -> Option<&'a str> {
         let value = self.value(name)?;
         match value.as_str() {
-            Some(text) => Some(text.to_owned()),
+            Some(text) => Some(text),
             None => self.wrong_type(name, value, "a string"),
         }
     }
@@ -143,13 +143,13 @@ impl<'a, 'f> ObjectReader<'a, 'f> {
     }
 
     /// A list of strings; each wrong item is reported with its index.
-    pub fn string_list(&mut self, name: &'static str) -> Option<Vec<String>> {
+    pub fn string_list(&mut self, name: &'static str) -> Option<Vec<&'a str>> {
         let items = self.array(name)?;
         let mut strings = Vec::with_capacity(items.len());
         let mut all_strings = true;
         for (index, item) in items.iter().enumerate() {
             match item.as_str() {
-                Some(text) => strings.push(text.to_owned()),
+                Some(text) => strings.push(text),
                 None => {
                     all_strings = false;
                     let path = self.path.field(name).index(index).to_string();

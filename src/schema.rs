@@ -9,7 +9,7 @@
 use crate::catalog::{Catalog, NodeId};
 use crate::path::FieldPath;
 use crate::problems::{quoted, suggestion, Category, Findings};
-use serde_json::Value;
+use serde_json::{Map, Value};
 
 /// Checks `value` against schema node `node`; `path` names it in messages.
 pub fn check(
@@ -26,6 +26,29 @@ pub fn check(
         findings,
     }
     .check(node, value, path);
+}
+
+/// [`check`] for an object held as a map, without copying it into a `Value`.
+pub fn check_object(
+    catalog: &Catalog,
+    node: NodeId,
+    object: &Map<String, Value>,
+    path: &FieldPath,
+    entry: Option<usize>,
+    findings: &mut Findings,
+) {
+    let schema = catalog.node(node);
+    let mut checker = Checker {
+        catalog,
+        entry,
+        findings,
+    };
+    if schema.type_ == "object" && schema.enum_values.is_none() {
+        // What `check` does for an object against an object schema without an enum.
+        checker.check_object(node, object, path);
+    } else {
+        checker.check(node, &Value::Object(object.clone()), path);
+    }
 }
 
 struct Checker<'a> {
@@ -70,12 +93,7 @@ impl Checker<'_> {
         }
     }
 
-    fn check_object(
-        &mut self,
-        id: NodeId,
-        object: &serde_json::Map<String, Value>,
-        path: &FieldPath,
-    ) {
+    fn check_object(&mut self, id: NodeId, object: &Map<String, Value>, path: &FieldPath) {
         let node = self.catalog.node(id);
         for (name, field) in object {
             let field_path = path.field(name);

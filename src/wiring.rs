@@ -87,10 +87,15 @@ fn resolve_virtual(
             keys.push(member.key.clone());
         }
     }
-    keys.extend(entry.external_repositories.iter().flatten().cloned());
+    keys.extend(
+        entry
+            .external_repositories
+            .iter()
+            .flatten()
+            .map(|key| (*key).to_owned()),
+    );
     let default_key = entry
         .default_deployment_repo
-        .as_deref()
         .and_then(|name| resolve_default(p, name, all, by_name, findings));
     (keys, default_key)
 }
@@ -162,7 +167,7 @@ fn resolve_default(
     by_name: &BTreeMap<&str, usize>,
     findings: &mut Findings,
 ) -> Option<String> {
-    let listed = p.entry.repositories.iter().flatten().any(|m| m == name);
+    let listed = p.entry.repositories.iter().flatten().any(|m| *m == name);
     let member = by_name.get(name).map(|i| &all[*i]);
     match member {
         Some(member) if listed && is_deployable_member(p, member) => Some(member.key.clone()),
@@ -186,10 +191,10 @@ fn resolve_default(
                 .flatten()
                 .filter(|m| {
                     by_name
-                        .get(m.as_str())
+                        .get(*m)
                         .is_some_and(|i| is_deployable_member(p, &all[*i]))
                 })
-                .map(String::as_str)
+                .copied()
                 .collect();
             let fix = if locals.is_empty() {
                 "add a local repository to repositories and name it here, or remove defaultDeploymentRepo".to_owned()
@@ -225,7 +230,7 @@ fn check_cycles(planned: &[Planned], by_name: &BTreeMap<&str, usize>, findings: 
             .repositories
             .iter()
             .flatten()
-            .filter_map(|name| by_name.get(name.as_str()).copied())
+            .filter_map(|name| by_name.get(name).copied())
             .filter(|m| *m != i && planned[*m].entry.rclass == Some(Rclass::Virtual))
             .collect()
     };
