@@ -10,12 +10,37 @@ use serde_json::{Map, Value};
 
 pub struct ObjectReader<'a, 'f> {
     object: &'a Map<String, Value>,
+    names: NameFilter,
     path: FieldPath<'f>,
     entry: Option<usize>,
     category: Category,
     known: Known,
     ignored: &'static [&'static str],
     findings: &'f mut Findings,
+}
+
+/// A 64-bit summary of an object's field names, one bit per name chosen by
+/// its length and first and last bytes. Most fields a reader asks for are
+/// absent (an entry has a handful of the twenty it may have), and the summary
+/// rules most of those out without searching the map.
+#[derive(Clone, Copy)]
+struct NameFilter(u64);
+
+impl NameFilter {
+    fn of(object: &Map<String, Value>) -> NameFilter {
+        NameFilter(object.keys().fold(0, |bits, name| bits | Self::bit(name)))
+    }
+
+    fn may_contain(self, name: &str) -> bool {
+        self.0 & Self::bit(name) != 0
+    }
+
+    fn bit(name: &str) -> u64 {
+        let bytes = name.as_bytes();
+        let first = usize::from(bytes.first().copied().unwrap_or(0));
+        let last = usize::from(bytes.last().copied().unwrap_or(0));
+        1 << ((bytes.len() + first * 3 + last * 5) % 64)
+    }
 }
 
 /// The names a reader looked up, in order (a name looked up twice is listed
@@ -63,6 +88,7 @@ impl<'a, 'f> ObjectReader<'a, 'f> {
         match value.as_object() {
             Some(object) => Some(ObjectReader {
                 object,
+                names: NameFilter::of(object),
                 path,
                 entry,
                 category,
@@ -107,6 +133,9 @@ impl<'a, 'f> ObjectReader<'a, 'f> {
     /// The raw value of a field; `null` counts as absent.
     pub fn value(&mut self, name: &'static str) -> Option<&'a Value> {
         self.known.push(name);
+        if !self.names.may_contain(name) {
+            return None;
+        }
         self.object.get(name).filter(|v| !v.is_null())
     }
 
