@@ -9,7 +9,6 @@ use crate::plan::Planned;
 use crate::problems::{quoted, suggestion, Category, Findings};
 use crate::schema;
 use serde_json::{json, Map, Value};
-use std::collections::BTreeMap;
 
 pub const EXTERNAL_NAME: &str = "crossplane.io/external-name";
 pub const PAUSED: &str = "crossplane.io/paused";
@@ -54,17 +53,58 @@ struct Sourced<'p> {
     path: FieldPath<'p>,
 }
 
-/// The entry's `forProvider` plus its typed fields, by name. `for_provider_path`
-/// is the entry's `forProvider` path, which the fields given there borrow.
+/// `forProvider` fields by name, sorted. A repository has a handful, so a
+/// sorted list costs less than a tree, and it becomes the output map in one pass.
+struct Fields<'p>(Vec<(&'p str, Sourced<'p>)>);
+
+impl<'p> Fields<'p> {
+    fn with_capacity(capacity: usize) -> Self {
+        Fields(Vec::with_capacity(capacity))
+    }
+
+    fn position(&self, name: &str) -> Result<usize, usize> {
+        self.0.binary_search_by(|(field, _)| (*field).cmp(name))
+    }
+
+    fn get(&self, name: &str) -> Option<&Sourced<'p>> {
+        self.position(name).ok().map(|i| &self.0[i].1)
+    }
+
+    fn contains(&self, name: &str) -> bool {
+        self.position(name).is_ok()
+    }
+
+    fn insert(&mut self, name: &'p str, field: Sourced<'p>) {
+        match self.position(name) {
+            Ok(i) => self.0[i].1 = field,
+            Err(i) => self.0.insert(i, (name, field)),
+        }
+    }
+
+    fn iter(&self) -> impl Iterator<Item = &(&'p str, Sourced<'p>)> {
+        self.0.iter()
+    }
+
+    fn into_map(self) -> Map<String, Value> {
+        self.0
+            .into_iter()
+            .map(|(name, field)| (name.to_owned(), field.value))
+            .collect()
+    }
+}
+
+/// The entry's `forProvider` plus its typed fields. `for_provider_path` is
+/// the entry's `forProvider` path, which the fields given there borrow.
 fn for_provider<'p>(
     p: &'p Planned,
     input: &Input,
     project_key: Option<&str>,
     for_provider_path: &'p FieldPath<'p>,
     findings: &mut Findings,
-) -> BTreeMap<&'p str, Sourced<'p>> {
+) -> Fields<'p> {
     let entry = p.entry;
-    let mut fields: BTreeMap<&str, Sourced> = BTreeMap::new();
+    // The typed fields below add at most five.
+    let mut fields = Fields::with_capacity(entry.for_provider.map_or(0, Map::len) + 5);
     for (name, value) in entry.for_provider.into_iter().flatten() {
         let path = for_provider_path.field(name);
         if name == "key" {
@@ -145,7 +185,7 @@ fn federated_members(p: &Planned, input: &Input) -> Option<Value> {
 /// A typed field and the same field in `forProvider` must agree.
 fn merge_typed<'p>(
     p: &Planned,
-    fields: &mut BTreeMap<&'p str, Sourced<'p>>,
+    fields: &mut Fields<'p>,
     field: &'static str,
     typed: Sourced<'p>,
     findings: &mut Findings,
@@ -172,13 +212,13 @@ fn merge_typed<'p>(
 }
 
 /// Schema of each field, then the fields the CRD's CEL rules require.
-fn check_for_provider(p: &Planned, fields: &BTreeMap<&str, Sourced>, findings: &mut Findings) {
+fn check_for_provider(p: &Planned, fields: &Fields, findings: &mut Findings) {
     let catalog = catalog();
     let Some(node_id) = catalog.for_provider(p.kind) else {
         return;
     };
     let node = catalog.node(node_id);
-    for (name, field) in fields {
+    for (name, field) in fields.iter() {
         match node.properties.get(*name) {
             Some(child) => schema::check(
                 catalog,
@@ -206,7 +246,7 @@ fn check_for_provider(p: &Planned, fields: &BTreeMap<&str, Sourced>, findings: &
     }
     if creates_or_updates(p.management_policies.as_deref()) {
         for required in &p.kind.required_when_managed {
-            if !fields.contains_key(required.as_str()) {
+            if !fields.contains(required) {
                 report_required(p, required, findings);
             }
         }
@@ -244,24 +284,15 @@ fn report_required(p: &Planned, field: &str, findings: &mut Findings) {
     );
 }
 
-fn spec(p: &Planned, for_provider: BTreeMap<&str, Sourced>, findings: &mut Findings) -> Value {
+fn spec(p: &Planned, for_provider: Fields, findings: &mut Findings) -> Value {
     let mut spec = Map::new();
-    // Already sorted by name: collecting builds the map in one pass.
-    let for_provider: Map<String, Value> = for_provider
-        .into_iter()
-        .map(|(k, f)| (k.to_owned(), f.value))
-        .collect();
-    spec.insert("forProvider".into(), Value::Object(for_provider));
+    spec.insert("forProvider".into(), Value::Object(for_provider.into_map()));
     if let Some(reference) = &p.provider_config_ref {
         let catalog = catalog();
-        if let Some(node) = catalog
-            .node(p.kind.spec)
-            .properties
-            .get("providerConfigRef")
-        {
+        if let Some(node) = catalog.provider_config_ref(p.kind) {
             schema::check_object(
                 catalog,
-                *node,
+                node,
                 reference.value,
                 &reference.path,
                 Some(p.entry.index),
