@@ -256,7 +256,7 @@ fn read_required_string<'a>(
     what: &str,
 ) -> Option<&'a str> {
     let value = reader.string(field);
-    if value.is_none_or(str::is_empty) && reader.value(field).is_none_or(Value::is_string) {
+    if value.is_none_or(str::is_empty) && reader.reread(field).is_none_or(Value::is_string) {
         reader.problem(
             entry.field_path(field),
             format!("{} has no {field}", entry.label()),
@@ -342,8 +342,9 @@ fn read_members<'a>(reader: &mut ObjectReader<'a, '_>, entry: &Entry) -> Option<
 }
 
 fn check_unique_names(entries: &[Entry], findings: &mut Findings) {
-    let mut first_by_name: std::collections::BTreeMap<&str, &Entry> =
-        std::collections::BTreeMap::new();
+    // Hashed, not ordered: only the first entry of each name is looked up.
+    let mut first_by_name: std::collections::HashMap<&str, &Entry> =
+        std::collections::HashMap::with_capacity(entries.len());
     for entry in entries {
         let Some(name) = entry.name else {
             continue;

@@ -132,18 +132,18 @@ impl Template {
         meta: &CompositeMeta,
         project_key: Option<&str>,
     ) -> String {
-        let mut key = String::new();
-        for part in &self.parts {
-            match part {
-                Part::Text(text) => key.push_str(text),
-                Part::Placeholder(p) => key.push_str(match *p {
-                    "name" => name,
-                    "packageType" => package_type,
-                    "rclass" => rclass.as_str(),
-                    other => composite_value(other, meta, project_key).unwrap_or_default(),
-                }),
-            }
-        }
+        let texts = self.parts.iter().map(|part| match part {
+            Part::Text(text) => text.as_str(),
+            Part::Placeholder(p) => match *p {
+                "name" => name,
+                "packageType" => package_type,
+                "rclass" => rclass.as_str(),
+                other => composite_value(other, meta, project_key).unwrap_or_default(),
+            },
+        });
+        // Measured first, so that a key is one allocation.
+        let mut key = String::with_capacity(texts.clone().map(str::len).sum());
+        key.extend(texts);
         key
     }
 }
@@ -386,13 +386,16 @@ pub fn check_unique_keys<'a>(
     keyed: impl IntoIterator<Item = (&'a Entry<'a>, &'a str)>,
     findings: &mut Findings,
 ) {
-    let mut seen: std::collections::BTreeMap<Cow<str>, &Entry> = std::collections::BTreeMap::new();
+    use std::collections::hash_map::{Entry as Slot, HashMap};
+    // Hashed, not ordered: only the first entry of each key is looked up.
+    let keyed = keyed.into_iter();
+    let mut seen: HashMap<Cow<str>, &Entry> = HashMap::with_capacity(keyed.size_hint().0);
     for (entry, key) in keyed {
         match seen.entry(lower_case(key)) {
-            std::collections::btree_map::Entry::Vacant(slot) => {
+            Slot::Vacant(slot) => {
                 slot.insert(entry);
             }
-            std::collections::btree_map::Entry::Occupied(first) => {
+            Slot::Occupied(first) => {
                 let first = *first.get();
                 findings.problem(
                     Category::InvalidKey,

@@ -57,12 +57,13 @@ pub fn plan<'a>(ctx: &Context<'a>, findings: &mut Findings) -> Vec<Planned<'a>> 
         .as_deref()
         .unwrap_or(keys::default_format(project_key));
     let template = Template::parse(format, ctx.meta, project_key, findings);
-    let mut planned: Vec<Planned<'a>> = ctx
-        .spec
-        .repositories
-        .iter()
-        .filter_map(|entry| plan_entry(ctx, entry, template.as_ref(), findings))
-        .collect();
+    let entries = &ctx.spec.repositories;
+    let mut planned: Vec<Planned<'a>> = Vec::with_capacity(entries.len());
+    planned.extend(
+        entries
+            .iter()
+            .filter_map(|entry| plan_entry(ctx, entry, template.as_ref(), findings)),
+    );
     keys::check_unique_keys(planned.iter().map(|p| (p.entry, p.key.as_str())), findings);
     wiring::wire(&mut planned, findings);
     planned

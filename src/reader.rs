@@ -11,6 +11,8 @@ use serde_json::{Map, Value};
 pub struct ObjectReader<'a, 'f> {
     object: &'a Map<String, Value>,
     names: NameFilter,
+    /// How many of the object's fields were read: when all were, none is unknown.
+    fields_read: usize,
     path: FieldPath<'f>,
     entry: Option<usize>,
     category: Category,
@@ -89,6 +91,7 @@ impl<'a, 'f> ObjectReader<'a, 'f> {
             Some(object) => Some(ObjectReader {
                 object,
                 names: NameFilter::of(object),
+                fields_read: 0,
                 path,
                 entry,
                 category,
@@ -130,13 +133,34 @@ impl<'a, 'f> ObjectReader<'a, 'f> {
         self.path.field(field).to_string()
     }
 
-    /// The raw value of a field; `null` counts as absent.
+    /// The raw value of a field; `null` counts as absent. Each field is read
+    /// once (see [`Self::reread`]), so that `finish` can count them.
     pub fn value(&mut self, name: &'static str) -> Option<&'a Value> {
+        let value = self.look_up(name);
+        if value.is_some() {
+            debug_assert!(
+                !self.known.contains(name),
+                "{name} is read twice: use reread"
+            );
+            self.fields_read += 1;
+        }
         self.known.push(name);
+        value.filter(|v| !v.is_null())
+    }
+
+    /// [`Self::value`] of a field read before, for a second look. The name is
+    /// listed among the known fields again (the suggestions for unknown fields
+    /// have always listed it twice then), but the field is counted once.
+    pub fn reread(&mut self, name: &'static str) -> Option<&'a Value> {
+        self.known.push(name);
+        self.look_up(name).filter(|v| !v.is_null())
+    }
+
+    fn look_up(&self, name: &str) -> Option<&'a Value> {
         if !self.names.may_contain(name) {
             return None;
         }
-        self.object.get(name).filter(|v| !v.is_null())
+        self.object.get(name)
     }
 
     pub fn string(&mut self, name: &'static str) -> Option<&'a str> {
@@ -211,6 +235,9 @@ impl<'a, 'f> ObjectReader<'a, 'f> {
     pub fn finish(self) {
         #[cfg(test)]
         trace::record(&self.path.to_string(), self.known.iter());
+        if self.fields_read == self.object.len() {
+            return;
+        }
         for name in self.object.keys() {
             if self.known.contains(name) || self.ignored.contains(&name.as_str()) {
                 continue;

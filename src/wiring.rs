@@ -13,6 +13,13 @@ pub fn wire(planned: &mut [Planned], findings: &mut Findings) {
     for p in planned.iter() {
         check_class_fields(p.entry, findings);
     }
+    // Only virtual repositories name others: without one, nothing to resolve.
+    if !planned
+        .iter()
+        .any(|p| p.entry.rclass == Some(Rclass::Virtual))
+    {
+        return;
+    }
     let by_name: BTreeMap<&str, usize> = planned
         .iter()
         .enumerate()
