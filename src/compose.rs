@@ -1,11 +1,11 @@
 //! Rendering one managed resource per planned repository (SPEC section 5),
 //! checked against the provider schema before it is emitted.
 
-use crate::catalog::{catalog, Rclass};
+use crate::catalog::{catalog, NodeId, Rclass};
 use crate::input::Input;
 use crate::keys::{key_label_value, KEY_LABEL};
 use crate::path::FieldPath;
-use crate::plan::Planned;
+use crate::plan::{Planned, Setting};
 use crate::problems::{quoted, suggestion, Category, Findings};
 use crate::schema;
 use serde_json::{json, Map, Value};
@@ -13,34 +13,104 @@ use serde_json::{json, Map, Value};
 pub const EXTERNAL_NAME: &str = "crossplane.io/external-name";
 pub const PAUSED: &str = "crossplane.io/paused";
 
-/// The managed resource for one planned repository; problems go to `findings`.
-pub fn compose(
-    p: &Planned,
-    input: &Input,
-    project_key: Option<&str>,
-    findings: &mut Findings,
-) -> Value {
-    let for_provider_path = p.entry.at_field("forProvider");
-    let for_provider = for_provider(p, input, project_key, &for_provider_path, findings);
-    check_for_provider(p, &for_provider, findings);
-    let spec = spec(p, for_provider, findings);
-    // Built field by field rather than with `json!`, which would copy `spec` through serde.
-    let mut resource = Map::new();
-    resource.insert("apiVersion".into(), json!(p.kind.api_version));
-    resource.insert("kind".into(), json!(p.kind.kind));
-    resource.insert("metadata".into(), metadata(p));
-    resource.insert("spec".into(), spec);
-    Value::Object(resource)
+/// Renders the managed resources of one call, one planned repository at a time.
+pub struct Composer<'a> {
+    input: &'a Input,
+    project_key: Option<&'a str>,
+    /// The providerConfigRef schemas that the composite-wide providerConfigRef
+    /// (the same for every entry without its own) was checked against: a
+    /// second check would report the same problems, which findings keep once.
+    shared_reference_checked: Vec<NodeId>,
+}
+
+impl<'a> Composer<'a> {
+    pub fn new(input: &'a Input, project_key: Option<&'a str>) -> Self {
+        Composer {
+            input,
+            project_key,
+            shared_reference_checked: Vec::new(),
+        }
+    }
+
+    /// The managed resource for one planned repository; problems go to `findings`.
+    pub fn compose(&mut self, p: &Planned, findings: &mut Findings) -> Value {
+        let for_provider_path = p.entry.at_field("forProvider");
+        let for_provider = for_provider(
+            p,
+            self.input,
+            self.project_key,
+            &for_provider_path,
+            findings,
+        );
+        check_for_provider(p, &for_provider, findings);
+        let spec = self.spec(p, for_provider, findings);
+        // Built field by field rather than with `json!`, which would copy `spec` through serde.
+        let mut resource = Map::new();
+        resource.insert(
+            "apiVersion".into(),
+            Value::from(p.kind.api_version.as_str()),
+        );
+        resource.insert("kind".into(), Value::from(p.kind.kind.as_str()));
+        resource.insert("metadata".into(), metadata(p));
+        resource.insert("spec".into(), spec);
+        Value::Object(resource)
+    }
+
+    fn spec(&mut self, p: &Planned, for_provider: Fields, findings: &mut Findings) -> Value {
+        let mut spec = Map::new();
+        spec.insert("forProvider".into(), Value::Object(for_provider.into_map()));
+        if let Some(reference) = &p.provider_config_ref {
+            self.check_provider_config_ref(p, reference, findings);
+            spec.insert(
+                "providerConfigRef".into(),
+                Value::Object(reference.value.clone()),
+            );
+        }
+        if let Some(policy) = p.deletion_policy {
+            spec.insert("deletionPolicy".into(), Value::from(policy.as_str()));
+        }
+        if let Some(policies) = &p.management_policies {
+            let policies = policies.iter().cloned().map(Value::String).collect();
+            spec.insert("managementPolicies".into(), Value::Array(policies));
+        }
+        Value::Object(spec)
+    }
+
+    fn check_provider_config_ref(
+        &mut self,
+        p: &Planned,
+        reference: &Setting<&Map<String, Value>>,
+        findings: &mut Findings,
+    ) {
+        let catalog = catalog();
+        let Some(node) = catalog.provider_config_ref(p.kind) else {
+            return;
+        };
+        if reference.shared {
+            if self.shared_reference_checked.contains(&node) {
+                return;
+            }
+            self.shared_reference_checked.push(node);
+        }
+        schema::check_object(
+            catalog,
+            node,
+            reference.value,
+            &reference.path,
+            Some(p.entry.index),
+            findings,
+        );
+    }
 }
 
 fn metadata(p: &Planned) -> Value {
     let mut annotations = Map::new();
-    annotations.insert(EXTERNAL_NAME.into(), json!(p.key));
+    annotations.insert(EXTERNAL_NAME.into(), Value::String(p.key.clone()));
     if p.entry.paused {
-        annotations.insert(PAUSED.into(), json!("true"));
+        annotations.insert(PAUSED.into(), Value::from("true"));
     }
     let mut labels = Map::new();
-    labels.insert(KEY_LABEL.into(), json!(key_label_value(&p.key)));
+    labels.insert(KEY_LABEL.into(), Value::String(key_label_value(&p.key)));
     let mut metadata = Map::new();
     metadata.insert("annotations".into(), Value::Object(annotations));
     metadata.insert("labels".into(), Value::Object(labels));
@@ -282,33 +352,4 @@ fn report_required(p: &Planned, field: &str, findings: &mut Findings) {
         ),
         fix,
     );
-}
-
-fn spec(p: &Planned, for_provider: Fields, findings: &mut Findings) -> Value {
-    let mut spec = Map::new();
-    spec.insert("forProvider".into(), Value::Object(for_provider.into_map()));
-    if let Some(reference) = &p.provider_config_ref {
-        let catalog = catalog();
-        if let Some(node) = catalog.provider_config_ref(p.kind) {
-            schema::check_object(
-                catalog,
-                node,
-                reference.value,
-                &reference.path,
-                Some(p.entry.index),
-                findings,
-            );
-        }
-        spec.insert(
-            "providerConfigRef".into(),
-            Value::Object(reference.value.clone()),
-        );
-    }
-    if let Some(policy) = p.deletion_policy {
-        spec.insert("deletionPolicy".into(), json!(policy.as_str()));
-    }
-    if let Some(policies) = &p.management_policies {
-        spec.insert("managementPolicies".into(), json!(policies));
-    }
-    Value::Object(spec)
 }

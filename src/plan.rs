@@ -36,6 +36,9 @@ pub struct Planned<'a> {
 pub struct Setting<T> {
     pub value: T,
     pub path: FieldPath<'static>,
+    /// Composite-wide (the spec's or the input's): the same value for every
+    /// entry that does not set its own.
+    pub shared: bool,
 }
 
 /// Everything the plan needs to know about the call.
@@ -185,19 +188,24 @@ fn provider_config_ref<'a>(
     ctx: &Context<'a>,
     entry: &Entry<'a>,
 ) -> Option<Setting<&'a Map<String, Value>>> {
-    let setting =
-        |value: &'a Map<String, Value>, path: FieldPath<'static>| Some(Setting { value, path });
+    let setting = |value: &'a Map<String, Value>, path: FieldPath<'static>, shared: bool| {
+        Some(Setting {
+            value,
+            path,
+            shared,
+        })
+    };
     if let Some(own) = entry.provider_config_ref {
-        return setting(own, entry.at_field("providerConfigRef"));
+        return setting(own, entry.at_field("providerConfigRef"), false);
     }
     if let Some(spec) = ctx.spec.provider_config_ref {
-        return setting(spec, FieldPath::Root("spec.providerConfigRef"));
+        return setting(spec, FieldPath::Root("spec.providerConfigRef"), true);
     }
     ctx.input
         .defaults
         .provider_config_ref
         .as_ref()
-        .and_then(|d| setting(d, FieldPath::Root("input.defaults.providerConfigRef")))
+        .and_then(|d| setting(d, FieldPath::Root("input.defaults.providerConfigRef"), true))
 }
 
 /// The namespaced API has no deletion policy; saying one would be silently ignored.
