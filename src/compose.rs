@@ -1,45 +1,116 @@
 //! Rendering one managed resource per planned repository (SPEC section 5),
 //! checked against the provider schema before it is emitted.
 
-use crate::catalog::{catalog, Rclass};
+use crate::catalog::{catalog, NodeId, Rclass};
 use crate::input::Input;
 use crate::keys::{key_label_value, KEY_LABEL};
-use crate::plan::Planned;
+use crate::path::FieldPath;
+use crate::plan::{Planned, Setting};
 use crate::problems::{quoted, suggestion, Category, Findings};
 use crate::schema;
 use serde_json::{json, Map, Value};
-use std::collections::BTreeMap;
 
 pub const EXTERNAL_NAME: &str = "crossplane.io/external-name";
 pub const PAUSED: &str = "crossplane.io/paused";
 
-/// The managed resource for one planned repository; problems go to `findings`.
-pub fn compose(
-    p: &Planned,
-    input: &Input,
-    project_key: Option<&str>,
-    findings: &mut Findings,
-) -> Value {
-    let for_provider = for_provider(p, input, project_key, findings);
-    check_for_provider(p, &for_provider, findings);
-    let spec = spec(p, for_provider, findings);
-    // Built field by field rather than with `json!`, which would copy `spec` through serde.
-    let mut resource = Map::new();
-    resource.insert("apiVersion".into(), json!(p.kind.api_version));
-    resource.insert("kind".into(), json!(p.kind.kind));
-    resource.insert("metadata".into(), metadata(p));
-    resource.insert("spec".into(), spec);
-    Value::Object(resource)
+/// Renders the managed resources of one call, one planned repository at a time.
+pub struct Composer<'a> {
+    input: &'a Input,
+    project_key: Option<&'a str>,
+    /// The providerConfigRef schemas that the composite-wide providerConfigRef
+    /// (the same for every entry without its own) was checked against: a
+    /// second check would report the same problems, which findings keep once.
+    shared_reference_checked: Vec<NodeId>,
+}
+
+impl<'a> Composer<'a> {
+    pub fn new(input: &'a Input, project_key: Option<&'a str>) -> Self {
+        Composer {
+            input,
+            project_key,
+            shared_reference_checked: Vec::new(),
+        }
+    }
+
+    /// The managed resource for one planned repository; problems go to `findings`.
+    pub fn compose(&mut self, p: &Planned, findings: &mut Findings) -> Value {
+        let for_provider_path = p.entry.at_field("forProvider");
+        let for_provider = for_provider(
+            p,
+            self.input,
+            self.project_key,
+            &for_provider_path,
+            findings,
+        );
+        check_for_provider(p, &for_provider, findings);
+        let spec = self.spec(p, for_provider, findings);
+        // Built field by field rather than with `json!`, which would copy `spec` through serde.
+        let mut resource = Map::new();
+        resource.insert(
+            "apiVersion".into(),
+            Value::from(p.kind.api_version.as_str()),
+        );
+        resource.insert("kind".into(), Value::from(p.kind.kind.as_str()));
+        resource.insert("metadata".into(), metadata(p));
+        resource.insert("spec".into(), spec);
+        Value::Object(resource)
+    }
+
+    fn spec(&mut self, p: &Planned, for_provider: Fields, findings: &mut Findings) -> Value {
+        let mut spec = Map::new();
+        spec.insert("forProvider".into(), Value::Object(for_provider.into_map()));
+        if let Some(reference) = &p.provider_config_ref {
+            self.check_provider_config_ref(p, reference, findings);
+            spec.insert(
+                "providerConfigRef".into(),
+                Value::Object(reference.value.clone()),
+            );
+        }
+        if let Some(policy) = p.deletion_policy {
+            spec.insert("deletionPolicy".into(), Value::from(policy.as_str()));
+        }
+        if let Some(policies) = &p.management_policies {
+            let policies = policies.iter().cloned().map(Value::String).collect();
+            spec.insert("managementPolicies".into(), Value::Array(policies));
+        }
+        Value::Object(spec)
+    }
+
+    fn check_provider_config_ref(
+        &mut self,
+        p: &Planned,
+        reference: &Setting<&Map<String, Value>>,
+        findings: &mut Findings,
+    ) {
+        let catalog = catalog();
+        let Some(node) = catalog.provider_config_ref(p.kind) else {
+            return;
+        };
+        if reference.shared {
+            if self.shared_reference_checked.contains(&node) {
+                return;
+            }
+            self.shared_reference_checked.push(node);
+        }
+        schema::check_object(
+            catalog,
+            node,
+            reference.value,
+            &reference.path,
+            Some(p.entry.index),
+            findings,
+        );
+    }
 }
 
 fn metadata(p: &Planned) -> Value {
     let mut annotations = Map::new();
-    annotations.insert(EXTERNAL_NAME.into(), json!(p.key));
+    annotations.insert(EXTERNAL_NAME.into(), Value::String(p.key.clone()));
     if p.entry.paused {
-        annotations.insert(PAUSED.into(), json!("true"));
+        annotations.insert(PAUSED.into(), Value::from("true"));
     }
     let mut labels = Map::new();
-    labels.insert(KEY_LABEL.into(), json!(key_label_value(&p.key)));
+    labels.insert(KEY_LABEL.into(), Value::String(key_label_value(&p.key)));
     let mut metadata = Map::new();
     metadata.insert("annotations".into(), Value::Object(annotations));
     metadata.insert("labels".into(), Value::Object(labels));
@@ -47,26 +118,69 @@ fn metadata(p: &Planned) -> Value {
 }
 
 /// A `forProvider` field with the path of the claim field it came from.
-struct Sourced {
+struct Sourced<'p> {
     value: Value,
-    path: String,
+    path: FieldPath<'p>,
 }
 
-/// The entry's `forProvider` plus its typed fields.
-fn for_provider(
-    p: &Planned,
+/// `forProvider` fields by name, sorted. A repository has a handful, so a
+/// sorted list costs less than a tree, and it becomes the output map in one pass.
+struct Fields<'p>(Vec<(&'p str, Sourced<'p>)>);
+
+impl<'p> Fields<'p> {
+    fn with_capacity(capacity: usize) -> Self {
+        Fields(Vec::with_capacity(capacity))
+    }
+
+    fn position(&self, name: &str) -> Result<usize, usize> {
+        self.0.binary_search_by(|(field, _)| (*field).cmp(name))
+    }
+
+    fn get(&self, name: &str) -> Option<&Sourced<'p>> {
+        self.position(name).ok().map(|i| &self.0[i].1)
+    }
+
+    fn contains(&self, name: &str) -> bool {
+        self.position(name).is_ok()
+    }
+
+    fn insert(&mut self, name: &'p str, field: Sourced<'p>) {
+        match self.position(name) {
+            Ok(i) => self.0[i].1 = field,
+            Err(i) => self.0.insert(i, (name, field)),
+        }
+    }
+
+    fn iter(&self) -> impl Iterator<Item = &(&'p str, Sourced<'p>)> {
+        self.0.iter()
+    }
+
+    fn into_map(self) -> Map<String, Value> {
+        self.0
+            .into_iter()
+            .map(|(name, field)| (name.to_owned(), field.value))
+            .collect()
+    }
+}
+
+/// The entry's `forProvider` plus its typed fields. `for_provider_path` is
+/// the entry's `forProvider` path, which the fields given there borrow.
+fn for_provider<'p>(
+    p: &'p Planned,
     input: &Input,
     project_key: Option<&str>,
+    for_provider_path: &'p FieldPath<'p>,
     findings: &mut Findings,
-) -> BTreeMap<String, Sourced> {
+) -> Fields<'p> {
     let entry = p.entry;
-    let mut fields: BTreeMap<String, Sourced> = BTreeMap::new();
-    for (name, value) in &entry.for_provider {
-        let path = entry.field_path(&format!("forProvider.{name}"));
+    // The typed fields below add at most five.
+    let mut fields = Fields::with_capacity(entry.for_provider.map_or(0, Map::len) + 5);
+    for (name, value) in entry.for_provider.into_iter().flatten() {
+        let path = for_provider_path.field(name);
         if name == "key" {
             findings.problem(
                 Category::InvalidProviderFields,
-                path,
+                path.to_string(),
                 Some(entry.index),
                 format!(
                     "{}: the provider has no forProvider.key; the key is the external name",
@@ -77,56 +191,52 @@ fn for_provider(
             continue;
         }
         fields.insert(
-            name.clone(),
+            name,
             Sourced {
                 value: value.clone(),
                 path,
             },
         );
     }
-    let mut typed = |field: &str, value: Option<Value>, path: String| {
+    let mut typed = |field: &'static str, value: Option<Value>, path: FieldPath<'p>| {
         if let Some(value) = value {
-            merge_typed(p, &mut fields, field, value, path, findings);
+            merge_typed(p, &mut fields, field, Sourced { value, path }, findings);
         }
     };
     typed(
         "description",
-        entry.description.clone().map(Value::from),
-        entry.field_path("description"),
+        entry.description.map(Value::from),
+        entry.at_field("description"),
     );
     typed(
         "notes",
-        entry.notes.clone().map(Value::from),
-        entry.field_path("notes"),
+        entry.notes.map(Value::from),
+        entry.at_field("notes"),
     );
     typed(
         "projectKey",
         project_key.map(Value::from),
-        "spec.projectKey".into(),
+        FieldPath::Root("spec.projectKey"),
     );
     match entry.rclass {
-        Some(Rclass::Remote) => typed(
-            "url",
-            entry.url.clone().map(Value::from),
-            entry.field_path("url"),
-        ),
+        Some(Rclass::Remote) => typed("url", entry.url.map(Value::from), entry.at_field("url")),
         Some(Rclass::Virtual) => {
             let members = entry.repositories.is_some() || entry.external_repositories.is_some();
             typed(
                 "repositories",
                 members.then(|| json!(p.member_keys)),
-                entry.field_path("repositories"),
+                entry.at_field("repositories"),
             );
             typed(
                 "defaultDeploymentRepo",
                 p.default_deployment_key.clone().map(Value::from),
-                entry.field_path("defaultDeploymentRepo"),
+                entry.at_field("defaultDeploymentRepo"),
             );
         }
         Some(Rclass::Federated) => typed(
             "member",
             federated_members(p, input),
-            entry.field_path("members"),
+            entry.at_field("members"),
         ),
         _ => {}
     }
@@ -136,50 +246,50 @@ fn for_provider(
 /// `members`, or the self member at `<artifactoryUrl>/artifactory/<key>`.
 fn federated_members(p: &Planned, input: &Input) -> Option<Value> {
     if let Some(members) = &p.entry.members {
-        return Some(Value::Array(members.clone()));
+        return Some(Value::Array(members.iter().copied().cloned().collect()));
     }
     let base = input.artifactory_url.as_deref()?;
     Some(json!([{"url": format!("{base}/artifactory/{}", p.key), "enabled": true}]))
 }
 
 /// A typed field and the same field in `forProvider` must agree.
-fn merge_typed(
+fn merge_typed<'p>(
     p: &Planned,
-    fields: &mut BTreeMap<String, Sourced>,
-    field: &str,
-    value: Value,
-    path: String,
+    fields: &mut Fields<'p>,
+    field: &'static str,
+    typed: Sourced<'p>,
     findings: &mut Findings,
 ) {
     if let Some(existing) = fields.get(field) {
-        if existing.value != value {
+        if existing.value != typed.value {
+            let path = typed.path;
             findings.problem(
                 Category::InvalidProviderFields,
-                existing.path.clone(),
+                existing.path.to_string(),
                 Some(p.entry.index),
                 format!(
                     "{}: forProvider.{field} is {} but {path} gives {}",
                     p.entry.label(),
                     quoted(&existing.value),
-                    quoted(&value)
+                    quoted(&typed.value)
                 ),
                 format!("give {field} once, as {path}"),
             );
         }
         return;
     }
-    fields.insert(field.to_owned(), Sourced { value, path });
+    fields.insert(field, typed);
 }
 
 /// Schema of each field, then the fields the CRD's CEL rules require.
-fn check_for_provider(p: &Planned, fields: &BTreeMap<String, Sourced>, findings: &mut Findings) {
+fn check_for_provider(p: &Planned, fields: &Fields, findings: &mut Findings) {
     let catalog = catalog();
     let Some(node_id) = catalog.for_provider(p.kind) else {
         return;
     };
     let node = catalog.node(node_id);
-    for (name, field) in fields {
-        match node.properties.get(name) {
+    for (name, field) in fields.iter() {
+        match node.properties.get(*name) {
             Some(child) => schema::check(
                 catalog,
                 *child,
@@ -190,7 +300,7 @@ fn check_for_provider(p: &Planned, fields: &BTreeMap<String, Sourced>, findings:
             ),
             None => findings.problem(
                 Category::InvalidProviderFields,
-                field.path.clone(),
+                field.path.to_string(),
                 Some(p.entry.index),
                 format!(
                     "{}: {} has no forProvider field \"{name}\"",
@@ -206,7 +316,7 @@ fn check_for_provider(p: &Planned, fields: &BTreeMap<String, Sourced>, findings:
     }
     if creates_or_updates(p.management_policies.as_deref()) {
         for required in &p.kind.required_when_managed {
-            if !fields.contains_key(required) {
+            if !fields.contains(required) {
                 report_required(p, required, findings);
             }
         }
@@ -242,42 +352,4 @@ fn report_required(p: &Planned, field: &str, findings: &mut Findings) {
         ),
         fix,
     );
-}
-
-fn spec(p: &Planned, for_provider: BTreeMap<String, Sourced>, findings: &mut Findings) -> Value {
-    let mut spec = Map::new();
-    let for_provider: Map<String, Value> = for_provider
-        .into_iter()
-        .map(|(k, f)| (k, f.value))
-        .collect();
-    spec.insert("forProvider".into(), Value::Object(for_provider));
-    if let Some(reference) = &p.provider_config_ref {
-        let catalog = catalog();
-        if let Some(node) = catalog
-            .node(p.kind.spec)
-            .properties
-            .get("providerConfigRef")
-        {
-            let value = Value::Object(reference.value.clone());
-            schema::check(
-                catalog,
-                *node,
-                &value,
-                &reference.path,
-                Some(p.entry.index),
-                findings,
-            );
-        }
-        spec.insert(
-            "providerConfigRef".into(),
-            Value::Object(reference.value.clone()),
-        );
-    }
-    if let Some(policy) = p.deletion_policy {
-        spec.insert("deletionPolicy".into(), json!(policy.as_str()));
-    }
-    if let Some(policies) = &p.management_policies {
-        spec.insert("managementPolicies".into(), json!(policies));
-    }
-    Value::Object(spec)
 }

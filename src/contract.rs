@@ -5,6 +5,7 @@
 //! fields, unknown fields (with the closest known name), duplicate names.
 
 use crate::catalog::Rclass;
+use crate::path::FieldPath;
 use crate::policy::{read_deletion_policy, read_management_policies, DeletionPolicy};
 use crate::problems::{quoted, suggestion, Category, Findings};
 use crate::reader::ObjectReader;
@@ -40,54 +41,67 @@ pub struct CompositeMeta {
     pub claim_namespace: Option<String>,
 }
 
-/// The composite's `spec`.
+/// The composite's `spec`, borrowed from the observed composite: a call
+/// reads every entry, and copying its strings and maps would cost more than
+/// the rest of reading.
 #[derive(Debug, Clone, Default, PartialEq)]
-pub struct CompositeSpec {
-    pub project_key: Option<String>,
-    pub provider_config_ref: Option<Map<String, Value>>,
+pub struct CompositeSpec<'a> {
+    pub project_key: Option<&'a str>,
+    pub provider_config_ref: Option<&'a Map<String, Value>>,
     pub deletion_policy: Option<DeletionPolicy>,
     pub management_policies: Option<Vec<String>>,
-    pub repositories: Vec<Entry>,
+    pub repositories: Vec<Entry<'a>>,
 }
 
-/// One entry of `spec.repositories`. Required fields are `Option` so an
-/// entry with problems can still be checked for the others.
+/// One entry of `spec.repositories`, borrowed from the composite. Required
+/// fields are `Option` so an entry with problems can still be checked for the others.
 #[derive(Debug, Clone, Default, PartialEq)]
-pub struct Entry {
+pub struct Entry<'a> {
     pub index: usize,
-    pub name: Option<String>,
+    pub name: Option<&'a str>,
     pub rclass: Option<Rclass>,
-    pub package_type: Option<String>,
-    pub key: Option<String>,
-    pub description: Option<String>,
-    pub notes: Option<String>,
-    pub url: Option<String>,
-    pub repositories: Option<Vec<String>>,
-    pub external_repositories: Option<Vec<String>>,
-    pub default_deployment_repo: Option<String>,
-    pub members: Option<Vec<Value>>,
-    pub for_provider: Map<String, Value>,
+    pub package_type: Option<&'a str>,
+    pub key: Option<&'a str>,
+    pub description: Option<&'a str>,
+    pub notes: Option<&'a str>,
+    pub url: Option<&'a str>,
+    pub repositories: Option<Vec<&'a str>>,
+    pub external_repositories: Option<Vec<&'a str>>,
+    pub default_deployment_repo: Option<&'a str>,
+    /// Federated members that are objects (each is checked as it is read).
+    pub members: Option<Vec<&'a Value>>,
+    pub for_provider: Option<&'a Map<String, Value>>,
     pub import: bool,
     pub deletion_policy: Option<DeletionPolicy>,
     pub management_policies: Option<Vec<String>>,
-    pub provider_config_ref: Option<Map<String, Value>>,
+    pub provider_config_ref: Option<&'a Map<String, Value>>,
     pub paused: bool,
 }
 
-impl Entry {
+impl Entry<'_> {
+    /// `spec.repositories[3]`, not yet formatted.
+    pub fn at(&self) -> FieldPath<'static> {
+        FieldPath::Entry(self.index)
+    }
+
     /// `spec.repositories[3]`.
     pub fn path(&self) -> String {
-        format!("spec.repositories[{}]", self.index)
+        self.at().to_string()
+    }
+
+    /// `spec.repositories[3].key`, not yet formatted.
+    pub fn at_field<'f>(&self, field: &'f str) -> FieldPath<'f> {
+        FieldPath::EntryField(self.index, field)
     }
 
     /// `spec.repositories[3].key`.
     pub fn field_path(&self, field: &str) -> String {
-        format!("spec.repositories[{}].{field}", self.index)
+        self.at_field(field).to_string()
     }
 
     /// How messages name the entry: `repository "libs-release"`.
     pub fn label(&self) -> String {
-        match &self.name {
+        match self.name {
             Some(name) => format!("repository \"{name}\""),
             None => format!("repository #{}", self.index),
         }
@@ -112,7 +126,10 @@ pub fn read_meta(composite: &Map<String, Value>) -> CompositeMeta {
 }
 
 /// Reads `spec` of the observed composite.
-pub fn read_spec(composite: &Map<String, Value>, findings: &mut Findings) -> CompositeSpec {
+pub fn read_spec<'a>(
+    composite: &'a Map<String, Value>,
+    findings: &mut Findings,
+) -> CompositeSpec<'a> {
     let mut spec = CompositeSpec::default();
     let Some(spec_value) = composite.get("spec") else {
         findings.problem(
@@ -126,7 +143,7 @@ pub fn read_spec(composite: &Map<String, Value>, findings: &mut Findings) -> Com
     };
     let Some(reader) = ObjectReader::new(
         spec_value,
-        "spec",
+        FieldPath::Root("spec"),
         None,
         Category::InvalidComposite,
         findings,
@@ -136,7 +153,7 @@ pub fn read_spec(composite: &Map<String, Value>, findings: &mut Findings) -> Com
     let mut reader_ = reader.ignoring(CROSSPLANE_SPEC_FIELDS);
     let reader = &mut reader_;
     spec.project_key = read_project_key(reader);
-    spec.provider_config_ref = reader.object("providerConfigRef").cloned();
+    spec.provider_config_ref = reader.object("providerConfigRef");
     spec.deletion_policy = read_deletion_policy(reader);
     spec.management_policies = read_management_policies(reader);
     match reader.array("repositories") {
@@ -159,9 +176,9 @@ pub fn read_spec(composite: &Map<String, Value>, findings: &mut Findings) -> Com
     spec
 }
 
-fn read_project_key(reader: &mut ObjectReader) -> Option<String> {
+fn read_project_key<'a>(reader: &mut ObjectReader<'a, '_>) -> Option<&'a str> {
     let project_key = reader.string("projectKey")?;
-    if is_project_key(&project_key) {
+    if is_project_key(project_key) {
         return Some(project_key);
     }
     reader.problem(
@@ -192,15 +209,14 @@ pub fn is_dns_label(text: &str) -> bool {
         && bytes[bytes.len() - 1] != b'-'
 }
 
-fn read_entry(index: usize, value: &Value, findings: &mut Findings) -> Entry {
+fn read_entry<'a>(index: usize, value: &'a Value, findings: &mut Findings) -> Entry<'a> {
     let mut entry = Entry {
         index,
         ..Entry::default()
     };
-    let path = entry.path();
     let Some(mut reader) = ObjectReader::new(
         value,
-        &path,
+        entry.at(),
         Some(index),
         Category::InvalidComposite,
         findings,
@@ -223,26 +239,24 @@ fn read_entry(index: usize, value: &Value, findings: &mut Findings) -> Entry {
     entry.external_repositories = reader.string_list("externalRepositories");
     entry.default_deployment_repo = reader.string("defaultDeploymentRepo");
     entry.members = read_members(&mut reader, &entry);
-    entry.for_provider = reader.object("forProvider").cloned().unwrap_or_default();
+    entry.for_provider = reader.object("forProvider");
     entry.import = reader.bool("import").unwrap_or(false);
     entry.deletion_policy = read_deletion_policy(&mut reader);
     entry.management_policies = read_management_policies(&mut reader);
-    entry.provider_config_ref = reader.object("providerConfigRef").cloned();
+    entry.provider_config_ref = reader.object("providerConfigRef");
     entry.paused = reader.bool("paused").unwrap_or(false);
     reader.finish();
     entry
 }
 
-fn read_required_string(
-    reader: &mut ObjectReader,
+fn read_required_string<'a>(
+    reader: &mut ObjectReader<'a, '_>,
     entry: &Entry,
     field: &'static str,
     what: &str,
-) -> Option<String> {
+) -> Option<&'a str> {
     let value = reader.string(field);
-    if value.as_deref().is_none_or(str::is_empty)
-        && reader.value(field).is_none_or(Value::is_string)
-    {
+    if value.is_none_or(str::is_empty) && reader.reread(field).is_none_or(Value::is_string) {
         reader.problem(
             entry.field_path(field),
             format!("{} has no {field}", entry.label()),
@@ -253,21 +267,21 @@ fn read_required_string(
     value
 }
 
-fn read_name(reader: &mut ObjectReader, entry: &Entry) -> Option<String> {
+fn read_name<'a>(reader: &mut ObjectReader<'a, '_>, entry: &Entry) -> Option<&'a str> {
     let name = read_required_string(
         reader,
         entry,
         "name",
         "a DNS-1123 label, such as libs-release",
     )?;
-    if is_dns_label(&name) {
+    if is_dns_label(name) {
         return Some(name);
     }
     reader.problem(
         entry.field_path("name"),
         format!(
             "{} is not a DNS-1123 label (lower-case letters, digits and '-', starting and ending with a letter or digit, at most 63 characters)",
-            quoted(&Value::String(name.clone()))
+            quoted(&Value::String(name.to_owned()))
         ),
         "rename the entry; the repository key can still be anything valid through `key` or the naming format",
     );
@@ -281,14 +295,14 @@ fn read_rclass(reader: &mut ObjectReader, entry: &Entry) -> Option<Rclass> {
         "rclass",
         "local, remote, virtual or federated",
     )?;
-    let rclass = Rclass::parse(&text);
+    let rclass = Rclass::parse(text);
     if rclass.is_none() {
         reader.problem(
             entry.field_path("rclass"),
             format!("\"{text}\" is not a repository class"),
             format!(
                 "use local, remote, virtual or federated: {}",
-                suggestion(&text, Rclass::NAMES)
+                suggestion(text, Rclass::NAMES)
             ),
         );
     }
@@ -296,14 +310,15 @@ fn read_rclass(reader: &mut ObjectReader, entry: &Entry) -> Option<Rclass> {
 }
 
 /// Federated members: `{url, enabled, accessTokenSecretRef}` each.
-fn read_members(reader: &mut ObjectReader, entry: &Entry) -> Option<Vec<Value>> {
+fn read_members<'a>(reader: &mut ObjectReader<'a, '_>, entry: &Entry) -> Option<Vec<&'a Value>> {
     let items = reader.array("members")?;
     let mut members = Vec::with_capacity(items.len());
+    let members_path = entry.at_field("members");
     for (index, item) in items.iter().enumerate() {
-        let path = format!("{}[{index}]", entry.field_path("members"));
+        let path = members_path.index(index);
         let Some(mut member) = ObjectReader::new(
             item,
-            &path,
+            path,
             Some(entry.index),
             Category::InvalidComposite,
             reader.findings(),
@@ -313,24 +328,25 @@ fn read_members(reader: &mut ObjectReader, entry: &Entry) -> Option<Vec<Value>> 
         let url = member.string("url");
         member.bool("enabled");
         member.object("accessTokenSecretRef");
-        if url.as_deref().is_none_or(str::is_empty) {
+        if url.is_none_or(str::is_empty) {
             member.problem(
-                format!("{path}.url"),
+                path.field("url").to_string(),
                 "the member has no url",
                 "set url to the member's repository URL, ending in its key",
             );
         }
         member.finish();
-        members.push(item.clone());
+        members.push(item);
     }
     Some(members)
 }
 
 fn check_unique_names(entries: &[Entry], findings: &mut Findings) {
-    let mut first_by_name: std::collections::BTreeMap<&str, &Entry> =
-        std::collections::BTreeMap::new();
+    // Hashed, not ordered: only the first entry of each name is looked up.
+    let mut first_by_name: std::collections::HashMap<&str, &Entry> =
+        std::collections::HashMap::with_capacity(entries.len());
     for entry in entries {
-        let Some(name) = entry.name.as_deref() else {
+        let Some(name) = entry.name else {
             continue;
         };
         let first = *first_by_name.entry(name).or_insert(entry);
@@ -351,9 +367,10 @@ mod tests {
     use super::*;
     use serde_json::json;
 
-    fn read(spec: Value) -> (CompositeSpec, Vec<String>) {
+    fn read(spec: Value) -> (CompositeSpec<'static>, Vec<String>) {
         let mut findings = Findings::default();
-        let composite = json!({ "spec": spec });
+        // The spec borrows the composite: leaked, it lives as long as the test.
+        let composite = Box::leak(Box::new(json!({ "spec": spec })));
         let spec = read_spec(composite.as_object().unwrap(), &mut findings);
         (
             spec,

@@ -6,7 +6,7 @@
 //! adds only the resources and status it owns.
 
 use crate::catalog::ProviderApi;
-use crate::compose::compose;
+use crate::compose::Composer;
 use crate::contract::{self, CompositeMeta};
 use crate::input::{read_input, ApiChoice, Input};
 use crate::lifecycle::{self, Retirement};
@@ -89,9 +89,10 @@ fn run(request: &RunFunctionRequest, findings: &mut Findings) -> RunFunctionResp
 
     // Render and check every resource; any problem fails the whole call and
     // leaves the desired state as it came in, so nothing is ever dropped.
+    let mut composer = Composer::new(&input, spec.project_key);
     let resources: Vec<Value> = planned
         .iter()
-        .map(|p| compose(p, &input, spec.project_key.as_deref(), findings))
+        .map(|p| composer.compose(p, findings))
         .collect();
     check_name_collisions(request, &planned, findings);
     if findings.has_problems() {

@@ -13,6 +13,7 @@
 //! A missing input means every default.
 
 use crate::catalog::ProviderApi;
+use crate::path::FieldPath;
 use crate::policy::{read_deletion_policy, read_management_policies, DeletionPolicy};
 use crate::problems::{quoted, Category, Findings};
 use crate::reader::ObjectReader;
@@ -70,15 +71,19 @@ impl Default for Input {
 pub fn read_input(value: Option<&Value>, findings: &mut Findings) -> Input {
     let mut input = Input::default();
     let Some(value) = value else { return input };
-    let Some(mut reader) =
-        ObjectReader::new(value, "input", None, Category::InvalidInput, findings)
-    else {
+    let Some(mut reader) = ObjectReader::new(
+        value,
+        FieldPath::Root("input"),
+        None,
+        Category::InvalidInput,
+        findings,
+    ) else {
         return input;
     };
     check_type_meta(&mut reader);
     reader.value("metadata");
     if let Some(api) = reader.string("providerApi") {
-        input.provider_api = parse_api_choice(&api, &mut reader);
+        input.provider_api = parse_api_choice(api, &mut reader);
     }
     if let Some(naming) = reader.value("naming") {
         input.naming_format = read_naming(naming, reader.findings());
@@ -93,7 +98,7 @@ pub fn read_input(value: Option<&Value>, findings: &mut Findings) -> Input {
         input.deletion_protection = protection;
     }
     if let Some(ttl) = reader.string("ttl") {
-        match parse_duration(&ttl) {
+        match parse_duration(ttl) {
             Some(parsed) => input.ttl = parsed,
             None => {
                 let path = reader.path_of("ttl");
@@ -112,8 +117,8 @@ pub fn read_input(value: Option<&Value>, findings: &mut Findings) -> Input {
 fn check_type_meta(reader: &mut ObjectReader) {
     let api_version = reader.string("apiVersion");
     let kind = reader.string("kind");
-    let group = api_version.as_deref().and_then(|v| v.split('/').next());
-    if group.is_some_and(|g| g != INPUT_GROUP) || kind.as_deref().is_some_and(|k| k != INPUT_KIND) {
+    let group = api_version.and_then(|v| v.split('/').next());
+    if group.is_some_and(|g| g != INPUT_GROUP) || kind.is_some_and(|k| k != INPUT_KIND) {
         reader.problem(
             "input".to_owned(),
             format!(
@@ -147,17 +152,17 @@ fn parse_api_choice(text: &str, reader: &mut ObjectReader) -> ApiChoice {
 fn read_naming(value: &Value, findings: &mut Findings) -> Option<String> {
     let mut reader = ObjectReader::new(
         value,
-        "input.naming",
+        FieldPath::Root("input.naming"),
         None,
         Category::InvalidInput,
         findings,
     )?;
-    let format = reader.string("format");
+    let format = reader.string("format").map(str::to_owned);
     reader.finish();
     format
 }
 
-fn read_artifactory_url(url: String, reader: &mut ObjectReader) -> Option<String> {
+fn read_artifactory_url(url: &str, reader: &mut ObjectReader) -> Option<String> {
     let trimmed = url.trim_end_matches('/');
     let valid = (trimmed.starts_with("https://") || trimmed.starts_with("http://"))
         && trimmed.len() > "https://".len()
@@ -168,7 +173,10 @@ fn read_artifactory_url(url: String, reader: &mut ObjectReader) -> Option<String
     let path = reader.path_of("artifactoryUrl");
     reader.problem(
         path,
-        format!("{} is not an http(s) URL", quoted(&Value::String(url))),
+        format!(
+            "{} is not an http(s) URL",
+            quoted(&Value::String(url.to_owned()))
+        ),
         "write the base URL of Artifactory, such as https://artifactory.example.com",
     );
     None
@@ -178,7 +186,7 @@ fn read_defaults(value: &Value, findings: &mut Findings) -> Defaults {
     let mut defaults = Defaults::default();
     let Some(mut reader) = ObjectReader::new(
         value,
-        "input.defaults",
+        FieldPath::Root("input.defaults"),
         None,
         Category::InvalidInput,
         findings,

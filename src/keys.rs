@@ -9,6 +9,8 @@ use crate::catalog::{package_family, Rclass};
 use crate::contract::{CompositeMeta, Entry};
 use crate::problems::{Category, Findings};
 use sha2::{Digest, Sha256};
+use std::borrow::Cow;
+use std::fmt::{self, Write};
 
 pub const PLACEHOLDERS: [&str; 8] = [
     "name",
@@ -130,18 +132,18 @@ impl Template {
         meta: &CompositeMeta,
         project_key: Option<&str>,
     ) -> String {
-        let mut key = String::new();
-        for part in &self.parts {
-            match part {
-                Part::Text(text) => key.push_str(text),
-                Part::Placeholder(p) => key.push_str(match *p {
-                    "name" => name,
-                    "packageType" => package_type,
-                    "rclass" => rclass.as_str(),
-                    other => composite_value(other, meta, project_key).unwrap_or_default(),
-                }),
-            }
-        }
+        let texts = self.parts.iter().map(|part| match part {
+            Part::Text(text) => text.as_str(),
+            Part::Placeholder(p) => match *p {
+                "name" => name,
+                "packageType" => package_type,
+                "rclass" => rclass.as_str(),
+                other => composite_value(other, meta, project_key).unwrap_or_default(),
+            },
+        });
+        // Measured first, so that a key is one allocation.
+        let mut key = String::with_capacity(texts.clone().map(str::len).sum());
+        key.extend(texts);
         key
     }
 }
@@ -215,20 +217,38 @@ fn is_oci_like(package_type: &str) -> bool {
     package_family(package_type) == "docker" || package_type == "oci" || package_type == "helmoci"
 }
 
-/// Checks one key; every broken rule is reported.
+/// Where a key came from, as messages say it.
+#[derive(Debug, Clone, Copy)]
+pub enum KeyOrigin<'a> {
+    /// The entry's `key`.
+    Given,
+    /// Filled in from this naming format.
+    Format(&'a str),
+}
+
+impl fmt::Display for KeyOrigin<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            KeyOrigin::Given => f.write_str("from key"),
+            KeyOrigin::Format(format) => write!(f, "from naming format \"{format}\""),
+        }
+    }
+}
+
+/// Checks one key; every broken rule is reported. The messages (and `origin`
+/// in them) are formatted only when a rule is broken.
 pub fn check_key(
     key: &str,
     entry: &Entry,
     rclass: Rclass,
     package_type: &str,
-    origin: &str,
+    origin: impl fmt::Display,
     findings: &mut Findings,
 ) {
-    let path = key_path(entry);
     let mut report = |what: String, fix: String| {
         findings.problem(
             Category::InvalidKey,
-            path.clone(),
+            key_path(entry),
             Some(entry.index),
             format!("{}: key \"{key}\" ({origin}) {what}", entry.label()),
             fix,
@@ -257,12 +277,12 @@ pub fn check_key(
             format!("use \"{}\"", key.trim()),
         );
     }
-    let forbidden: Vec<char> = key
-        .chars()
-        .filter(|c| FORBIDDEN.contains(*c) || c.is_whitespace())
-        .collect();
-    if !forbidden.is_empty() {
-        let listed: String = forbidden.iter().map(|c| format!("'{c}' ")).collect();
+    if key.chars().any(is_forbidden) {
+        let listed: String = key
+            .chars()
+            .filter(|c| is_forbidden(*c))
+            .map(|c| format!("'{c}' "))
+            .collect();
         report(
             format!(
                 "contains characters Artifactory forbids in keys: {}",
@@ -283,9 +303,36 @@ pub fn check_key(
     check_reserved(key, &mut report);
 }
 
+/// Whether Artifactory forbids `c` in keys: the characters of [`FORBIDDEN`] and white space.
+fn is_forbidden(c: char) -> bool {
+    /// [`FORBIDDEN`] as a table by ASCII code, so a key is checked in one pass.
+    const TABLE: [bool; 128] = {
+        let mut table = [false; 128];
+        let bytes = FORBIDDEN.as_bytes();
+        let mut i = 0;
+        while i < bytes.len() {
+            table[bytes[i] as usize] = true;
+            i += 1;
+        }
+        table
+    };
+    c.is_whitespace() || (c.is_ascii() && TABLE[c as usize])
+}
+
+/// `text.to_lowercase()`, borrowed when it is already lower case ASCII, as nearly every key is.
+fn lower_case(text: &str) -> Cow<'_, str> {
+    if !text.is_ascii() {
+        Cow::Owned(text.to_lowercase())
+    } else if text.bytes().any(|b| b.is_ascii_uppercase()) {
+        Cow::Owned(text.to_ascii_lowercase())
+    } else {
+        Cow::Borrowed(text)
+    }
+}
+
 fn check_reserved(key: &str, report: &mut impl FnMut(String, String)) {
-    let lower = key.to_lowercase();
-    if RESERVED_KEYS.contains(&lower.as_str()) {
+    let lower = lower_case(key);
+    if RESERVED_KEYS.contains(&&*lower) {
         report(
             "is reserved by Artifactory".into(),
             "choose another key".into(),
@@ -315,7 +362,7 @@ fn sanitize(key: &str, image: bool) -> String {
         .trim()
         .chars()
         .map(|c| {
-            if FORBIDDEN.contains(c) || c.is_whitespace() || (image && c == '_') {
+            if is_forbidden(c) || (image && c == '_') {
                 '-'
             } else {
                 c
@@ -336,16 +383,19 @@ pub fn key_path(entry: &Entry) -> String {
 
 /// Two repositories whose keys are equal ignoring case are one repository to Artifactory.
 pub fn check_unique_keys<'a>(
-    keyed: impl IntoIterator<Item = (&'a Entry, &'a str)>,
+    keyed: impl IntoIterator<Item = (&'a Entry<'a>, &'a str)>,
     findings: &mut Findings,
 ) {
-    let mut seen: std::collections::BTreeMap<String, &Entry> = std::collections::BTreeMap::new();
+    use std::collections::hash_map::{Entry as Slot, HashMap};
+    // Hashed, not ordered: only the first entry of each key is looked up.
+    let keyed = keyed.into_iter();
+    let mut seen: HashMap<Cow<str>, &Entry> = HashMap::with_capacity(keyed.size_hint().0);
     for (entry, key) in keyed {
-        match seen.entry(key.to_lowercase()) {
-            std::collections::btree_map::Entry::Vacant(slot) => {
+        match seen.entry(lower_case(key)) {
+            Slot::Vacant(slot) => {
                 slot.insert(entry);
             }
-            std::collections::btree_map::Entry::Occupied(first) => {
+            Slot::Occupied(first) => {
                 let first = *first.get();
                 findings.problem(
                     Category::InvalidKey,
@@ -366,18 +416,20 @@ pub fn check_unique_keys<'a>(
 
 /// Warnings that do not stop the call.
 pub fn key_warnings(key: &str, entry: &Entry, project_key: Option<&str>, findings: &mut Findings) {
-    let path = key_path(entry);
     if key.starts_with(|c: char| c.is_ascii_digit()) {
         findings.warning(
-            path.clone(),
+            key_path(entry),
             Some(entry.index),
             format!("key \"{key}\" starts with a digit, which some clients handle badly"),
         );
     }
     if let Some(project) = project_key {
-        if !key.starts_with(&format!("{project}-")) {
+        let prefixed = key
+            .strip_prefix(project)
+            .is_some_and(|rest| rest.starts_with('-'));
+        if !prefixed {
             findings.warning(
-                path,
+                key_path(entry),
                 Some(entry.index),
                 format!("key \"{key}\" does not start with the project key prefix \"{project}-\""),
             );
@@ -389,13 +441,17 @@ pub fn key_warnings(key: &str, entry: &Entry, project_key: Option<&str>, finding
 /// value, else `sha256-` and the first 56 hex digits of its digest. Lower case
 /// because Artifactory compares keys ignoring case.
 pub fn key_label_value(key: &str) -> String {
-    let lower = key.to_lowercase();
+    let lower = lower_case(key);
     if is_label_value(&lower) {
-        return lower;
+        return lower.into_owned();
     }
     let digest = Sha256::digest(lower.as_bytes());
-    let hex: String = digest.iter().map(|b| format!("{b:02x}")).collect();
-    format!("sha256-{}", &hex[..56])
+    let mut label = String::with_capacity(63);
+    label.push_str("sha256-");
+    for byte in &digest[..28] {
+        write!(label, "{byte:02x}").expect("writing to a String cannot fail");
+    }
+    label
 }
 
 /// `(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?`, at most 63 characters.
@@ -416,10 +472,10 @@ pub fn is_label_value(text: &str) -> bool {
 mod tests {
     use super::*;
 
-    fn entry(name: &str) -> Entry {
+    fn entry(name: &str) -> Entry<'_> {
         Entry {
             index: 0,
-            name: Some(name.into()),
+            name: Some(name),
             ..Entry::default()
         }
     }

@@ -8,6 +8,7 @@ pub mod function;
 pub mod input;
 pub mod keys;
 pub mod lifecycle;
+pub mod path;
 pub mod plain;
 pub mod plan;
 pub mod policy;

@@ -4,17 +4,19 @@
 use crate::catalog::{catalog, Kind, ProviderApi, Rclass};
 use crate::contract::{CompositeMeta, CompositeSpec, Entry};
 use crate::input::Input;
-use crate::keys::{self, Template};
+use crate::keys::{self, KeyOrigin, Template};
 use crate::lifecycle::{self, Deletion};
+use crate::path::FieldPath;
 use crate::policy::DeletionPolicy;
 use crate::problems::{Category, Findings};
 use crate::wiring;
 use serde_json::{Map, Value};
+use std::borrow::Cow;
 
 /// One repository as it will be rendered.
 #[derive(Debug, Clone)]
 pub struct Planned<'a> {
-    pub entry: &'a Entry,
+    pub entry: &'a Entry<'a>,
     pub name: &'a str,
     pub kind: &'static Kind,
     pub key: String,
@@ -22,22 +24,26 @@ pub struct Planned<'a> {
     pub member_keys: Vec<String>,
     /// Virtual: the key of the default deployment repository.
     pub default_deployment_key: Option<String>,
-    pub management_policies: Option<Vec<String>>,
+    /// Borrowed from the entry, the spec or the input, except an import's own.
+    pub management_policies: Option<Cow<'a, [String]>>,
     pub deletion_policy: Option<DeletionPolicy>,
-    pub provider_config_ref: Option<Setting<Map<String, Value>>>,
+    pub provider_config_ref: Option<Setting<&'a Map<String, Value>>>,
     pub deletion: Deletion,
 }
 
 /// A setting with the path it was taken from, for messages.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone)]
 pub struct Setting<T> {
     pub value: T,
-    pub path: String,
+    pub path: FieldPath<'static>,
+    /// Composite-wide (the spec's or the input's): the same value for every
+    /// entry that does not set its own.
+    pub shared: bool,
 }
 
 /// Everything the plan needs to know about the call.
 pub struct Context<'a> {
-    pub spec: &'a CompositeSpec,
+    pub spec: &'a CompositeSpec<'a>,
     pub input: &'a Input,
     pub meta: &'a CompositeMeta,
     pub api: ProviderApi,
@@ -47,19 +53,20 @@ pub struct Context<'a> {
 /// (the call will fail) but still checked as far as they can be.
 pub fn plan<'a>(ctx: &Context<'a>, findings: &mut Findings) -> Vec<Planned<'a>> {
     check_api_settings(ctx, findings);
-    let project_key = ctx.spec.project_key.as_deref();
+    let project_key = ctx.spec.project_key;
     let format = ctx
         .input
         .naming_format
         .as_deref()
         .unwrap_or(keys::default_format(project_key));
     let template = Template::parse(format, ctx.meta, project_key, findings);
-    let mut planned: Vec<Planned<'a>> = ctx
-        .spec
-        .repositories
-        .iter()
-        .filter_map(|entry| plan_entry(ctx, entry, template.as_ref(), findings))
-        .collect();
+    let entries = &ctx.spec.repositories;
+    let mut planned: Vec<Planned<'a>> = Vec::with_capacity(entries.len());
+    planned.extend(
+        entries
+            .iter()
+            .filter_map(|entry| plan_entry(ctx, entry, template.as_ref(), findings)),
+    );
     keys::check_unique_keys(planned.iter().map(|p| (p.entry, p.key.as_str())), findings);
     wiring::wire(&mut planned, findings);
     planned
@@ -67,26 +74,22 @@ pub fn plan<'a>(ctx: &Context<'a>, findings: &mut Findings) -> Vec<Planned<'a>> 
 
 fn plan_entry<'a>(
     ctx: &Context<'a>,
-    entry: &'a Entry,
+    entry: &'a Entry<'a>,
     template: Option<&Template>,
     findings: &mut Findings,
 ) -> Option<Planned<'a>> {
-    let (name, rclass, package_type) = (
-        entry.name.as_deref()?,
-        entry.rclass?,
-        entry.package_type.as_deref()?,
-    );
+    let (name, rclass, package_type) = (entry.name?, entry.rclass?, entry.package_type?);
     let kind = find_kind(ctx.api, entry, rclass, package_type, findings)?;
-    let project_key = ctx.spec.project_key.as_deref();
-    let (key, origin) = match (&entry.key, template) {
-        (Some(key), _) => (key.clone(), "from key".to_owned()),
+    let project_key = ctx.spec.project_key;
+    let (key, origin) = match (entry.key, template) {
+        (Some(key), _) => (key.to_owned(), KeyOrigin::Given),
         (None, Some(template)) => (
             template.fill(name, rclass, &kind.package_type, ctx.meta, project_key),
-            format!("from naming format \"{}\"", template.format),
+            KeyOrigin::Format(&template.format),
         ),
         (None, None) => return None,
     };
-    keys::check_key(&key, entry, rclass, &kind.package_type, &origin, findings);
+    keys::check_key(&key, entry, rclass, &kind.package_type, origin, findings);
     keys::key_warnings(&key, entry, project_key, findings);
     let management_policies = management_policies(ctx, entry);
     let deletion_policy = deletion_policy(ctx, entry);
@@ -157,17 +160,18 @@ fn find_kind(
 }
 
 /// entry > composite spec > function input; `import` observes unless the entry says otherwise.
-fn management_policies(ctx: &Context, entry: &Entry) -> Option<Vec<String>> {
+fn management_policies<'a>(ctx: &Context<'a>, entry: &'a Entry) -> Option<Cow<'a, [String]>> {
     if let Some(own) = &entry.management_policies {
-        return Some(own.clone());
+        return Some(Cow::Borrowed(own));
     }
     if entry.import {
-        return Some(lifecycle::import_policies());
+        return Some(Cow::Owned(lifecycle::import_policies()));
     }
     ctx.spec
         .management_policies
-        .clone()
-        .or_else(|| ctx.input.defaults.management_policies.clone())
+        .as_deref()
+        .or(ctx.input.defaults.management_policies.as_deref())
+        .map(Cow::Borrowed)
 }
 
 fn deletion_policy(ctx: &Context, entry: &Entry) -> Option<DeletionPolicy> {
@@ -180,24 +184,28 @@ fn deletion_policy(ctx: &Context, entry: &Entry) -> Option<DeletionPolicy> {
         .or(ctx.input.defaults.deletion_policy)
 }
 
-fn provider_config_ref(ctx: &Context, entry: &Entry) -> Option<Setting<Map<String, Value>>> {
-    let setting = |value: &Map<String, Value>, path: String| {
+fn provider_config_ref<'a>(
+    ctx: &Context<'a>,
+    entry: &Entry<'a>,
+) -> Option<Setting<&'a Map<String, Value>>> {
+    let setting = |value: &'a Map<String, Value>, path: FieldPath<'static>, shared: bool| {
         Some(Setting {
-            value: value.clone(),
+            value,
             path,
+            shared,
         })
     };
-    if let Some(own) = &entry.provider_config_ref {
-        return setting(own, entry.field_path("providerConfigRef"));
+    if let Some(own) = entry.provider_config_ref {
+        return setting(own, entry.at_field("providerConfigRef"), false);
     }
-    if let Some(spec) = &ctx.spec.provider_config_ref {
-        return setting(spec, "spec.providerConfigRef".to_owned());
+    if let Some(spec) = ctx.spec.provider_config_ref {
+        return setting(spec, FieldPath::Root("spec.providerConfigRef"), true);
     }
     ctx.input
         .defaults
         .provider_config_ref
         .as_ref()
-        .and_then(|d| setting(d, "input.defaults.providerConfigRef".to_owned()))
+        .and_then(|d| setting(d, FieldPath::Root("input.defaults.providerConfigRef"), true))
 }
 
 /// The namespaced API has no deletion policy; saying one would be silently ignored.

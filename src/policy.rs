@@ -35,7 +35,7 @@ pub const MANAGEMENT_POLICIES: [&str; 6] = [
 /// Reads `deletionPolicy`, reporting values other than Delete and Orphan.
 pub fn read_deletion_policy(reader: &mut ObjectReader) -> Option<DeletionPolicy> {
     let text = reader.string("deletionPolicy")?;
-    match text.as_str() {
+    match text {
         "Delete" => Some(DeletionPolicy::Delete),
         "Orphan" => Some(DeletionPolicy::Orphan),
         _ => {
@@ -45,7 +45,7 @@ pub fn read_deletion_policy(reader: &mut ObjectReader) -> Option<DeletionPolicy>
                 format!("\"{text}\" is not a deletion policy"),
                 format!(
                     "use Delete or Orphan ({})",
-                    suggestion(&text, ["Delete", "Orphan"])
+                    suggestion(text, ["Delete", "Orphan"])
                 ),
             );
             None
@@ -55,14 +55,18 @@ pub fn read_deletion_policy(reader: &mut ObjectReader) -> Option<DeletionPolicy>
 
 /// Reads `managementPolicies`, reporting unknown policies and an empty list.
 pub fn read_management_policies(reader: &mut ObjectReader) -> Option<Vec<String>> {
-    let policies = reader.string_list("managementPolicies")?;
-    let path = reader.path_of("managementPolicies");
+    let policies: Vec<String> = reader
+        .string_list("managementPolicies")?
+        .into_iter()
+        .map(str::to_owned)
+        .collect();
+    let path = |reader: &ObjectReader| reader.path_of("managementPolicies");
     let mut valid = true;
     for (index, policy) in policies.iter().enumerate() {
         if !MANAGEMENT_POLICIES.contains(&policy.as_str()) {
             valid = false;
             reader.problem(
-                format!("{path}[{index}]"),
+                format!("{}[{index}]", path(reader)),
                 format!(
                     "{} is not a management policy",
                     quoted(&Value::String(policy.clone()))
@@ -78,7 +82,7 @@ pub fn read_management_policies(reader: &mut ObjectReader) -> Option<Vec<String>
     if policies.is_empty() {
         valid = false;
         reader.problem(
-            path,
+            path(reader),
             "an empty list of management policies would leave the repository unmanaged and unobserved",
             "leave the field out for the default [\"*\"], or list the policies, such as [\"Observe\"]",
         );

@@ -4,24 +4,85 @@
 //! this reader checks each field's type, remembers which fields it knows, and
 //! at the end reports every unknown field with the closest known name.
 
+use crate::path::FieldPath;
 use crate::problems::{quoted, suggestion, Category, Findings};
 use serde_json::{Map, Value};
 
 pub struct ObjectReader<'a, 'f> {
     object: &'a Map<String, Value>,
-    path: String,
+    names: NameFilter,
+    /// How many of the object's fields were read: when all were, none is unknown.
+    fields_read: usize,
+    path: FieldPath<'f>,
     entry: Option<usize>,
     category: Category,
-    known: Vec<&'static str>,
+    known: Known,
     ignored: &'static [&'static str],
     findings: &'f mut Findings,
+}
+
+/// A 64-bit summary of an object's field names, one bit per name chosen by
+/// its length and first and last bytes. Most fields a reader asks for are
+/// absent (an entry has a handful of the twenty it may have), and the summary
+/// rules most of those out without searching the map.
+#[derive(Clone, Copy)]
+struct NameFilter(u64);
+
+impl NameFilter {
+    fn of(object: &Map<String, Value>) -> NameFilter {
+        NameFilter(object.keys().fold(0, |bits, name| bits | Self::bit(name)))
+    }
+
+    fn may_contain(self, name: &str) -> bool {
+        self.0 & Self::bit(name) != 0
+    }
+
+    fn bit(name: &str) -> u64 {
+        let bytes = name.as_bytes();
+        let first = usize::from(bytes.first().copied().unwrap_or(0));
+        let last = usize::from(bytes.last().copied().unwrap_or(0));
+        1 << ((bytes.len() + first * 3 + last * 5) % 64)
+    }
+}
+
+/// The names a reader looked up, in order (a name looked up twice is listed
+/// twice, as the suggestions have always listed it). A reader looks up about
+/// twenty names at most, so they are kept inline: one reader per repository
+/// entry must not cost allocations.
+#[derive(Default)]
+struct Known {
+    names: [&'static str; Known::INLINE],
+    len: usize,
+    overflow: Vec<&'static str>,
+}
+
+impl Known {
+    const INLINE: usize = 24;
+
+    fn push(&mut self, name: &'static str) {
+        match self.names.get_mut(self.len) {
+            Some(slot) => {
+                *slot = name;
+                self.len += 1;
+            }
+            None => self.overflow.push(name),
+        }
+    }
+
+    fn iter(&self) -> impl Iterator<Item = &'static str> + Clone + '_ {
+        self.names[..self.len].iter().chain(&self.overflow).copied()
+    }
+
+    fn contains(&self, name: &str) -> bool {
+        self.iter().any(|known| known == name)
+    }
 }
 
 impl<'a, 'f> ObjectReader<'a, 'f> {
     /// Starts reading `value`, which must be an object (reported otherwise).
     pub fn new(
         value: &'a Value,
-        path: &str,
+        path: FieldPath<'f>,
         entry: Option<usize>,
         category: Category,
         findings: &'f mut Findings,
@@ -29,17 +90,19 @@ impl<'a, 'f> ObjectReader<'a, 'f> {
         match value.as_object() {
             Some(object) => Some(ObjectReader {
                 object,
-                path: path.to_owned(),
+                names: NameFilter::of(object),
+                fields_read: 0,
+                path,
                 entry,
                 category,
-                known: Vec::new(),
+                known: Known::default(),
                 ignored: &[],
                 findings,
             }),
             None => {
                 findings.problem(
                     category,
-                    path,
+                    path.to_string(),
                     entry,
                     format!("expected an object, got {}", quoted(value)),
                     "write it as a YAML mapping of fields",
@@ -65,20 +128,45 @@ impl<'a, 'f> ObjectReader<'a, 'f> {
             .problem(self.category, path, self.entry, message, fix);
     }
 
+    /// The path of one of this object's fields, as text (for a message).
     pub fn path_of(&self, field: &str) -> String {
-        format!("{}.{field}", self.path)
+        self.path.field(field).to_string()
     }
 
-    /// The raw value of a field; `null` counts as absent.
+    /// The raw value of a field; `null` counts as absent. Each field is read
+    /// once (see [`Self::reread`]), so that `finish` can count them.
     pub fn value(&mut self, name: &'static str) -> Option<&'a Value> {
+        let value = self.look_up(name);
+        if value.is_some() {
+            debug_assert!(
+                !self.known.contains(name),
+                "{name} is read twice: use reread"
+            );
+            self.fields_read += 1;
+        }
         self.known.push(name);
-        self.object.get(name).filter(|v| !v.is_null())
+        value.filter(|v| !v.is_null())
     }
 
-    pub fn string(&mut self, name: &'static str) -> Option<String> {
+    /// [`Self::value`] of a field read before, for a second look. The name is
+    /// listed among the known fields again (the suggestions for unknown fields
+    /// have always listed it twice then), but the field is counted once.
+    pub fn reread(&mut self, name: &'static str) -> Option<&'a Value> {
+        self.known.push(name);
+        self.look_up(name).filter(|v| !v.is_null())
+    }
+
+    fn look_up(&self, name: &str) -> Option<&'a Value> {
+        if !self.names.may_contain(name) {
+            return None;
+        }
+        self.object.get(name)
+    }
+
+    pub fn string(&mut self, name: &'static str) -> Option<&'a str> {
         let value = self.value(name)?;
         match value.as_str() {
-            Some(text) => Some(text.to_owned()),
+            Some(text) => Some(text),
             None => self.wrong_type(name, value, "a string"),
         }
     }
@@ -108,16 +196,16 @@ impl<'a, 'f> ObjectReader<'a, 'f> {
     }
 
     /// A list of strings; each wrong item is reported with its index.
-    pub fn string_list(&mut self, name: &'static str) -> Option<Vec<String>> {
+    pub fn string_list(&mut self, name: &'static str) -> Option<Vec<&'a str>> {
         let items = self.array(name)?;
         let mut strings = Vec::with_capacity(items.len());
         let mut all_strings = true;
         for (index, item) in items.iter().enumerate() {
             match item.as_str() {
-                Some(text) => strings.push(text.to_owned()),
+                Some(text) => strings.push(text),
                 None => {
                     all_strings = false;
-                    let path = format!("{}[{index}]", self.path_of(name));
+                    let path = self.path.field(name).index(index).to_string();
                     self.findings.problem(
                         self.category,
                         path,
@@ -146,20 +234,22 @@ impl<'a, 'f> ObjectReader<'a, 'f> {
     /// Reports every field that was neither read nor ignored.
     pub fn finish(self) {
         #[cfg(test)]
-        trace::record(&self.path, &self.known);
-        let known: Vec<&str> = self.known.clone();
+        trace::record(&self.path.to_string(), self.known.iter());
+        if self.fields_read == self.object.len() {
+            return;
+        }
         for name in self.object.keys() {
-            if known.contains(&name.as_str()) || self.ignored.contains(&name.as_str()) {
+            if self.known.contains(name) || self.ignored.contains(&name.as_str()) {
                 continue;
             }
             self.findings.problem(
                 self.category,
-                format!("{}.{name}", self.path),
+                self.path_of(name),
                 self.entry,
                 format!("unknown field \"{name}\""),
                 format!(
                     "remove it or correct its name: {}",
-                    suggestion(name, known.iter().copied())
+                    suggestion(name, self.known.iter())
                 ),
             );
         }
@@ -179,13 +269,10 @@ pub(crate) mod trace {
         static TRACE: RefCell<Option<Fields>> = const { RefCell::new(None) };
     }
 
-    pub(crate) fn record(path: &str, known: &[&'static str]) {
+    pub(crate) fn record(path: &str, known: impl Iterator<Item = &'static str>) {
         TRACE.with(|trace| {
             if let Some(fields) = trace.borrow_mut().as_mut() {
-                fields
-                    .entry(normalize(path))
-                    .or_default()
-                    .extend(known.iter().copied());
+                fields.entry(normalize(path)).or_default().extend(known);
             }
         });
     }

@@ -7,15 +7,16 @@
 //! catalog's `requiredWhenManaged`.
 
 use crate::catalog::{Catalog, NodeId};
+use crate::path::FieldPath;
 use crate::problems::{quoted, suggestion, Category, Findings};
-use serde_json::Value;
+use serde_json::{Map, Value};
 
 /// Checks `value` against schema node `node`; `path` names it in messages.
 pub fn check(
     catalog: &Catalog,
     node: NodeId,
     value: &Value,
-    path: &str,
+    path: &FieldPath,
     entry: Option<usize>,
     findings: &mut Findings,
 ) {
@@ -27,6 +28,29 @@ pub fn check(
     .check(node, value, path);
 }
 
+/// [`check`] for an object held as a map, without copying it into a `Value`.
+pub fn check_object(
+    catalog: &Catalog,
+    node: NodeId,
+    object: &Map<String, Value>,
+    path: &FieldPath,
+    entry: Option<usize>,
+    findings: &mut Findings,
+) {
+    let schema = catalog.node(node);
+    let mut checker = Checker {
+        catalog,
+        entry,
+        findings,
+    };
+    if schema.type_ == "object" && schema.enum_values.is_none() {
+        // What `check` does for an object against an object schema without an enum.
+        checker.check_object(node, object, path);
+    } else {
+        checker.check(node, &Value::Object(object.clone()), path);
+    }
+}
+
 struct Checker<'a> {
     catalog: &'a Catalog,
     entry: Option<usize>,
@@ -34,7 +58,7 @@ struct Checker<'a> {
 }
 
 impl Checker<'_> {
-    fn check(&mut self, id: NodeId, value: &Value, path: &str) {
+    fn check(&mut self, id: NodeId, value: &Value, path: &FieldPath) {
         let node = self.catalog.node(id);
         if !type_matches(&node.type_, value) {
             let expected = type_phrase(&node.type_);
@@ -69,10 +93,10 @@ impl Checker<'_> {
         }
     }
 
-    fn check_object(&mut self, id: NodeId, object: &serde_json::Map<String, Value>, path: &str) {
+    fn check_object(&mut self, id: NodeId, object: &Map<String, Value>, path: &FieldPath) {
         let node = self.catalog.node(id);
         for (name, field) in object {
-            let field_path = format!("{path}.{name}");
+            let field_path = path.field(name);
             if let Some(child) = node.properties.get(name) {
                 self.check(*child, field, &field_path);
             } else if let Some(child) = node.additional_properties {
@@ -96,7 +120,7 @@ impl Checker<'_> {
                 .is_some_and(|c| self.catalog.node(*c).default.is_some());
             if !object.contains_key(name) && !defaulted {
                 self.problem(
-                    &format!("{path}.{name}"),
+                    &path.field(name),
                     format!("required field \"{name}\" is missing"),
                     format!("set {name}"),
                 );
@@ -104,18 +128,18 @@ impl Checker<'_> {
         }
     }
 
-    fn check_array(&mut self, id: NodeId, items: &[Value], path: &str) {
+    fn check_array(&mut self, id: NodeId, items: &[Value], path: &FieldPath) {
         let node = self.catalog.node(id);
         if let Some(item_node) = node.items {
             for (index, item) in items.iter().enumerate() {
-                self.check(item_node, item, &format!("{path}[{index}]"));
+                self.check(item_node, item, &path.index(index));
             }
         }
         if node.list_type.as_deref() == Some("set") {
             for (index, item) in items.iter().enumerate() {
                 if items[..index].contains(item) {
                     self.problem(
-                        &format!("{path}[{index}]"),
+                        &path.index(index),
                         format!("{} appears twice in a list that is a set", quoted(item)),
                         "list each value once",
                     );
@@ -124,10 +148,10 @@ impl Checker<'_> {
         }
     }
 
-    fn problem(&mut self, path: &str, message: String, fix: impl Into<String>) {
+    fn problem(&mut self, path: &FieldPath, message: String, fix: impl Into<String>) {
         self.findings.problem(
             Category::InvalidProviderFields,
-            path,
+            path.to_string(),
             self.entry,
             message,
             fix,
@@ -178,7 +202,7 @@ mod tests {
             catalog,
             catalog.for_provider(kind).unwrap(),
             &for_provider,
-            "forProvider",
+            &FieldPath::Root("forProvider"),
             None,
             &mut findings,
         );

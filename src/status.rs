@@ -35,32 +35,43 @@ pub fn readiness(observed: Option<&Object>) -> Ready {
     }
 }
 
-/// One item of `status.repositories`.
+/// One item of `status.repositories`; `leak` adds `leakSuspected: true`.
 pub fn repository_status(
     p: &Planned,
     observed: Option<&Object>,
     input: &Input,
     warnings: &[String],
+    leak: bool,
 ) -> Value {
-    let mut status = Map::new();
-    status.insert("name".into(), json!(p.name));
-    status.insert("key".into(), json!(p.key));
-    status.insert("rclass".into(), json!(p.kind.rclass.as_str()));
-    status.insert("packageType".into(), json!(p.kind.package_type));
-    status.insert("apiVersion".into(), json!(p.kind.api_version));
-    status.insert("kind".into(), json!(p.kind.kind));
-    status.insert("ready".into(), json!(condition_true(observed, "Ready")));
-    status.insert("synced".into(), json!(condition_true(observed, "Synced")));
-    status.insert("deletion".into(), json!(p.deletion.as_str()));
-    status.insert("adopted".into(), json!(p.entry.import));
+    let strings = |list: &[String]| Value::Array(list.iter().cloned().map(Value::String).collect());
+    // Listed in key order, so the map is built in one pass from the sorted
+    // list (in the list's own allocation) instead of a search per field.
+    let mut fields: Vec<(String, Value)> = Vec::with_capacity(14);
+    let mut field = |name: &str, value: Value| fields.push((name.to_owned(), value));
+    field("adopted", Value::Bool(p.entry.import));
+    field("apiVersion", Value::from(p.kind.api_version.as_str()));
+    field("deletion", Value::from(p.deletion.as_str()));
+    field("key", Value::from(p.key.as_str()));
+    field("kind", Value::from(p.kind.kind.as_str()));
+    if leak {
+        field("leakSuspected", Value::Bool(true));
+    }
     if p.kind.rclass == Rclass::Virtual {
-        status.insert("members".into(), json!(p.member_keys));
+        field("members", strings(&p.member_keys));
     }
+    field("name", Value::from(p.name));
+    field("packageType", Value::from(p.kind.package_type.as_str()));
+    field("rclass", Value::from(p.kind.rclass.as_str()));
+    field("ready", Value::Bool(condition_true(observed, "Ready")));
+    field("synced", Value::Bool(condition_true(observed, "Synced")));
     if let Some(base) = &input.artifactory_url {
-        status.insert("url".into(), json!(format!("{base}/artifactory/{}", p.key)));
+        field(
+            "url",
+            Value::String(format!("{base}/artifactory/{}", p.key)),
+        );
     }
-    status.insert("warnings".into(), json!(warnings));
-    Value::Object(status)
+    field("warnings", strings(warnings));
+    Value::Object(fields.into_iter().collect())
 }
 
 /// `RepositoriesReady` on the composite and its claim.
@@ -132,6 +143,7 @@ use crate::problems::Findings;
 use crate::proto::v1::{Resource, Result as FnResult, Severity, State};
 use crate::proto::Struct;
 use std::collections::BTreeMap;
+use std::fmt::Write;
 
 /// What a successful call found, for status and results.
 pub struct Report<'a> {
@@ -194,11 +206,7 @@ pub fn set_composite_status(desired: &mut State, report: &Report) {
             let warnings = warnings_by_entry
                 .get(&p.entry.index)
                 .map_or(&[][..], Vec::as_slice);
-            let mut status = repository_status(p, *live, report.input, warnings);
-            if *leak {
-                status["leakSuspected"] = json!(true);
-            }
-            status
+            repository_status(p, *live, report.input, warnings, *leak)
         })
         .collect();
     let retiring: Vec<Value> = report
@@ -230,38 +238,8 @@ pub fn set_composite_status(desired: &mut State, report: &Report) {
 /// Normal and Warning results for what changed against the observed state.
 pub fn change_results(report: &Report, previous: &PreviousStatus) -> Vec<FnResult> {
     let mut results = Vec::new();
-    let new: Vec<String> = report
-        .planned
-        .iter()
-        .zip(report.live)
-        .filter(|(_, live)| live.is_none())
-        .map(|(p, _)| {
-            let verb = if p.entry.import {
-                "adopting"
-            } else {
-                "creating"
-            };
-            format!(
-                "{verb} {} ({} {})",
-                p.key, p.kind.rclass, p.kind.package_type
-            )
-        })
-        .collect();
-    if !new.is_empty() {
-        results.push(result(
-            Severity::Normal,
-            "RepositoriesCreating",
-            format!(
-                "{} new {}: {}",
-                new.len(),
-                if new.len() == 1 {
-                    "repository"
-                } else {
-                    "repositories"
-                },
-                new.join(", ")
-            ),
-        ));
+    if let Some(message) = creating_message(report) {
+        results.push(result(Severity::Normal, "RepositoriesCreating", message));
     }
     for (p, _) in report
         .planned
@@ -284,6 +262,44 @@ pub fn change_results(report: &Report, previous: &PreviousStatus) -> Vec<FnResul
         }
     }
     results
+}
+
+/// "2 new repositories: creating a (local maven), adopting b (remote npm)",
+/// written into one string: at the first call, every repository is new.
+fn creating_message(report: &Report) -> Option<String> {
+    let mut new = report
+        .planned
+        .iter()
+        .zip(report.live)
+        .filter(|(_, live)| live.is_none())
+        .map(|(p, _)| p)
+        .peekable();
+    new.peek()?;
+    let mut list = String::new();
+    let mut count = 0;
+    for p in new {
+        let verb = if p.entry.import {
+            "adopting"
+        } else {
+            "creating"
+        };
+        if count > 0 {
+            list.push_str(", ");
+        }
+        write!(
+            list,
+            "{verb} {} ({} {})",
+            p.key, p.kind.rclass, p.kind.package_type
+        )
+        .expect("writing to a String cannot fail");
+        count += 1;
+    }
+    let noun = if count == 1 {
+        "repository"
+    } else {
+        "repositories"
+    };
+    Some(format!("{count} new {noun}: {list}"))
 }
 
 fn retirement_result(retirement: &Retirement, previous: &PreviousStatus) -> Option<FnResult> {

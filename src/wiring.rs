@@ -3,6 +3,7 @@
 
 use crate::catalog::{package_family, Rclass};
 use crate::contract::Entry;
+use crate::path::FieldPath;
 use crate::plan::Planned;
 use crate::problems::{suggestion, Category, Findings};
 use std::collections::BTreeMap;
@@ -11,6 +12,13 @@ use std::collections::BTreeMap;
 pub fn wire(planned: &mut [Planned], findings: &mut Findings) {
     for p in planned.iter() {
         check_class_fields(p.entry, findings);
+    }
+    // Only virtual repositories name others: without one, nothing to resolve.
+    if !planned
+        .iter()
+        .any(|p| p.entry.rclass == Some(Rclass::Virtual))
+    {
+        return;
     }
     let by_name: BTreeMap<&str, usize> = planned
         .iter()
@@ -78,17 +86,23 @@ fn resolve_virtual(
     }
     let names = entry.repositories.as_deref().unwrap_or_default();
     let mut keys = Vec::new();
+    let repositories_path = entry.at_field("repositories");
     for (index, member_name) in names.iter().enumerate() {
-        let path = format!("{}[{index}]", entry.field_path("repositories"));
+        let path = repositories_path.index(index);
         if let Some(member) = find_member(p, member_name, all, by_name, &path, findings) {
             check_member(p, member, &path, findings);
             keys.push(member.key.clone());
         }
     }
-    keys.extend(entry.external_repositories.iter().flatten().cloned());
+    keys.extend(
+        entry
+            .external_repositories
+            .iter()
+            .flatten()
+            .map(|key| (*key).to_owned()),
+    );
     let default_key = entry
         .default_deployment_repo
-        .as_deref()
         .and_then(|name| resolve_default(p, name, all, by_name, findings));
     (keys, default_key)
 }
@@ -98,13 +112,13 @@ fn find_member<'p, 'a>(
     name: &str,
     all: &'p [Planned<'a>],
     by_name: &BTreeMap<&str, usize>,
-    path: &str,
+    path: &FieldPath,
     findings: &mut Findings,
 ) -> Option<&'p Planned<'a>> {
     if name == p.name {
         findings.problem(
             Category::InvalidWiring,
-            path,
+            path.to_string(),
             Some(p.entry.index),
             format!(
                 "{}: a virtual repository cannot contain itself",
@@ -120,7 +134,7 @@ fn find_member<'p, 'a>(
     let known: Vec<&str> = by_name.keys().copied().filter(|n| *n != p.name).collect();
     findings.problem(
         Category::InvalidWiring,
-        path,
+        path.to_string(),
         Some(p.entry.index),
         format!("{}: member \"{name}\" names no repository entry of this composite", p.entry.label()),
         format!(
@@ -131,7 +145,7 @@ fn find_member<'p, 'a>(
     None
 }
 
-fn check_member(p: &Planned, member: &Planned, path: &str, findings: &mut Findings) {
+fn check_member(p: &Planned, member: &Planned, path: &FieldPath, findings: &mut Findings) {
     let (ours, theirs) = (
         package_family(&p.kind.package_type),
         package_family(&member.kind.package_type),
@@ -139,7 +153,7 @@ fn check_member(p: &Planned, member: &Planned, path: &str, findings: &mut Findin
     if ours != theirs {
         findings.problem(
             Category::InvalidWiring,
-            path,
+            path.to_string(),
             Some(p.entry.index),
             format!(
                 "{}: member \"{}\" is a {} repository, and this virtual aggregates {}",
@@ -160,8 +174,7 @@ fn resolve_default(
     by_name: &BTreeMap<&str, usize>,
     findings: &mut Findings,
 ) -> Option<String> {
-    let path = p.entry.field_path("defaultDeploymentRepo");
-    let listed = p.entry.repositories.iter().flatten().any(|m| m == name);
+    let listed = p.entry.repositories.iter().flatten().any(|m| *m == name);
     let member = by_name.get(name).map(|i| &all[*i]);
     match member {
         Some(member) if listed && is_deployable_member(p, member) => Some(member.key.clone()),
@@ -185,10 +198,10 @@ fn resolve_default(
                 .flatten()
                 .filter(|m| {
                     by_name
-                        .get(m.as_str())
+                        .get(*m)
                         .is_some_and(|i| is_deployable_member(p, &all[*i]))
                 })
-                .map(String::as_str)
+                .copied()
                 .collect();
             let fix = if locals.is_empty() {
                 "add a local repository to repositories and name it here, or remove defaultDeploymentRepo".to_owned()
@@ -197,7 +210,7 @@ fn resolve_default(
             };
             findings.problem(
                 Category::InvalidWiring,
-                path,
+                p.entry.field_path("defaultDeploymentRepo"),
                 Some(p.entry.index),
                 format!(
                     "{}: defaultDeploymentRepo \"{name}\" {why}",
@@ -224,7 +237,7 @@ fn check_cycles(planned: &[Planned], by_name: &BTreeMap<&str, usize>, findings: 
             .repositories
             .iter()
             .flatten()
-            .filter_map(|name| by_name.get(name.as_str()).copied())
+            .filter_map(|name| by_name.get(name).copied())
             .filter(|m| *m != i && planned[*m].entry.rclass == Some(Rclass::Virtual))
             .collect()
     };

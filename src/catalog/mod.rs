@@ -7,6 +7,7 @@
 
 use serde::Deserialize;
 use serde_json::Value;
+use std::borrow::Cow;
 use std::collections::BTreeMap;
 use std::fmt;
 use std::sync::OnceLock;
@@ -131,15 +132,23 @@ pub struct Kind {
     /// `forProvider` fields the CRD's CEL rules require unless the management
     /// policies allow neither create nor update.
     pub required_when_managed: Vec<String>,
+    /// The `forProvider` and `providerConfigRef` nodes of `spec`, found after
+    /// loading: every rendered repository needs them.
+    #[serde(skip)]
+    for_provider: Option<NodeId>,
+    #[serde(skip)]
+    provider_config_ref: Option<NodeId>,
 }
 
 #[derive(Debug, Deserialize)]
 pub struct Catalog {
     nodes: Vec<Node>,
     kinds: Vec<Kind>,
-    /// (api, rclass, package type) to the kind's index; built after loading.
+    /// By API and class (`[api as usize][rclass as usize]`), package type to
+    /// the kind's index; built after loading, so a lookup by a borrowed
+    /// package type needs no allocation.
     #[serde(skip)]
-    index: BTreeMap<(ProviderApi, Rclass, String), usize>,
+    index: [[BTreeMap<String, usize>; 4]; 3],
 }
 
 /// Package types people write that the CRDs spell differently.
@@ -160,20 +169,34 @@ pub fn catalog() -> &'static Catalog {
     CATALOG.get_or_init(|| {
         let mut catalog: Catalog = serde_json::from_str(include_str!("catalog.json"))
             .expect("catalog.json is generated and checked by tests");
-        catalog.index = catalog
-            .kinds
-            .iter()
-            .enumerate()
-            .map(|(i, k)| ((k.api, k.rclass, k.package_type.clone()), i))
-            .collect();
+        for (i, kind) in catalog.kinds.iter_mut().enumerate() {
+            let spec = &catalog.nodes[kind.spec].properties;
+            kind.for_provider = spec.get("forProvider").copied();
+            kind.provider_config_ref = spec.get("providerConfigRef").copied();
+            catalog.index[kind.api as usize][kind.rclass as usize]
+                .insert(kind.package_type.clone(), i);
+        }
         catalog
     })
 }
 
 /// Lower case without separators: `docker-v2`, `Docker_V2` and `dockerv2` are one type.
 pub fn normalize_package_type(text: &str) -> String {
+    normalized_package_type(text).into_owned()
+}
+
+/// [`normalize_package_type`], borrowed when the text already is normalized
+/// (lower-case ASCII without separators), as nearly every entry's is.
+fn normalized_package_type(text: &str) -> Cow<'_, str> {
+    let is_separator = |c: char| matches!(c, '-' | '_' | ' ' | '.');
+    if text
+        .chars()
+        .all(|c| c.is_ascii() && !c.is_ascii_uppercase() && !is_separator(c))
+    {
+        return Cow::Borrowed(text);
+    }
     text.chars()
-        .filter(|c| !matches!(c, '-' | '_' | ' ' | '.'))
+        .filter(|c| !is_separator(*c))
         .flat_map(char::to_lowercase)
         .collect()
 }
@@ -213,18 +236,17 @@ impl Catalog {
         rclass: Rclass,
         package_type: &str,
     ) -> Result<&Kind, Vec<&str>> {
-        let wanted = normalize_package_type(package_type);
-        let lookup = |pt: &str| {
-            self.index
-                .get(&(api, rclass, pt.to_owned()))
-                .map(|i| &self.kinds[*i])
+        let wanted = normalized_package_type(package_type);
+        let by_type = &self.index[api as usize][rclass as usize];
+        let lookup = |pt: &str| by_type.get(pt).map(|i| &self.kinds[*i]);
+        let alias = || {
+            ALIASES
+                .iter()
+                .find(|(from, _)| *from == wanted)
+                .and_then(|(_, to)| lookup(to))
         };
-        let alias = ALIASES
-            .iter()
-            .find(|(from, _)| *from == wanted)
-            .map(|(_, to)| *to);
         lookup(&wanted)
-            .or_else(|| alias.and_then(lookup))
+            .or_else(alias)
             .ok_or_else(|| self.package_types(api, rclass))
     }
 
@@ -262,7 +284,12 @@ impl Catalog {
 
     /// The `forProvider` schema of a kind.
     pub fn for_provider(&self, kind: &Kind) -> Option<NodeId> {
-        self.node(kind.spec).properties.get("forProvider").copied()
+        kind.for_provider
+    }
+
+    /// The `providerConfigRef` schema of a kind.
+    pub fn provider_config_ref(&self, kind: &Kind) -> Option<NodeId> {
+        kind.provider_config_ref
     }
 }
 
