@@ -461,6 +461,149 @@ mod tests {
         assert_eq!(json_number(1e300), json!(1e300));
     }
 
+    /// `depth` objects or lists inside each other around `innermost`.
+    fn nested(depth: usize, list: bool, innermost: &Value) -> Value {
+        (0..depth).fold(innermost.clone(), |inner, _| {
+            if list {
+                Value::Array(vec![inner])
+            } else {
+                json!({ "k": inner })
+            }
+        })
+    }
+
+    /// The deepest nesting that still decodes at each place the protocol carries a Struct: the
+    /// decoder's depth limit, as prost's recursion limit (100 messages) set it, so that a
+    /// faster decoder accepts exactly the documents the original one did.
+    #[test]
+    fn depth_limits_are_those_of_prosts_recursion_limit() {
+        use crate::proto::v1::{Resource, Resources, RunFunctionRequest, Schema, State};
+        type Place = fn(Struct) -> Vec<u8>;
+        fn resource(s: Struct) -> Resource {
+            Resource {
+                resource: Some(s),
+                ..Resource::default()
+            }
+        }
+        let places: [(&str, Place); 6] = [
+            ("struct", |s| s.encode_to_vec()),
+            ("input", |s| {
+                RunFunctionRequest {
+                    input: Some(s),
+                    ..RunFunctionRequest::default()
+                }
+                .encode_to_vec()
+            }),
+            ("observed composite", |s| {
+                RunFunctionRequest {
+                    observed: Some(State {
+                        composite: Some(resource(s)),
+                        ..State::default()
+                    }),
+                    ..RunFunctionRequest::default()
+                }
+                .encode_to_vec()
+            }),
+            ("desired resource", |s| {
+                RunFunctionRequest {
+                    desired: Some(State {
+                        resources: [("r".to_string(), resource(s))].into(),
+                        ..State::default()
+                    }),
+                    ..RunFunctionRequest::default()
+                }
+                .encode_to_vec()
+            }),
+            ("required resource", |s| {
+                RunFunctionRequest {
+                    required_resources: [(
+                        "r".to_string(),
+                        Resources {
+                            items: vec![resource(s)],
+                        },
+                    )]
+                    .into(),
+                    ..RunFunctionRequest::default()
+                }
+                .encode_to_vec()
+            }),
+            ("required schema", |s| {
+                RunFunctionRequest {
+                    required_schemas: [(
+                        "s".to_string(),
+                        Schema {
+                            openapi_v3: Some(s),
+                        },
+                    )]
+                    .into(),
+                    ..RunFunctionRequest::default()
+                }
+                .encode_to_vec()
+            }),
+        ];
+        // Objects take three levels of prost's recursion each (Struct, entry, Value) and lists
+        // two (ListValue, Value): the innermost values shift the limit through every remainder.
+        let shapes = [
+            (false, json!(true)),
+            (false, json!([true])),
+            (false, json!([[true]])),
+            (true, json!(true)),
+            (true, json!({"k": true})),
+        ];
+        let mut deepest = Vec::new();
+        for (name, place) in places {
+            for (list, innermost) in &shapes {
+                let decodes = |depth: usize| {
+                    let document =
+                        Struct::from_value(json!({ "k": nested(depth, *list, innermost) }));
+                    let bytes = place(document);
+                    if name == "struct" {
+                        Struct::decode(bytes.as_slice()).is_ok()
+                    } else {
+                        RunFunctionRequest::decode(bytes.as_slice()).is_ok()
+                    }
+                };
+                let limit = (0..200).find(|&depth| !decodes(depth)).expect("a limit");
+                let kind = if *list { "lists" } else { "objects" };
+                deepest.push(format!("{name}: {kind} around {innermost} {}", limit - 1));
+            }
+        }
+        // Measured with prost's own decoding of every level (before the direct decoder).
+        let expected = [
+            "struct: objects around true 32",
+            "struct: objects around [true] 32",
+            "struct: objects around [[true]] 31",
+            "struct: lists around true 49",
+            "struct: lists around {\"k\":true} 47",
+            "input: objects around true 32",
+            "input: objects around [true] 31",
+            "input: objects around [[true]] 31",
+            "input: lists around true 48",
+            "input: lists around {\"k\":true} 47",
+            "observed composite: objects around true 31",
+            "observed composite: objects around [true] 31",
+            "observed composite: objects around [[true]] 30",
+            "observed composite: lists around true 47",
+            "observed composite: lists around {\"k\":true} 46",
+            "desired resource: objects around true 31",
+            "desired resource: objects around [true] 30",
+            "desired resource: objects around [[true]] 30",
+            "desired resource: lists around true 47",
+            "desired resource: lists around {\"k\":true} 45",
+            "required resource: objects around true 31",
+            "required resource: objects around [true] 30",
+            "required resource: objects around [[true]] 30",
+            "required resource: lists around true 47",
+            "required resource: lists around {\"k\":true} 45",
+            "required schema: objects around true 31",
+            "required schema: objects around [true] 31",
+            "required schema: objects around [[true]] 30",
+            "required schema: lists around true 47",
+            "required schema: lists around {\"k\":true} 46",
+        ];
+        assert_eq!(deepest, expected);
+    }
+
     #[test]
     fn deep_nesting_is_an_error_not_a_stack_overflow() {
         // 200 nested list values: deeper than prost's recursion limit.
