@@ -19,27 +19,47 @@ use prost::DecodeError;
 use serde_json::{Map, Number, Value};
 
 /// A JSON object as carried by `google.protobuf.Struct`.
+///
+/// The object is private so that every change goes through [`Struct::fields_mut`]: encoding
+/// keeps what it measured inside the value, and a change must forget it.
 #[derive(Clone, PartialEq, Default, Debug)]
-pub struct Struct(pub Map<String, Value>);
+pub struct Struct {
+    fields: Map<String, Value>,
+}
 
 impl Struct {
     /// Wraps a JSON value; anything but an object becomes an empty object.
     pub fn from_value(value: Value) -> Struct {
         match value {
-            Value::Object(map) => Struct(map),
+            Value::Object(fields) => Struct::from(fields),
             _ => Struct::default(),
         }
     }
 
     /// The object as a JSON value.
     pub fn into_value(self) -> Value {
-        Value::Object(self.0)
+        Value::Object(self.fields)
+    }
+
+    /// The object.
+    pub fn fields(&self) -> &Map<String, Value> {
+        &self.fields
+    }
+
+    /// The object, to change.
+    pub fn fields_mut(&mut self) -> &mut Map<String, Value> {
+        &mut self.fields
+    }
+
+    /// The object, taken out.
+    pub fn into_fields(self) -> Map<String, Value> {
+        self.fields
     }
 }
 
 impl From<Map<String, Value>> for Struct {
-    fn from(map: Map<String, Value>) -> Self {
-        Struct(map)
+    fn from(fields: Map<String, Value>) -> Self {
+        Struct { fields }
     }
 }
 
@@ -57,7 +77,7 @@ const LIST_VALUES: u32 = 1;
 
 impl prost::Message for Struct {
     fn encode_raw(&self, buf: &mut impl BufMut) {
-        encode_object_fields(&self.0, buf);
+        encode_object_fields(&self.fields, buf);
     }
 
     fn merge_field(
@@ -72,16 +92,16 @@ impl prost::Message for Struct {
         }
         let mut entry = Entry::default();
         prost::encoding::message::merge(wire_type, &mut entry, buf, ctx)?;
-        self.0.insert(entry.key, entry.value.0);
+        self.fields.insert(entry.key, entry.value.0);
         Ok(())
     }
 
     fn encoded_len(&self) -> usize {
-        object_fields_len(&self.0)
+        object_fields_len(&self.fields)
     }
 
     fn clear(&mut self) {
-        self.0.clear();
+        self.fields.clear();
     }
 }
 
@@ -335,7 +355,7 @@ impl prost::Message for JsonValue {
             VALUE_STRUCT => {
                 let mut object = Struct::default();
                 prost::encoding::message::merge(wire_type, &mut object, buf, ctx)?;
-                self.0 = Value::Object(object.0);
+                self.0 = Value::Object(object.fields);
             }
             VALUE_LIST => {
                 let mut list = JsonList::default();
