@@ -12,19 +12,29 @@
 //! and NaN or infinities, which JSON cannot hold, become `null`.
 
 use prost::bytes::{Buf, BufMut};
-use prost::encoding::{
-    encode_key, encode_varint, encoded_len_varint, key_len, skip_field, DecodeContext, WireType,
-};
+use prost::encoding::{encode_varint, encoded_len_varint, skip_field, DecodeContext, WireType};
 use prost::DecodeError;
 use serde_json::{Map, Number, Value};
+use std::cell::Cell;
+use std::fmt;
+use std::sync::OnceLock;
 
 /// A JSON object as carried by `google.protobuf.Struct`.
 ///
-/// The object is private so that every change goes through [`Struct::fields_mut`]: encoding
-/// keeps what it measured inside the value, and a change must forget it.
-#[derive(Clone, PartialEq, Default, Debug)]
+/// prost's generated code asks a message for its length at every level above it (a response
+/// asks its desired state, which asks each map entry, which asks the resource, which asks the
+/// Struct), and once more before writing it: without a memory, each resource's JSON tree would
+/// be walked five or six times per response. So the first `encoded_len` encodes the fields once
+/// and keeps the bytes; later lengths and `encode_raw` use them. A change to the object must
+/// forget them, so the object is private and [`Struct::fields_mut`] is the only way to change
+/// it. (The alternative, a hand-written encoder for the whole response, would measure once too
+/// but would have to follow every change of the protocol by hand.)
+#[derive(Default)]
 pub struct Struct {
     fields: Map<String, Value>,
+    /// The encoded fields, once something asked for them; `OnceLock` because a message must be
+    /// `Sync`.
+    encoded: OnceLock<Box<[u8]>>,
 }
 
 impl Struct {
@@ -46,8 +56,9 @@ impl Struct {
         &self.fields
     }
 
-    /// The object, to change.
+    /// The object, to change; forgets its encoding.
     pub fn fields_mut(&mut self) -> &mut Map<String, Value> {
+        self.encoded = OnceLock::new();
         &mut self.fields
     }
 
@@ -55,11 +66,40 @@ impl Struct {
     pub fn into_fields(self) -> Map<String, Value> {
         self.fields
     }
+
+    /// The encoded fields, encoded on first use.
+    fn encoded(&self) -> &[u8] {
+        self.encoded
+            .get_or_init(|| encode_object_fields(&self.fields))
+    }
 }
 
 impl From<Map<String, Value>> for Struct {
     fn from(fields: Map<String, Value>) -> Self {
-        Struct { fields }
+        Struct {
+            fields,
+            encoded: OnceLock::new(),
+        }
+    }
+}
+
+/// A copy is usually made to be changed: it starts without the encoding.
+impl Clone for Struct {
+    fn clone(&self) -> Self {
+        Struct::from(self.fields.clone())
+    }
+}
+
+/// Equal objects are equal Structs, encoded or not.
+impl PartialEq for Struct {
+    fn eq(&self, other: &Self) -> bool {
+        self.fields == other.fields
+    }
+}
+
+impl fmt::Debug for Struct {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_tuple("Struct").field(&self.fields).finish()
     }
 }
 
@@ -77,7 +117,7 @@ const LIST_VALUES: u32 = 1;
 
 impl prost::Message for Struct {
     fn encode_raw(&self, buf: &mut impl BufMut) {
-        encode_object_fields(&self.fields, buf);
+        buf.put_slice(self.encoded());
     }
 
     fn merge_field(
@@ -92,186 +132,181 @@ impl prost::Message for Struct {
         }
         let mut entry = Entry::default();
         prost::encoding::message::merge(wire_type, &mut entry, buf, ctx)?;
-        self.fields.insert(entry.key, entry.value.0);
+        self.fields_mut().insert(entry.key, entry.value.0);
         Ok(())
     }
 
     fn encoded_len(&self) -> usize {
-        object_fields_len(&self.fields)
+        self.encoded().len()
     }
 
     fn clear(&mut self) {
-        self.fields.clear();
+        self.fields_mut().clear();
     }
 }
 
 // ---- encoding -------------------------------------------------------------
 
-/// Encodes the fields of a Struct. Every nested object and list is preceded by
-/// its length, so the lengths are measured first, once, in the order the
-/// encoder meets them: measuring at each level instead would measure a value
-/// once per level above it.
-fn encode_object_fields(map: &Map<String, Value>, buf: &mut impl BufMut) {
-    let mut lengths = Lengths::default();
-    for value in map.values() {
-        lengths.measure(value);
+thread_local! {
+    /// Where Structs are written before their bytes are copied out at their exact size: growing
+    /// a fresh buffer for each Struct, reallocation after reallocation, cost more than writing.
+    static SCRATCH: Cell<Vec<u8>> = const { Cell::new(Vec::new()) };
+}
+
+/// A scratch buffer larger than this is not kept for the next Struct: one unusually large
+/// object must not hold its memory for the life of the thread.
+const SCRATCH_KEPT: usize = 256 * 1024;
+
+/// The fields of a Struct, encoded.
+fn encode_object_fields(map: &Map<String, Value>) -> Box<[u8]> {
+    let mut writer = Writer {
+        out: SCRATCH.take(),
+    };
+    writer.out.clear();
+    writer.object(map);
+    let bytes = Box::from(writer.out.as_slice());
+    if writer.out.capacity() <= SCRATCH_KEPT {
+        SCRATCH.set(writer.out);
     }
-    let mut next = 0;
-    encode_object_measured(map, &lengths.0, &mut next, buf);
+    bytes
 }
 
-/// Encodes the fields of a `google.protobuf.Value` (not its own length prefix).
-fn encode_value_fields(value: &Value, buf: &mut impl BufMut) {
-    let mut lengths = Lengths::default();
-    lengths.measure(value);
-    let mut next = 0;
-    encode_value_measured(value, &lengths.0, &mut next, buf);
+/// Encodes with a fresh [`Writer`]: for the decoding helpers below, which are messages only
+/// to be decoded by prost and are never encoded on the wire path.
+fn encoded(write: impl FnOnce(&mut Writer)) -> Box<[u8]> {
+    let mut writer = Writer::new();
+    write(&mut writer);
+    writer.finish()
 }
 
-/// The fields lengths of the objects and lists inside a value, in pre-order.
-#[derive(Default)]
-struct Lengths(Vec<usize>);
+/// The key byte of a field: every field here has a number below 16, so one byte.
+const fn key(tag: u32, wire_type: WireType) -> u8 {
+    ((tag << 3) | wire_type as u32) as u8
+}
 
-impl Lengths {
-    /// Records the lengths inside `value` and returns the length of its Value fields.
-    fn measure(&mut self, value: &Value) -> usize {
+/// Writes Struct, Value and ListValue fields in one walk of the tree. Every nested message is
+/// preceded by its length, unknown until the message is written: each gets a one-byte
+/// placeholder, and the few of 128 bytes or more move their bytes up to make room for a longer
+/// varint when they close. That moves a large subtree once per large message around it
+/// (a memmove of bytes just written), where measuring first would walk the whole tree (a
+/// BTreeMap per object) a second time.
+struct Writer {
+    out: Vec<u8>,
+}
+
+impl Writer {
+    fn new() -> Self {
+        Writer { out: Vec::new() }
+    }
+
+    fn finish(self) -> Box<[u8]> {
+        self.out.into_boxed_slice()
+    }
+
+    /// The fields of a Struct: one map entry per member.
+    fn object(&mut self, map: &Map<String, Value>) {
+        for (name, value) in map {
+            self.out.push(key(STRUCT_FIELDS, WireType::LengthDelimited));
+            let entry = self.open();
+            self.entry(name, value);
+            self.close(entry);
+        }
+    }
+
+    /// The fields of one map entry.
+    fn entry(&mut self, name: &str, value: &Value) {
+        self.out.push(key(ENTRY_KEY, WireType::LengthDelimited));
+        self.varint(name.len());
+        self.out.extend_from_slice(name.as_bytes());
+        self.out.push(key(ENTRY_VALUE, WireType::LengthDelimited));
+        let inner = self.open();
+        self.value(value);
+        self.close(inner);
+    }
+
+    /// The fields of a ListValue.
+    fn list(&mut self, items: &[Value]) {
+        for item in items {
+            self.out.push(key(LIST_VALUES, WireType::LengthDelimited));
+            let inner = self.open();
+            self.value(item);
+            self.close(inner);
+        }
+    }
+
+    /// The fields of a Value.
+    fn value(&mut self, value: &Value) {
         match value {
+            Value::Null => {
+                self.out.push(key(VALUE_NULL, WireType::Varint));
+                self.out.push(0);
+            }
+            Value::Bool(b) => {
+                self.out.push(key(VALUE_BOOL, WireType::Varint));
+                self.out.push(u8::from(*b));
+            }
+            Value::Number(n) => {
+                self.out.push(key(VALUE_NUMBER, WireType::SixtyFourBit));
+                let number = n.as_f64().unwrap_or(0.0);
+                self.out.extend_from_slice(&number.to_le_bytes());
+            }
+            Value::String(text) => {
+                self.out.push(key(VALUE_STRING, WireType::LengthDelimited));
+                self.varint(text.len());
+                self.out.extend_from_slice(text.as_bytes());
+            }
             Value::Object(map) => {
-                let slot = self.reserve();
-                let inner = map
-                    .iter()
-                    .map(|(key, value)| {
-                        let entry = delimited_len(ENTRY_KEY, key.len())
-                            + delimited_len(ENTRY_VALUE, self.measure(value));
-                        delimited_len(STRUCT_FIELDS, entry)
-                    })
-                    .sum();
-                self.0[slot] = inner;
-                delimited_len(VALUE_STRUCT, inner)
+                self.out.push(key(VALUE_STRUCT, WireType::LengthDelimited));
+                let inner = self.open();
+                self.object(map);
+                self.close(inner);
             }
             Value::Array(items) => {
-                let slot = self.reserve();
-                let inner = items
-                    .iter()
-                    .map(|item| delimited_len(LIST_VALUES, self.measure(item)))
-                    .sum();
-                self.0[slot] = inner;
-                delimited_len(VALUE_LIST, inner)
-            }
-            scalar => value_len(scalar),
-        }
-    }
-
-    fn reserve(&mut self) -> usize {
-        self.0.push(0);
-        self.0.len() - 1
-    }
-}
-
-/// The length of a Value's fields, the next recorded length for an object or list.
-fn measured_len(value: &Value, lengths: &[usize], next: usize) -> usize {
-    match value {
-        Value::Object(_) => delimited_len(VALUE_STRUCT, lengths[next]),
-        Value::Array(_) => delimited_len(VALUE_LIST, lengths[next]),
-        scalar => value_len(scalar),
-    }
-}
-
-fn encode_object_measured(
-    map: &Map<String, Value>,
-    lengths: &[usize],
-    next: &mut usize,
-    buf: &mut impl BufMut,
-) {
-    for (key, value) in map {
-        let value_length = measured_len(value, lengths, *next);
-        let entry = delimited_len(ENTRY_KEY, key.len()) + delimited_len(ENTRY_VALUE, value_length);
-        encode_key(STRUCT_FIELDS, WireType::LengthDelimited, buf);
-        encode_varint(entry as u64, buf);
-        encode_key(ENTRY_KEY, WireType::LengthDelimited, buf);
-        encode_varint(key.len() as u64, buf);
-        buf.put_slice(key.as_bytes());
-        encode_key(ENTRY_VALUE, WireType::LengthDelimited, buf);
-        encode_varint(value_length as u64, buf);
-        encode_value_measured(value, lengths, next, buf);
-    }
-}
-
-fn encode_value_measured(
-    value: &Value,
-    lengths: &[usize],
-    next: &mut usize,
-    buf: &mut impl BufMut,
-) {
-    match value {
-        Value::Null => {
-            encode_key(VALUE_NULL, WireType::Varint, buf);
-            encode_varint(0, buf);
-        }
-        Value::Bool(b) => {
-            encode_key(VALUE_BOOL, WireType::Varint, buf);
-            encode_varint(u64::from(*b), buf);
-        }
-        Value::Number(n) => {
-            encode_key(VALUE_NUMBER, WireType::SixtyFourBit, buf);
-            buf.put_f64_le(n.as_f64().unwrap_or(0.0));
-        }
-        Value::String(s) => {
-            encode_key(VALUE_STRING, WireType::LengthDelimited, buf);
-            encode_varint(s.len() as u64, buf);
-            buf.put_slice(s.as_bytes());
-        }
-        Value::Object(map) => {
-            let inner = lengths[*next];
-            *next += 1;
-            encode_key(VALUE_STRUCT, WireType::LengthDelimited, buf);
-            encode_varint(inner as u64, buf);
-            encode_object_measured(map, lengths, next, buf);
-        }
-        Value::Array(items) => {
-            let inner = lengths[*next];
-            *next += 1;
-            encode_key(VALUE_LIST, WireType::LengthDelimited, buf);
-            encode_varint(inner as u64, buf);
-            for item in items {
-                encode_key(LIST_VALUES, WireType::LengthDelimited, buf);
-                encode_varint(measured_len(item, lengths, *next) as u64, buf);
-                encode_value_measured(item, lengths, next, buf);
+                self.out.push(key(VALUE_LIST, WireType::LengthDelimited));
+                let list = self.open();
+                self.list(items);
+                self.close(list);
             }
         }
     }
-}
 
-fn object_fields_len(map: &Map<String, Value>) -> usize {
-    map.iter()
-        .map(|(key, value)| delimited_len(STRUCT_FIELDS, entry_len(key, value)))
-        .sum()
-}
+    /// A length: most are below 128, one byte, without prost's loop through `BufMut`.
+    #[inline]
+    fn varint(&mut self, value: usize) {
+        if value < 0x80 {
+            self.out.push(value as u8);
+        } else {
+            encode_varint(value as u64, &mut self.out);
+        }
+    }
 
-fn entry_len(key: &str, value: &Value) -> usize {
-    delimited_len(ENTRY_KEY, key.len()) + delimited_len(ENTRY_VALUE, value_len(value))
-}
+    /// Starts a length-delimited message: a one-byte length placeholder. Returns where the
+    /// message's bytes start.
+    #[inline]
+    fn open(&mut self) -> usize {
+        self.out.push(0);
+        self.out.len()
+    }
 
-fn delimited_len(tag: u32, len: usize) -> usize {
-    key_len(tag) + encoded_len_varint(len as u64) + len
-}
+    /// Ends the message started at `start`, writing its length before it.
+    #[inline]
+    fn close(&mut self, start: usize) {
+        let len = self.out.len() - start;
+        if len < 0x80 {
+            self.out[start - 1] = len as u8;
+        } else {
+            self.widen(start, len);
+        }
+    }
 
-fn list_fields_len(items: &[Value]) -> usize {
-    items
-        .iter()
-        .map(|item| delimited_len(LIST_VALUES, value_len(item)))
-        .sum()
-}
-
-/// Length of the fields of a `google.protobuf.Value`.
-fn value_len(value: &Value) -> usize {
-    match value {
-        Value::Null => key_len(VALUE_NULL) + 1,
-        Value::Bool(_) => key_len(VALUE_BOOL) + 1,
-        Value::Number(_) => key_len(VALUE_NUMBER) + 8,
-        Value::String(s) => delimited_len(VALUE_STRING, s.len()),
-        Value::Object(map) => delimited_len(VALUE_STRUCT, object_fields_len(map)),
-        Value::Array(items) => delimited_len(VALUE_LIST, list_fields_len(items)),
+    /// Makes room for a length of two or more bytes before the `len` bytes at `start`.
+    #[cold]
+    fn widen(&mut self, start: usize, len: usize) {
+        let width = encoded_len_varint(len as u64);
+        self.out.resize(self.out.len() + width - 1, 0);
+        self.out.copy_within(start..start + len, start + width - 1);
+        let mut prefix = &mut self.out[start - 1..start - 1 + width];
+        encode_varint(len as u64, &mut prefix);
     }
 }
 
@@ -286,10 +321,7 @@ struct Entry {
 
 impl prost::Message for Entry {
     fn encode_raw(&self, buf: &mut impl BufMut) {
-        prost::encoding::string::encode(ENTRY_KEY, &self.key, buf);
-        encode_key(ENTRY_VALUE, WireType::LengthDelimited, buf);
-        encode_varint(value_len(&self.value.0) as u64, buf);
-        encode_value_fields(&self.value.0, buf);
+        buf.put_slice(&encoded(|w| w.entry(&self.key, &self.value.0)));
     }
 
     fn merge_field(
@@ -307,7 +339,7 @@ impl prost::Message for Entry {
     }
 
     fn encoded_len(&self) -> usize {
-        entry_len(&self.key, &self.value.0)
+        encoded(|w| w.entry(&self.key, &self.value.0)).len()
     }
 
     fn clear(&mut self) {
@@ -321,7 +353,7 @@ struct JsonValue(Value);
 
 impl prost::Message for JsonValue {
     fn encode_raw(&self, buf: &mut impl BufMut) {
-        encode_value_fields(&self.0, buf);
+        buf.put_slice(&encoded(|w| w.value(&self.0)));
     }
 
     fn merge_field(
@@ -368,7 +400,7 @@ impl prost::Message for JsonValue {
     }
 
     fn encoded_len(&self) -> usize {
-        value_len(&self.0)
+        encoded(|w| w.value(&self.0)).len()
     }
 
     fn clear(&mut self) {
@@ -382,11 +414,7 @@ struct JsonList(Vec<Value>);
 
 impl prost::Message for JsonList {
     fn encode_raw(&self, buf: &mut impl BufMut) {
-        for item in &self.0 {
-            encode_key(LIST_VALUES, WireType::LengthDelimited, buf);
-            encode_varint(value_len(item) as u64, buf);
-            encode_value_fields(item, buf);
-        }
+        buf.put_slice(&encoded(|w| w.list(&self.0)));
     }
 
     fn merge_field(
@@ -406,7 +434,7 @@ impl prost::Message for JsonList {
     }
 
     fn encoded_len(&self) -> usize {
-        list_fields_len(&self.0)
+        encoded(|w| w.list(&self.0)).len()
     }
 
     fn clear(&mut self) {
@@ -429,6 +457,7 @@ pub fn json_number(number: f64) -> Value {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use prost::encoding::encode_key;
     use prost::Message;
     use serde_json::json;
 
@@ -470,6 +499,44 @@ mod tests {
         assert_eq!(theirs.encode_to_vec(), ours);
         assert_eq!(Struct::from_value(value.clone()).encoded_len(), ours.len());
         assert_eq!(round_trip(value.clone()), value);
+    }
+
+    #[test]
+    fn long_messages_get_longer_length_prefixes_as_prost_types_writes_them() {
+        // Lengths of one, two and three varint bytes, at every level of nesting.
+        let value = json!({
+            "short": "x".repeat(127),
+            "two": "y".repeat(128),
+            "three": "z".repeat(20_000),
+            "list": [{"a": "b".repeat(300)}, ["c".repeat(16_384)], "d"],
+            "deep": {"e": {"f": {"g": "h".repeat(200)}}},
+            "k".repeat(150): null
+        });
+        let ours = Struct::from_value(value.clone()).encode_to_vec();
+        let theirs = prost_types::Struct::decode(ours.as_slice()).unwrap();
+        assert_eq!(theirs.encode_to_vec(), ours);
+        assert_eq!(Struct::from_value(value.clone()).encoded_len(), ours.len());
+        assert_eq!(round_trip(value.clone()), value);
+    }
+
+    #[test]
+    fn a_change_forgets_the_encoding() {
+        let mut object = Struct::from_value(json!({"a": 1}));
+        let before = object.encode_to_vec();
+        assert_eq!(object.encoded_len(), before.len());
+        object.fields_mut().insert("b".into(), json!("two"));
+        let after = object.encode_to_vec();
+        assert_eq!(
+            after,
+            Struct::from_value(json!({"a": 1, "b": "two"})).encode_to_vec()
+        );
+        assert_eq!(object.encoded_len(), after.len());
+        object.clear();
+        assert_eq!(object.encoded_len(), 0);
+        // A copy and an equal Struct do not depend on what was encoded.
+        let encoded = Struct::from_value(json!({"c": [true]}));
+        encoded.encoded_len();
+        assert_eq!(encoded.clone(), Struct::from_value(json!({"c": [true]})));
     }
 
     #[test]
