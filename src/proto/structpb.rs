@@ -127,13 +127,14 @@ impl prost::Message for Struct {
         buf: &mut impl Buf,
         ctx: DecodeContext,
     ) -> Result<(), DecodeError> {
-        if tag != STRUCT_FIELDS {
-            return skip_field(wire_type, tag, buf, ctx);
+        if tag == STRUCT_FIELDS && wire_type == WireType::LengthDelimited {
+            if let Some((name, value, used)) = direct::struct_entry(buf.chunk()) {
+                buf.advance(used);
+                self.fields_mut().insert(name, value);
+                return Ok(());
+            }
         }
-        let mut entry = Entry::default();
-        prost::encoding::message::merge(wire_type, &mut entry, buf, ctx)?;
-        self.fields_mut().insert(entry.key, entry.value.0);
-        Ok(())
+        merge_object_field(self.fields_mut(), tag, wire_type, buf, ctx)
     }
 
     fn encoded_len(&self) -> usize {
@@ -311,6 +312,259 @@ impl Writer {
 }
 
 // ---- decoding -------------------------------------------------------------
+//
+// Two decoders. The direct one reads an entry of a Struct straight from the bytes, without
+// prost's per-message machinery (a `merge_loop` and a fresh `String` merged into for every key
+// and string); it handles well-formed input. Whatever it does not accept (malformed bytes,
+// groups, nesting near the recursion limit) is decoded again by prost through the message types
+// further down, as before, so values, errors and their messages stay exactly prost's.
+
+/// The direct decoder. It answers `None` for anything prost might refuse, and otherwise what
+/// prost would decode.
+mod direct {
+    use super::*;
+
+    /// The recursion budget prost leaves in the context it hands `Struct::merge_field`, at the
+    /// deepest place the protocol carries a Struct: a resource in a map of a State (request,
+    /// state, map entry, resource and Struct each take one of prost's 100 levels). The
+    /// context's count is private, so the direct decoder assumes this smallest one. Where more
+    /// is left (an `input`, a composite, a Struct decoded alone), it gives up a little early and
+    /// prost decodes the rest of that entry with the real budget: it never accepts a nesting
+    /// prost would refuse (`depth_limits_are_those_of_prosts_recursion_limit`).
+    const DEPTH: u32 = 96;
+
+    /// One entry of a Struct (its length, then its fields) from the start of `bytes`: the key,
+    /// the value and how many bytes it took.
+    pub(super) fn struct_entry(bytes: &[u8]) -> Option<(String, Value, usize)> {
+        let mut reader = Reader(bytes);
+        let entry = reader.delimited()?;
+        let (name, value) = self::entry(entry, DEPTH)?;
+        Some((name, value, bytes.len() - reader.0.len()))
+    }
+
+    // Each function below takes `depth`, the count of prost's `DecodeContext` when prost would
+    // call `merge_field` on the message being read, and checks it where prost does: before
+    // merging a nested message and before skipping an unknown field.
+
+    /// A Struct's fields.
+    fn object(bytes: &[u8], depth: u32) -> Option<Map<String, Value>> {
+        let mut reader = Reader(bytes);
+        let mut map = Map::new();
+        while !reader.0.is_empty() {
+            let (tag, wire_type) = reader.key()?;
+            if tag == STRUCT_FIELDS && wire_type == WireType::LengthDelimited {
+                let (name, value) = entry(reader.delimited()?, depth)?;
+                // Last wins for a repeated key, as in prost's map merge.
+                map.insert(name, value);
+            } else if tag == STRUCT_FIELDS {
+                return None;
+            } else {
+                reader.skip(wire_type, depth)?;
+            }
+        }
+        Some(map)
+    }
+
+    /// The fields of one map entry, merged as the message one level below `depth`.
+    fn entry(bytes: &[u8], depth: u32) -> Option<(String, Value)> {
+        let depth = depth.checked_sub(1)?;
+        let mut reader = Reader(bytes);
+        let mut name = "";
+        // A value field merges into the value so far: a second one without a kind keeps it.
+        let mut value = Value::Null;
+        while !reader.0.is_empty() {
+            match reader.key()? {
+                (ENTRY_KEY, WireType::LengthDelimited) => {
+                    name = std::str::from_utf8(reader.delimited()?).ok()?;
+                }
+                (ENTRY_VALUE, WireType::LengthDelimited) => {
+                    let inner = depth.checked_sub(1)?;
+                    merge_value(reader.delimited()?, inner, &mut value)?;
+                }
+                (ENTRY_KEY | ENTRY_VALUE, _) => return None,
+                (_, wire_type) => reader.skip(wire_type, depth)?,
+            }
+        }
+        Some((name.to_owned(), value))
+    }
+
+    /// A Value's fields, merged into `value`: each kind replaces what came before.
+    fn merge_value(bytes: &[u8], depth: u32, value: &mut Value) -> Option<()> {
+        let mut reader = Reader(bytes);
+        while !reader.0.is_empty() {
+            *value = match reader.key()? {
+                (VALUE_NULL, WireType::Varint) => {
+                    reader.varint()?;
+                    Value::Null
+                }
+                (VALUE_NUMBER, WireType::SixtyFourBit) => json_number(reader.double()?),
+                (VALUE_STRING, WireType::LengthDelimited) => {
+                    let text = std::str::from_utf8(reader.delimited()?).ok()?;
+                    Value::String(text.to_owned())
+                }
+                (VALUE_BOOL, WireType::Varint) => Value::Bool(reader.varint()? != 0),
+                (VALUE_STRUCT, WireType::LengthDelimited) => {
+                    let inner = depth.checked_sub(1)?;
+                    Value::Object(object(reader.delimited()?, inner)?)
+                }
+                (VALUE_LIST, WireType::LengthDelimited) => {
+                    let inner = depth.checked_sub(1)?;
+                    Value::Array(list(reader.delimited()?, inner)?)
+                }
+                (VALUE_NULL..=VALUE_LIST, _) => return None,
+                (_, wire_type) => {
+                    reader.skip(wire_type, depth)?;
+                    continue;
+                }
+            };
+        }
+        Some(())
+    }
+
+    /// A ListValue's fields.
+    fn list(bytes: &[u8], depth: u32) -> Option<Vec<Value>> {
+        let mut reader = Reader(bytes);
+        let mut items = Vec::new();
+        while !reader.0.is_empty() {
+            let (tag, wire_type) = reader.key()?;
+            if tag == LIST_VALUES && wire_type == WireType::LengthDelimited {
+                let inner = depth.checked_sub(1)?;
+                let mut item = Value::Null;
+                merge_value(reader.delimited()?, inner, &mut item)?;
+                items.push(item);
+            } else if tag == LIST_VALUES {
+                return None;
+            } else {
+                reader.skip(wire_type, depth)?;
+            }
+        }
+        Some(items)
+    }
+
+    /// The bytes not read yet.
+    struct Reader<'a>(&'a [u8]);
+
+    impl<'a> Reader<'a> {
+        /// A varint as prost reads it: up to ten bytes, the tenth at most 1. Inlined, as every
+        /// key and length goes through it and nearly all are one byte.
+        #[inline(always)]
+        fn varint(&mut self) -> Option<u64> {
+            match self.0.first() {
+                Some(&byte) if byte < 0x80 => {
+                    self.0 = &self.0[1..];
+                    Some(u64::from(byte))
+                }
+                _ => self.long_varint(),
+            }
+        }
+
+        #[cold]
+        fn long_varint(&mut self) -> Option<u64> {
+            let mut value = 0u64;
+            for (i, &byte) in self.0.iter().take(10).enumerate() {
+                if i == 9 && byte > 1 {
+                    return None;
+                }
+                value |= u64::from(byte & 0x7f) << (7 * i);
+                if byte < 0x80 {
+                    self.0 = &self.0[i + 1..];
+                    return Some(value);
+                }
+            }
+            None
+        }
+
+        /// A field's number and wire type, refused where prost's `decode_key` errs.
+        #[inline(always)]
+        fn key(&mut self) -> Option<(u32, WireType)> {
+            let key = u32::try_from(self.varint()?).ok()?;
+            let wire_type = WireType::try_from(u64::from(key & 0x07)).ok()?;
+            let tag = key >> 3;
+            (tag >= 1).then_some((tag, wire_type))
+        }
+
+        /// A length-delimited field's bytes.
+        #[inline(always)]
+        fn delimited(&mut self) -> Option<&'a [u8]> {
+            let len = usize::try_from(self.varint()?).ok()?;
+            if len > self.0.len() {
+                return None;
+            }
+            let (field, rest) = self.0.split_at(len);
+            self.0 = rest;
+            Some(field)
+        }
+
+        fn double(&mut self) -> Option<f64> {
+            let (bytes, rest) = self.0.split_first_chunk::<8>()?;
+            self.0 = rest;
+            Some(f64::from_le_bytes(*bytes))
+        }
+
+        /// Skips an unknown field as prost's `skip_field` does, which first checks the
+        /// recursion limit; groups are left to prost.
+        fn skip(&mut self, wire_type: WireType, depth: u32) -> Option<()> {
+            if depth == 0 {
+                return None;
+            }
+            let len = match wire_type {
+                WireType::Varint => return self.varint().map(drop),
+                WireType::SixtyFourBit => 8,
+                WireType::ThirtyTwoBit => 4,
+                WireType::LengthDelimited => return self.delimited().map(drop),
+                WireType::StartGroup | WireType::EndGroup => return None,
+            };
+            self.0 = self.0.get(len..)?;
+            Some(())
+        }
+    }
+}
+
+/// One field of a Struct merged by prost: what the direct decoder did not take.
+fn merge_object_field(
+    fields: &mut Map<String, Value>,
+    tag: u32,
+    wire_type: WireType,
+    buf: &mut impl Buf,
+    ctx: DecodeContext,
+) -> Result<(), DecodeError> {
+    if tag != STRUCT_FIELDS {
+        return skip_field(wire_type, tag, buf, ctx);
+    }
+    let mut entry = Entry::default();
+    prost::encoding::message::merge(wire_type, &mut entry, buf, ctx)?;
+    fields.insert(entry.key, entry.value.0);
+    Ok(())
+}
+
+/// A Struct decoded by prost alone: the direct decoder's depth budget is only valid at the
+/// top of a Struct field, so once prost decodes an entry, it decodes everything inside it.
+#[derive(Default, Debug)]
+struct JsonObject(Map<String, Value>);
+
+impl prost::Message for JsonObject {
+    fn encode_raw(&self, buf: &mut impl BufMut) {
+        buf.put_slice(&encoded(|w| w.object(&self.0)));
+    }
+
+    fn merge_field(
+        &mut self,
+        tag: u32,
+        wire_type: WireType,
+        buf: &mut impl Buf,
+        ctx: DecodeContext,
+    ) -> Result<(), DecodeError> {
+        merge_object_field(&mut self.0, tag, wire_type, buf, ctx)
+    }
+
+    fn encoded_len(&self) -> usize {
+        encoded(|w| w.object(&self.0)).len()
+    }
+
+    fn clear(&mut self) {
+        self.0.clear();
+    }
+}
 
 /// One `map<string, Value>` entry of a Struct while it is decoded.
 #[derive(Default, Debug)]
@@ -385,9 +639,9 @@ impl prost::Message for JsonValue {
                 self.0 = Value::Bool(flag);
             }
             VALUE_STRUCT => {
-                let mut object = Struct::default();
+                let mut object = JsonObject::default();
                 prost::encoding::message::merge(wire_type, &mut object, buf, ctx)?;
-                self.0 = Value::Object(object.fields);
+                self.0 = Value::Object(object.0);
             }
             VALUE_LIST => {
                 let mut list = JsonList::default();
@@ -537,6 +791,114 @@ mod tests {
         let encoded = Struct::from_value(json!({"c": [true]}));
         encoded.encoded_len();
         assert_eq!(encoded.clone(), Struct::from_value(json!({"c": [true]})));
+    }
+
+    /// What prost alone makes of `bytes` (the decoder before the direct one), and what
+    /// `Struct` makes of them.
+    fn both_decoders(bytes: &[u8]) -> (Result<Value, String>, Result<Value, String>) {
+        let prost = JsonObject::decode(bytes)
+            .map(|o| Value::Object(o.0))
+            .map_err(|e| e.to_string());
+        let ours = Struct::decode(bytes)
+            .map(Struct::into_value)
+            .map_err(|e| e.to_string());
+        (prost, ours)
+    }
+
+    /// A document with every kind of value, unknown fields and a repeated key, encoded.
+    fn sample() -> Vec<u8> {
+        let value = json!({
+            "a": null, "b": true, "c": 3, "d": -1.5, "e": "text", "f": {"g": [1, "x", {"h": []}]},
+            "long": "l".repeat(130), "": {"empty": {}}, "u": "\u{e9}t\u{e9}"
+        });
+        let mut bytes = Struct::from_value(value).encode_to_vec();
+        // Unknown fields of every wire type in the Struct, an entry and a Value; a repeated
+        // key (last wins); an entry whose value field comes twice, the second without a kind.
+        let mut entry = vec![0x0a, 0x01, b'c', 0x12, 0x02, 0x20, 0x01];
+        entry.extend([0x18, 0x05, 0x21, 1, 2, 3, 4, 5, 6, 7, 8, 0x2d, 1, 2, 3, 4]);
+        entry.extend([0x12, 0x03, 0x38, 0x96, 0x01]);
+        entry.extend([0x1a, 0x02, b'z', b'z']);
+        bytes.extend([0x0a, entry.len() as u8]);
+        bytes.extend(entry);
+        bytes.extend([0x10, 0x07, 0x1a, 0x01, b'q', 0x25, 0, 0, 0, 0]);
+        bytes
+    }
+
+    #[test]
+    fn the_direct_decoder_agrees_with_prost_on_well_formed_input() {
+        let bytes = sample();
+        let (prost, ours) = both_decoders(&bytes);
+        assert!(prost.is_ok(), "{prost:?}");
+        assert_eq!(ours, prost);
+        assert_eq!(ours.unwrap()["c"], json!(true));
+        // And the direct decoder, not prost, took every entry.
+        let mut rest = bytes.as_slice();
+        let mut entries = 0;
+        while let Some(&key) = rest.first() {
+            if key == 0x0a {
+                let (_, _, used) = direct::struct_entry(&rest[1..]).expect("a direct decoding");
+                rest = &rest[1 + used..];
+                entries += 1;
+            } else {
+                let mut unknown = &rest[1..];
+                let wire_type = WireType::try_from(u64::from(key & 7)).unwrap();
+                skip_field(
+                    wire_type,
+                    u32::from(key >> 3),
+                    &mut unknown,
+                    DecodeContext::default(),
+                )
+                .unwrap();
+                rest = unknown;
+            }
+        }
+        assert_eq!(entries, 10);
+    }
+
+    #[test]
+    fn the_direct_decoder_agrees_with_prost_on_damaged_input() {
+        // Every truncation, and every byte replaced by values that break varints, keys, wire
+        // types, lengths and UTF-8; then random damage to two or three bytes at once.
+        let bytes = sample();
+        let mut cases: Vec<Vec<u8>> = (0..bytes.len()).map(|n| bytes[..n].to_vec()).collect();
+        for i in 0..bytes.len() {
+            for replacement in [0x00, 0x01, 0x02, 0x07, 0x0b, 0x0c, 0x7f, 0x80, 0xc3, 0xff] {
+                let mut damaged = bytes.clone();
+                damaged[i] = replacement;
+                cases.push(damaged);
+            }
+            for delta in [1u8, 0xff] {
+                let mut damaged = bytes.clone();
+                damaged[i] = damaged[i].wrapping_add(delta);
+                cases.push(damaged);
+            }
+        }
+        let mut seed = 0x2545_f491_4f6c_dd1du64;
+        let mut random = move |n: usize| {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            (seed % n as u64) as usize
+        };
+        for _ in 0..20_000 {
+            let mut damaged = bytes.clone();
+            for _ in 0..2 + random(2) {
+                let i = random(damaged.len());
+                damaged[i] = random(256) as u8;
+            }
+            cases.push(damaged);
+        }
+        let mut errors = 0;
+        for case in &cases {
+            let (prost, ours) = both_decoders(case);
+            assert_eq!(ours, prost, "{case:02x?}");
+            errors += usize::from(prost.is_err());
+        }
+        // The damage reaches the error paths as well as the decoded values.
+        assert!(
+            errors > cases.len() / 10 && errors < cases.len() * 9 / 10,
+            "{errors}"
+        );
     }
 
     #[test]
