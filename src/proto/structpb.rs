@@ -774,6 +774,27 @@ mod tests {
     }
 
     #[test]
+    fn lengths_around_128_and_16384_bytes_match_prost_types() {
+        // Each of the entry, Value and Struct or ListValue lengths around a string crosses a
+        // varint boundary in turn, in an entry, in a list item and at both at once.
+        for boundary in [128, 16_384] {
+            for len in boundary - 12..boundary + 4 {
+                let text = "s".repeat(len);
+                let value = json!({
+                    "o": {"t": text},
+                    "l": [text],
+                    "n": [{"t": text}, [[text]]],
+                    "m": {"o": {"l": [{"t": text}]}}
+                });
+                let ours = Struct::from_value(value.clone()).encode_to_vec();
+                let theirs = prost_types::Struct::decode(ours.as_slice()).unwrap();
+                assert_eq!(theirs.encode_to_vec(), ours, "{len}");
+                assert_eq!(round_trip(value.clone()), value);
+            }
+        }
+    }
+
+    #[test]
     fn a_change_forgets_the_encoding() {
         let mut object = Struct::from_value(json!({"a": 1}));
         let before = object.encode_to_vec();
