@@ -8,7 +8,7 @@
 //!   wire), so only its service is generated;
 //! - the tonic server and client modules are behind the `server` feature, so
 //!   the messages build for wasm32 without tonic;
-//! - they use [`crate::server::codec::Codec`], which reserves a message's exact
+//! - they use `crate::server::codec::Codec`, which reserves a message's exact
 //!   length before writing it.
 
 use super::{scratch_dir, GeneratedFile};
