@@ -38,7 +38,10 @@ pub fn run_function_with_findings(request: &RunFunctionRequest) -> (RunFunctionR
 
 fn run(request: &RunFunctionRequest, findings: &mut Findings) -> RunFunctionResponse {
     // Read the input first: it sets the TTL even of a failed call.
-    let input_value = request.input.as_ref().map(|s| Value::Object(s.0.clone()));
+    let input_value = request
+        .input
+        .as_ref()
+        .map(|s| Value::Object(s.fields().clone()));
     let input = read_input(input_value.as_ref(), findings);
     let mut response = start_response(request, &input);
 
@@ -171,7 +174,7 @@ fn observed_resources(request: &RunFunctionRequest) -> Vec<(&String, &Object)> {
     observed
         .resources
         .iter()
-        .filter_map(|(name, r)| r.resource.as_ref().map(|s| (name, &s.0)))
+        .filter_map(|(name, r)| r.resource.as_ref().map(|s| (name, s.fields())))
         .collect()
 }
 
@@ -214,7 +217,7 @@ fn observed_composite(request: &RunFunctionRequest) -> Option<&Object> {
         .as_ref()?
         .resource
         .as_ref()?;
-    Some(&resource.0)
+    Some(resource.fields())
 }
 
 fn observed_resource<'r>(request: &'r RunFunctionRequest, name: &str) -> Option<&'r Object> {
@@ -225,7 +228,7 @@ fn observed_resource<'r>(request: &'r RunFunctionRequest, name: &str) -> Option<
         .get(name)?
         .resource
         .as_ref()?;
-    Some(&resource.0)
+    Some(resource.fields())
 }
 
 /// `auto`: namespaced when the composite is namespaced, else cluster.

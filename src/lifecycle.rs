@@ -358,7 +358,7 @@ pub fn check_conflicts(
     findings: &mut Findings,
 ) {
     for item in found.into_iter().flat_map(|r| &r.items) {
-        let Some(object) = item.resource.as_ref().map(|s| &s.0) else {
+        let Some(object) = item.resource.as_ref().map(|s| s.fields()) else {
             continue;
         };
         let Some(owner) = controller(object) else {

@@ -221,7 +221,10 @@ pub fn set_composite_status(desired: &mut State, report: &Report) {
         .collect();
     let composite = desired.composite.get_or_insert_with(Resource::default);
     let object = composite.resource.get_or_insert_with(Struct::default);
-    let status = object.0.entry("status").or_insert_with(|| json!({}));
+    let status = object
+        .fields_mut()
+        .entry("status")
+        .or_insert_with(|| json!({}));
     if !status.is_object() {
         *status = json!({});
     }

@@ -144,7 +144,7 @@ fn extra_function(request: RunFunctionRequest) -> RunFunctionResponse {
     });
     let context = response.context.get_or_insert_with(Struct::default);
     context
-        .0
+        .fields_mut()
         .insert("example.org/extra".into(), json!({"buckets": 1}));
     response
 }

@@ -7,7 +7,9 @@
 //! - the v1beta1 package reuses the v1 messages (they are the same on the
 //!   wire), so only its service is generated;
 //! - the tonic server and client modules are behind the `server` feature, so
-//!   the messages build for wasm32 without tonic.
+//!   the messages build for wasm32 without tonic;
+//! - they use `crate::server::codec::Codec`, which reserves a message's exact
+//!   length before writing it.
 
 use super::{scratch_dir, GeneratedFile};
 use std::path::{Path, PathBuf};
@@ -15,6 +17,7 @@ use std::path::{Path, PathBuf};
 const V1: &str = "apiextensions/fn/proto/v1/run_function.proto";
 const V1BETA1: &str = "apiextensions/fn/proto/v1beta1/run_function.proto";
 const SERVER_ONLY: &str = "#[cfg(feature = \"server\")]";
+const CODEC: &str = "crate::server::codec::Codec";
 
 /// Generates `src/proto/generated/{v1,v1beta1}.rs` from `<root>/proto`.
 pub fn generate(root: &Path) -> Result<Vec<GeneratedFile>, String> {
@@ -41,6 +44,7 @@ fn compile(includes: &Path, file: &str, package: &str, reuse_v1: bool) -> Result
         .build_server(true)
         .build_client(true)
         .build_transport(false)
+        .codec_path(CODEC)
         .server_mod_attribute(".", SERVER_ONLY)
         .client_mod_attribute(".", SERVER_ONLY)
         .btree_map(".")

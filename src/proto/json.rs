@@ -413,7 +413,7 @@ fn target_name(n: i32) -> Option<&'static str> {
 // ---- well-known types -----------------------------------------------------
 
 fn struct_to_json(object: &Struct) -> Value {
-    Value::Object(object.0.clone())
+    Value::Object(object.fields().clone())
 }
 
 fn struct_from_json(r: &Reader) -> Parsed<Struct> {
@@ -422,7 +422,7 @@ fn struct_from_json(r: &Reader) -> Parsed<Struct> {
 
 /// A JSON object as a `Struct`, its numbers as the wire format would carry them.
 pub fn wire_struct(object: &Map<String, Value>) -> Struct {
-    Struct(normalize_object(object))
+    Struct::from(normalize_object(object))
 }
 
 /// Numbers as the wire format carries them: doubles, integral ones as integers.

@@ -10,36 +10,103 @@
 //! that fits an `i64` becomes a JSON integer (Kubernetes integers arrive this
 //! way and must print as `3`, not `3.0`), other finite doubles stay floats,
 //! and NaN or infinities, which JSON cannot hold, become `null`.
+//!
+//! Cost: every Kubernetes object of a call passes through here twice, so both
+//! directions avoid prost's general machinery. Encoding writes each Struct
+//! once and keeps the bytes for prost's repeated length questions (see
+//! [`Struct`]); decoding reads each entry straight from the bytes and leaves to
+//! prost only what it does not accept (see `direct`).
 
 use prost::bytes::{Buf, BufMut};
-use prost::encoding::{
-    encode_key, encode_varint, encoded_len_varint, key_len, skip_field, DecodeContext, WireType,
-};
+use prost::encoding::{encode_varint, encoded_len_varint, skip_field, DecodeContext, WireType};
 use prost::DecodeError;
 use serde_json::{Map, Number, Value};
+use std::cell::Cell;
+use std::fmt;
+use std::sync::OnceLock;
 
 /// A JSON object as carried by `google.protobuf.Struct`.
-#[derive(Clone, PartialEq, Default, Debug)]
-pub struct Struct(pub Map<String, Value>);
+///
+/// prost's generated code asks a message for its length at every level above it (a response
+/// asks its desired state, which asks each map entry, which asks the resource, which asks the
+/// Struct), and once more before writing it: without a memory, each resource's JSON tree would
+/// be walked five or six times per response. So the first `encoded_len` encodes the fields once
+/// and keeps the bytes; later lengths and `encode_raw` use them. A change to the object must
+/// forget them, so the object is private and [`Struct::fields_mut`] is the only way to change
+/// it. (The alternative, a hand-written encoder for the whole response, would measure once too
+/// but would have to follow every change of the protocol by hand.) The bytes live as long as
+/// the Struct: a response is dropped as soon as it is written.
+#[derive(Default)]
+pub struct Struct {
+    fields: Map<String, Value>,
+    /// The encoded fields, once something asked for them; `OnceLock` because a message must be
+    /// `Sync`.
+    encoded: OnceLock<Box<[u8]>>,
+}
 
 impl Struct {
     /// Wraps a JSON value; anything but an object becomes an empty object.
     pub fn from_value(value: Value) -> Struct {
         match value {
-            Value::Object(map) => Struct(map),
+            Value::Object(fields) => Struct::from(fields),
             _ => Struct::default(),
         }
     }
 
     /// The object as a JSON value.
     pub fn into_value(self) -> Value {
-        Value::Object(self.0)
+        Value::Object(self.fields)
+    }
+
+    /// The object.
+    pub fn fields(&self) -> &Map<String, Value> {
+        &self.fields
+    }
+
+    /// The object, to change; forgets its encoding.
+    pub fn fields_mut(&mut self) -> &mut Map<String, Value> {
+        self.encoded = OnceLock::new();
+        &mut self.fields
+    }
+
+    /// The object, taken out.
+    pub fn into_fields(self) -> Map<String, Value> {
+        self.fields
+    }
+
+    /// The encoded fields, encoded on first use.
+    fn encoded(&self) -> &[u8] {
+        self.encoded
+            .get_or_init(|| encode_object_fields(&self.fields))
     }
 }
 
 impl From<Map<String, Value>> for Struct {
-    fn from(map: Map<String, Value>) -> Self {
-        Struct(map)
+    fn from(fields: Map<String, Value>) -> Self {
+        Struct {
+            fields,
+            encoded: OnceLock::new(),
+        }
+    }
+}
+
+/// A copy is usually made to be changed: it starts without the encoding.
+impl Clone for Struct {
+    fn clone(&self) -> Self {
+        Struct::from(self.fields.clone())
+    }
+}
+
+/// Equal objects are equal Structs, encoded or not.
+impl PartialEq for Struct {
+    fn eq(&self, other: &Self) -> bool {
+        self.fields == other.fields
+    }
+}
+
+impl fmt::Debug for Struct {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_tuple("Struct").field(&self.fields).finish()
     }
 }
 
@@ -57,7 +124,7 @@ const LIST_VALUES: u32 = 1;
 
 impl prost::Message for Struct {
     fn encode_raw(&self, buf: &mut impl BufMut) {
-        encode_object_fields(&self.0, buf);
+        buf.put_slice(self.encoded());
     }
 
     fn merge_field(
@@ -67,195 +134,444 @@ impl prost::Message for Struct {
         buf: &mut impl Buf,
         ctx: DecodeContext,
     ) -> Result<(), DecodeError> {
-        if tag != STRUCT_FIELDS {
-            return skip_field(wire_type, tag, buf, ctx);
+        if tag == STRUCT_FIELDS && wire_type == WireType::LengthDelimited {
+            if let Some((name, value, used)) = direct::struct_entry(buf.chunk()) {
+                buf.advance(used);
+                self.fields_mut().insert(name, value);
+                return Ok(());
+            }
         }
-        let mut entry = Entry::default();
-        prost::encoding::message::merge(wire_type, &mut entry, buf, ctx)?;
-        self.0.insert(entry.key, entry.value.0);
-        Ok(())
+        merge_object_field(self.fields_mut(), tag, wire_type, buf, ctx)
     }
 
     fn encoded_len(&self) -> usize {
-        object_fields_len(&self.0)
+        self.encoded().len()
+    }
+
+    fn clear(&mut self) {
+        self.fields_mut().clear();
+    }
+}
+
+// ---- encoding -------------------------------------------------------------
+
+thread_local! {
+    /// Where Structs are written before their bytes are copied out at their exact size: growing
+    /// a fresh buffer for each Struct, reallocation after reallocation, cost more than writing.
+    static SCRATCH: Cell<Vec<u8>> = const { Cell::new(Vec::new()) };
+}
+
+/// A scratch buffer larger than this is not kept for the next Struct: one unusually large
+/// object must not hold its memory for the life of the thread.
+const SCRATCH_KEPT: usize = 256 * 1024;
+
+/// The fields of a Struct, encoded.
+fn encode_object_fields(map: &Map<String, Value>) -> Box<[u8]> {
+    let mut writer = Writer {
+        out: SCRATCH.take(),
+    };
+    writer.out.clear();
+    writer.object(map);
+    let bytes = Box::from(writer.out.as_slice());
+    if writer.out.capacity() <= SCRATCH_KEPT {
+        SCRATCH.set(writer.out);
+    }
+    bytes
+}
+
+/// Encodes with a fresh [`Writer`]: for the decoding helpers below, which are messages only
+/// to be decoded by prost and are never encoded on the wire path.
+fn encoded(write: impl FnOnce(&mut Writer)) -> Box<[u8]> {
+    let mut writer = Writer::new();
+    write(&mut writer);
+    writer.finish()
+}
+
+/// The key byte of a field: every field here has a number below 16, so one byte.
+const fn key(tag: u32, wire_type: WireType) -> u8 {
+    ((tag << 3) | wire_type as u32) as u8
+}
+
+/// Writes Struct, Value and ListValue fields in one walk of the tree. Every nested message is
+/// preceded by its length, unknown until the message is written: each gets a one-byte
+/// placeholder, and the few of 128 bytes or more move their bytes up to make room for a longer
+/// varint when they close. That moves a large subtree once per large message around it
+/// (a memmove of bytes just written), where measuring first would walk the whole tree (a
+/// BTreeMap per object) a second time.
+struct Writer {
+    out: Vec<u8>,
+}
+
+impl Writer {
+    fn new() -> Self {
+        Writer { out: Vec::new() }
+    }
+
+    fn finish(self) -> Box<[u8]> {
+        self.out.into_boxed_slice()
+    }
+
+    /// The fields of a Struct: one map entry per member.
+    fn object(&mut self, map: &Map<String, Value>) {
+        for (name, value) in map {
+            self.out.push(key(STRUCT_FIELDS, WireType::LengthDelimited));
+            let entry = self.open();
+            self.entry(name, value);
+            self.close(entry);
+        }
+    }
+
+    /// The fields of one map entry.
+    fn entry(&mut self, name: &str, value: &Value) {
+        self.out.push(key(ENTRY_KEY, WireType::LengthDelimited));
+        self.varint(name.len());
+        self.out.extend_from_slice(name.as_bytes());
+        self.out.push(key(ENTRY_VALUE, WireType::LengthDelimited));
+        let inner = self.open();
+        self.value(value);
+        self.close(inner);
+    }
+
+    /// The fields of a ListValue.
+    fn list(&mut self, items: &[Value]) {
+        for item in items {
+            self.out.push(key(LIST_VALUES, WireType::LengthDelimited));
+            let inner = self.open();
+            self.value(item);
+            self.close(inner);
+        }
+    }
+
+    /// The fields of a Value.
+    fn value(&mut self, value: &Value) {
+        match value {
+            Value::Null => {
+                self.out.push(key(VALUE_NULL, WireType::Varint));
+                self.out.push(0);
+            }
+            Value::Bool(b) => {
+                self.out.push(key(VALUE_BOOL, WireType::Varint));
+                self.out.push(u8::from(*b));
+            }
+            Value::Number(n) => {
+                self.out.push(key(VALUE_NUMBER, WireType::SixtyFourBit));
+                let number = n.as_f64().unwrap_or(0.0);
+                self.out.extend_from_slice(&number.to_le_bytes());
+            }
+            Value::String(text) => {
+                self.out.push(key(VALUE_STRING, WireType::LengthDelimited));
+                self.varint(text.len());
+                self.out.extend_from_slice(text.as_bytes());
+            }
+            Value::Object(map) => {
+                self.out.push(key(VALUE_STRUCT, WireType::LengthDelimited));
+                let inner = self.open();
+                self.object(map);
+                self.close(inner);
+            }
+            Value::Array(items) => {
+                self.out.push(key(VALUE_LIST, WireType::LengthDelimited));
+                let list = self.open();
+                self.list(items);
+                self.close(list);
+            }
+        }
+    }
+
+    /// A length: most are below 128, one byte, without prost's loop through `BufMut`.
+    #[inline]
+    fn varint(&mut self, value: usize) {
+        if value < 0x80 {
+            self.out.push(value as u8);
+        } else {
+            encode_varint(value as u64, &mut self.out);
+        }
+    }
+
+    /// Starts a length-delimited message: a one-byte length placeholder. Returns where the
+    /// message's bytes start.
+    #[inline]
+    fn open(&mut self) -> usize {
+        self.out.push(0);
+        self.out.len()
+    }
+
+    /// Ends the message started at `start`, writing its length before it.
+    #[inline]
+    fn close(&mut self, start: usize) {
+        let len = self.out.len() - start;
+        if len < 0x80 {
+            self.out[start - 1] = len as u8;
+        } else {
+            self.widen(start, len);
+        }
+    }
+
+    /// Makes room for a length of two or more bytes before the `len` bytes at `start`.
+    #[cold]
+    fn widen(&mut self, start: usize, len: usize) {
+        let width = encoded_len_varint(len as u64);
+        self.out.resize(self.out.len() + width - 1, 0);
+        self.out.copy_within(start..start + len, start + width - 1);
+        let mut prefix = &mut self.out[start - 1..start - 1 + width];
+        encode_varint(len as u64, &mut prefix);
+    }
+}
+
+// ---- decoding -------------------------------------------------------------
+//
+// Two decoders. The direct one reads an entry of a Struct straight from the bytes, without
+// prost's per-message machinery (a `merge_loop` and a fresh `String` merged into for every key
+// and string); it handles well-formed input. Whatever it does not accept (malformed bytes,
+// groups, nesting near the recursion limit) is decoded again by prost through the message types
+// further down, as before, so values, errors and their messages stay exactly prost's.
+
+/// The direct decoder. It answers `None` for anything prost might refuse, and otherwise what
+/// prost would decode.
+mod direct {
+    use super::*;
+
+    /// The recursion budget prost leaves in the context it hands `Struct::merge_field`, at the
+    /// deepest place the protocol carries a Struct: a resource in a map of a State (request,
+    /// state, map entry, resource and Struct each take one of prost's 100 levels). The
+    /// context's count is private, so the direct decoder assumes this smallest one. Where more
+    /// is left (an `input`, a composite, a Struct decoded alone), it gives up a little early and
+    /// prost decodes the rest of that entry with the real budget: it never accepts a nesting
+    /// prost would refuse (`depth_limits_are_those_of_prosts_recursion_limit`).
+    const DEPTH: u32 = 96;
+
+    /// One entry of a Struct (its length, then its fields) from the start of `bytes`: the key,
+    /// the value and how many bytes it took.
+    pub(super) fn struct_entry(bytes: &[u8]) -> Option<(String, Value, usize)> {
+        let mut reader = Reader(bytes);
+        let entry = reader.delimited()?;
+        let (name, value) = self::entry(entry, DEPTH)?;
+        Some((name, value, bytes.len() - reader.0.len()))
+    }
+
+    // Each function below takes `depth`, the count of prost's `DecodeContext` when prost would
+    // call `merge_field` on the message being read, and checks it where prost does: before
+    // merging a nested message and before skipping an unknown field.
+
+    /// A Struct's fields.
+    fn object(bytes: &[u8], depth: u32) -> Option<Map<String, Value>> {
+        let mut reader = Reader(bytes);
+        let mut map = Map::new();
+        while !reader.0.is_empty() {
+            let (tag, wire_type) = reader.key()?;
+            if tag == STRUCT_FIELDS && wire_type == WireType::LengthDelimited {
+                let (name, value) = entry(reader.delimited()?, depth)?;
+                // Last wins for a repeated key, as in prost's map merge.
+                map.insert(name, value);
+            } else if tag == STRUCT_FIELDS {
+                return None;
+            } else {
+                reader.skip(wire_type, depth)?;
+            }
+        }
+        Some(map)
+    }
+
+    /// The fields of one map entry, merged as the message one level below `depth`.
+    fn entry(bytes: &[u8], depth: u32) -> Option<(String, Value)> {
+        let depth = depth.checked_sub(1)?;
+        let mut reader = Reader(bytes);
+        let mut name = "";
+        // A value field merges into the value so far: a second one without a kind keeps it.
+        let mut value = Value::Null;
+        while !reader.0.is_empty() {
+            match reader.key()? {
+                (ENTRY_KEY, WireType::LengthDelimited) => {
+                    name = std::str::from_utf8(reader.delimited()?).ok()?;
+                }
+                (ENTRY_VALUE, WireType::LengthDelimited) => {
+                    let inner = depth.checked_sub(1)?;
+                    merge_value(reader.delimited()?, inner, &mut value)?;
+                }
+                (ENTRY_KEY | ENTRY_VALUE, _) => return None,
+                (_, wire_type) => reader.skip(wire_type, depth)?,
+            }
+        }
+        Some((name.to_owned(), value))
+    }
+
+    /// A Value's fields, merged into `value`: each kind replaces what came before.
+    fn merge_value(bytes: &[u8], depth: u32, value: &mut Value) -> Option<()> {
+        let mut reader = Reader(bytes);
+        while !reader.0.is_empty() {
+            *value = match reader.key()? {
+                (VALUE_NULL, WireType::Varint) => {
+                    reader.varint()?;
+                    Value::Null
+                }
+                (VALUE_NUMBER, WireType::SixtyFourBit) => json_number(reader.double()?),
+                (VALUE_STRING, WireType::LengthDelimited) => {
+                    let text = std::str::from_utf8(reader.delimited()?).ok()?;
+                    Value::String(text.to_owned())
+                }
+                (VALUE_BOOL, WireType::Varint) => Value::Bool(reader.varint()? != 0),
+                (VALUE_STRUCT, WireType::LengthDelimited) => {
+                    let inner = depth.checked_sub(1)?;
+                    Value::Object(object(reader.delimited()?, inner)?)
+                }
+                (VALUE_LIST, WireType::LengthDelimited) => {
+                    let inner = depth.checked_sub(1)?;
+                    Value::Array(list(reader.delimited()?, inner)?)
+                }
+                (VALUE_NULL..=VALUE_LIST, _) => return None,
+                (_, wire_type) => {
+                    reader.skip(wire_type, depth)?;
+                    continue;
+                }
+            };
+        }
+        Some(())
+    }
+
+    /// A ListValue's fields.
+    fn list(bytes: &[u8], depth: u32) -> Option<Vec<Value>> {
+        let mut reader = Reader(bytes);
+        let mut items = Vec::new();
+        while !reader.0.is_empty() {
+            let (tag, wire_type) = reader.key()?;
+            if tag == LIST_VALUES && wire_type == WireType::LengthDelimited {
+                let inner = depth.checked_sub(1)?;
+                let mut item = Value::Null;
+                merge_value(reader.delimited()?, inner, &mut item)?;
+                items.push(item);
+            } else if tag == LIST_VALUES {
+                return None;
+            } else {
+                reader.skip(wire_type, depth)?;
+            }
+        }
+        Some(items)
+    }
+
+    /// The bytes not read yet.
+    struct Reader<'a>(&'a [u8]);
+
+    impl<'a> Reader<'a> {
+        /// A varint as prost reads it: up to ten bytes, the tenth at most 1. Inlined, as every
+        /// key and length goes through it and nearly all are one byte.
+        #[inline(always)]
+        fn varint(&mut self) -> Option<u64> {
+            match self.0.first() {
+                Some(&byte) if byte < 0x80 => {
+                    self.0 = &self.0[1..];
+                    Some(u64::from(byte))
+                }
+                _ => self.long_varint(),
+            }
+        }
+
+        #[cold]
+        fn long_varint(&mut self) -> Option<u64> {
+            let mut value = 0u64;
+            for (i, &byte) in self.0.iter().take(10).enumerate() {
+                if i == 9 && byte > 1 {
+                    return None;
+                }
+                value |= u64::from(byte & 0x7f) << (7 * i);
+                if byte < 0x80 {
+                    self.0 = &self.0[i + 1..];
+                    return Some(value);
+                }
+            }
+            None
+        }
+
+        /// A field's number and wire type, refused where prost's `decode_key` errs.
+        #[inline(always)]
+        fn key(&mut self) -> Option<(u32, WireType)> {
+            let key = u32::try_from(self.varint()?).ok()?;
+            let wire_type = WireType::try_from(u64::from(key & 0x07)).ok()?;
+            let tag = key >> 3;
+            (tag >= 1).then_some((tag, wire_type))
+        }
+
+        /// A length-delimited field's bytes.
+        #[inline(always)]
+        fn delimited(&mut self) -> Option<&'a [u8]> {
+            let len = usize::try_from(self.varint()?).ok()?;
+            if len > self.0.len() {
+                return None;
+            }
+            let (field, rest) = self.0.split_at(len);
+            self.0 = rest;
+            Some(field)
+        }
+
+        fn double(&mut self) -> Option<f64> {
+            let (bytes, rest) = self.0.split_first_chunk::<8>()?;
+            self.0 = rest;
+            Some(f64::from_le_bytes(*bytes))
+        }
+
+        /// Skips an unknown field as prost's `skip_field` does, which first checks the
+        /// recursion limit; groups are left to prost.
+        fn skip(&mut self, wire_type: WireType, depth: u32) -> Option<()> {
+            if depth == 0 {
+                return None;
+            }
+            let len = match wire_type {
+                WireType::Varint => return self.varint().map(drop),
+                WireType::SixtyFourBit => 8,
+                WireType::ThirtyTwoBit => 4,
+                WireType::LengthDelimited => return self.delimited().map(drop),
+                WireType::StartGroup | WireType::EndGroup => return None,
+            };
+            self.0 = self.0.get(len..)?;
+            Some(())
+        }
+    }
+}
+
+/// One field of a Struct merged by prost: what the direct decoder did not take.
+fn merge_object_field(
+    fields: &mut Map<String, Value>,
+    tag: u32,
+    wire_type: WireType,
+    buf: &mut impl Buf,
+    ctx: DecodeContext,
+) -> Result<(), DecodeError> {
+    if tag != STRUCT_FIELDS {
+        return skip_field(wire_type, tag, buf, ctx);
+    }
+    let mut entry = Entry::default();
+    prost::encoding::message::merge(wire_type, &mut entry, buf, ctx)?;
+    fields.insert(entry.key, entry.value.0);
+    Ok(())
+}
+
+/// A Struct decoded by prost alone: the direct decoder's depth budget is only valid at the
+/// top of a Struct field, so once prost decodes an entry, it decodes everything inside it.
+#[derive(Default, Debug)]
+struct JsonObject(Map<String, Value>);
+
+impl prost::Message for JsonObject {
+    fn encode_raw(&self, buf: &mut impl BufMut) {
+        buf.put_slice(&encoded(|w| w.object(&self.0)));
+    }
+
+    fn merge_field(
+        &mut self,
+        tag: u32,
+        wire_type: WireType,
+        buf: &mut impl Buf,
+        ctx: DecodeContext,
+    ) -> Result<(), DecodeError> {
+        merge_object_field(&mut self.0, tag, wire_type, buf, ctx)
+    }
+
+    fn encoded_len(&self) -> usize {
+        encoded(|w| w.object(&self.0)).len()
     }
 
     fn clear(&mut self) {
         self.0.clear();
     }
 }
-
-// ---- encoding -------------------------------------------------------------
-
-/// Encodes the fields of a Struct. Every nested object and list is preceded by
-/// its length, so the lengths are measured first, once, in the order the
-/// encoder meets them: measuring at each level instead would measure a value
-/// once per level above it.
-fn encode_object_fields(map: &Map<String, Value>, buf: &mut impl BufMut) {
-    let mut lengths = Lengths::default();
-    for value in map.values() {
-        lengths.measure(value);
-    }
-    let mut next = 0;
-    encode_object_measured(map, &lengths.0, &mut next, buf);
-}
-
-/// Encodes the fields of a `google.protobuf.Value` (not its own length prefix).
-fn encode_value_fields(value: &Value, buf: &mut impl BufMut) {
-    let mut lengths = Lengths::default();
-    lengths.measure(value);
-    let mut next = 0;
-    encode_value_measured(value, &lengths.0, &mut next, buf);
-}
-
-/// The fields lengths of the objects and lists inside a value, in pre-order.
-#[derive(Default)]
-struct Lengths(Vec<usize>);
-
-impl Lengths {
-    /// Records the lengths inside `value` and returns the length of its Value fields.
-    fn measure(&mut self, value: &Value) -> usize {
-        match value {
-            Value::Object(map) => {
-                let slot = self.reserve();
-                let inner = map
-                    .iter()
-                    .map(|(key, value)| {
-                        let entry = delimited_len(ENTRY_KEY, key.len())
-                            + delimited_len(ENTRY_VALUE, self.measure(value));
-                        delimited_len(STRUCT_FIELDS, entry)
-                    })
-                    .sum();
-                self.0[slot] = inner;
-                delimited_len(VALUE_STRUCT, inner)
-            }
-            Value::Array(items) => {
-                let slot = self.reserve();
-                let inner = items
-                    .iter()
-                    .map(|item| delimited_len(LIST_VALUES, self.measure(item)))
-                    .sum();
-                self.0[slot] = inner;
-                delimited_len(VALUE_LIST, inner)
-            }
-            scalar => value_len(scalar),
-        }
-    }
-
-    fn reserve(&mut self) -> usize {
-        self.0.push(0);
-        self.0.len() - 1
-    }
-}
-
-/// The length of a Value's fields, the next recorded length for an object or list.
-fn measured_len(value: &Value, lengths: &[usize], next: usize) -> usize {
-    match value {
-        Value::Object(_) => delimited_len(VALUE_STRUCT, lengths[next]),
-        Value::Array(_) => delimited_len(VALUE_LIST, lengths[next]),
-        scalar => value_len(scalar),
-    }
-}
-
-fn encode_object_measured(
-    map: &Map<String, Value>,
-    lengths: &[usize],
-    next: &mut usize,
-    buf: &mut impl BufMut,
-) {
-    for (key, value) in map {
-        let value_length = measured_len(value, lengths, *next);
-        let entry = delimited_len(ENTRY_KEY, key.len()) + delimited_len(ENTRY_VALUE, value_length);
-        encode_key(STRUCT_FIELDS, WireType::LengthDelimited, buf);
-        encode_varint(entry as u64, buf);
-        encode_key(ENTRY_KEY, WireType::LengthDelimited, buf);
-        encode_varint(key.len() as u64, buf);
-        buf.put_slice(key.as_bytes());
-        encode_key(ENTRY_VALUE, WireType::LengthDelimited, buf);
-        encode_varint(value_length as u64, buf);
-        encode_value_measured(value, lengths, next, buf);
-    }
-}
-
-fn encode_value_measured(
-    value: &Value,
-    lengths: &[usize],
-    next: &mut usize,
-    buf: &mut impl BufMut,
-) {
-    match value {
-        Value::Null => {
-            encode_key(VALUE_NULL, WireType::Varint, buf);
-            encode_varint(0, buf);
-        }
-        Value::Bool(b) => {
-            encode_key(VALUE_BOOL, WireType::Varint, buf);
-            encode_varint(u64::from(*b), buf);
-        }
-        Value::Number(n) => {
-            encode_key(VALUE_NUMBER, WireType::SixtyFourBit, buf);
-            buf.put_f64_le(n.as_f64().unwrap_or(0.0));
-        }
-        Value::String(s) => {
-            encode_key(VALUE_STRING, WireType::LengthDelimited, buf);
-            encode_varint(s.len() as u64, buf);
-            buf.put_slice(s.as_bytes());
-        }
-        Value::Object(map) => {
-            let inner = lengths[*next];
-            *next += 1;
-            encode_key(VALUE_STRUCT, WireType::LengthDelimited, buf);
-            encode_varint(inner as u64, buf);
-            encode_object_measured(map, lengths, next, buf);
-        }
-        Value::Array(items) => {
-            let inner = lengths[*next];
-            *next += 1;
-            encode_key(VALUE_LIST, WireType::LengthDelimited, buf);
-            encode_varint(inner as u64, buf);
-            for item in items {
-                encode_key(LIST_VALUES, WireType::LengthDelimited, buf);
-                encode_varint(measured_len(item, lengths, *next) as u64, buf);
-                encode_value_measured(item, lengths, next, buf);
-            }
-        }
-    }
-}
-
-fn object_fields_len(map: &Map<String, Value>) -> usize {
-    map.iter()
-        .map(|(key, value)| delimited_len(STRUCT_FIELDS, entry_len(key, value)))
-        .sum()
-}
-
-fn entry_len(key: &str, value: &Value) -> usize {
-    delimited_len(ENTRY_KEY, key.len()) + delimited_len(ENTRY_VALUE, value_len(value))
-}
-
-fn delimited_len(tag: u32, len: usize) -> usize {
-    key_len(tag) + encoded_len_varint(len as u64) + len
-}
-
-fn list_fields_len(items: &[Value]) -> usize {
-    items
-        .iter()
-        .map(|item| delimited_len(LIST_VALUES, value_len(item)))
-        .sum()
-}
-
-/// Length of the fields of a `google.protobuf.Value`.
-fn value_len(value: &Value) -> usize {
-    match value {
-        Value::Null => key_len(VALUE_NULL) + 1,
-        Value::Bool(_) => key_len(VALUE_BOOL) + 1,
-        Value::Number(_) => key_len(VALUE_NUMBER) + 8,
-        Value::String(s) => delimited_len(VALUE_STRING, s.len()),
-        Value::Object(map) => delimited_len(VALUE_STRUCT, object_fields_len(map)),
-        Value::Array(items) => delimited_len(VALUE_LIST, list_fields_len(items)),
-    }
-}
-
-// ---- decoding -------------------------------------------------------------
 
 /// One `map<string, Value>` entry of a Struct while it is decoded.
 #[derive(Default, Debug)]
@@ -266,10 +582,7 @@ struct Entry {
 
 impl prost::Message for Entry {
     fn encode_raw(&self, buf: &mut impl BufMut) {
-        prost::encoding::string::encode(ENTRY_KEY, &self.key, buf);
-        encode_key(ENTRY_VALUE, WireType::LengthDelimited, buf);
-        encode_varint(value_len(&self.value.0) as u64, buf);
-        encode_value_fields(&self.value.0, buf);
+        buf.put_slice(&encoded(|w| w.entry(&self.key, &self.value.0)));
     }
 
     fn merge_field(
@@ -287,7 +600,7 @@ impl prost::Message for Entry {
     }
 
     fn encoded_len(&self) -> usize {
-        entry_len(&self.key, &self.value.0)
+        encoded(|w| w.entry(&self.key, &self.value.0)).len()
     }
 
     fn clear(&mut self) {
@@ -301,7 +614,7 @@ struct JsonValue(Value);
 
 impl prost::Message for JsonValue {
     fn encode_raw(&self, buf: &mut impl BufMut) {
-        encode_value_fields(&self.0, buf);
+        buf.put_slice(&encoded(|w| w.value(&self.0)));
     }
 
     fn merge_field(
@@ -333,7 +646,7 @@ impl prost::Message for JsonValue {
                 self.0 = Value::Bool(flag);
             }
             VALUE_STRUCT => {
-                let mut object = Struct::default();
+                let mut object = JsonObject::default();
                 prost::encoding::message::merge(wire_type, &mut object, buf, ctx)?;
                 self.0 = Value::Object(object.0);
             }
@@ -348,7 +661,7 @@ impl prost::Message for JsonValue {
     }
 
     fn encoded_len(&self) -> usize {
-        value_len(&self.0)
+        encoded(|w| w.value(&self.0)).len()
     }
 
     fn clear(&mut self) {
@@ -362,11 +675,7 @@ struct JsonList(Vec<Value>);
 
 impl prost::Message for JsonList {
     fn encode_raw(&self, buf: &mut impl BufMut) {
-        for item in &self.0 {
-            encode_key(LIST_VALUES, WireType::LengthDelimited, buf);
-            encode_varint(value_len(item) as u64, buf);
-            encode_value_fields(item, buf);
-        }
+        buf.put_slice(&encoded(|w| w.list(&self.0)));
     }
 
     fn merge_field(
@@ -386,7 +695,7 @@ impl prost::Message for JsonList {
     }
 
     fn encoded_len(&self) -> usize {
-        list_fields_len(&self.0)
+        encoded(|w| w.list(&self.0)).len()
     }
 
     fn clear(&mut self) {
@@ -409,6 +718,7 @@ pub fn json_number(number: f64) -> Value {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use prost::encoding::encode_key;
     use prost::Message;
     use serde_json::json;
 
@@ -453,12 +763,322 @@ mod tests {
     }
 
     #[test]
+    fn long_messages_get_longer_length_prefixes_as_prost_types_writes_them() {
+        // Lengths of one, two and three varint bytes, at every level of nesting.
+        let value = json!({
+            "short": "x".repeat(127),
+            "two": "y".repeat(128),
+            "three": "z".repeat(20_000),
+            "list": [{"a": "b".repeat(300)}, ["c".repeat(16_384)], "d"],
+            "deep": {"e": {"f": {"g": "h".repeat(200)}}},
+            "k".repeat(150): null
+        });
+        let ours = Struct::from_value(value.clone()).encode_to_vec();
+        let theirs = prost_types::Struct::decode(ours.as_slice()).unwrap();
+        assert_eq!(theirs.encode_to_vec(), ours);
+        assert_eq!(Struct::from_value(value.clone()).encoded_len(), ours.len());
+        assert_eq!(round_trip(value.clone()), value);
+    }
+
+    #[test]
+    fn lengths_around_128_and_16384_bytes_match_prost_types() {
+        // Each of the entry, Value and Struct or ListValue lengths around a string crosses a
+        // varint boundary in turn, in an entry, in a list item and at both at once.
+        for boundary in [128, 16_384] {
+            for len in boundary - 12..boundary + 4 {
+                let text = "s".repeat(len);
+                let value = json!({
+                    "o": {"t": text},
+                    "l": [text],
+                    "n": [{"t": text}, [[text]]],
+                    "m": {"o": {"l": [{"t": text}]}}
+                });
+                let ours = Struct::from_value(value.clone()).encode_to_vec();
+                let theirs = prost_types::Struct::decode(ours.as_slice()).unwrap();
+                assert_eq!(theirs.encode_to_vec(), ours, "{len}");
+                assert_eq!(round_trip(value.clone()), value);
+            }
+        }
+    }
+
+    #[test]
+    fn a_change_forgets_the_encoding() {
+        let mut object = Struct::from_value(json!({"a": 1}));
+        let before = object.encode_to_vec();
+        assert_eq!(object.encoded_len(), before.len());
+        object.fields_mut().insert("b".into(), json!("two"));
+        let after = object.encode_to_vec();
+        assert_eq!(
+            after,
+            Struct::from_value(json!({"a": 1, "b": "two"})).encode_to_vec()
+        );
+        assert_eq!(object.encoded_len(), after.len());
+        object.clear();
+        assert_eq!(object.encoded_len(), 0);
+        // A copy and an equal Struct do not depend on what was encoded.
+        let encoded = Struct::from_value(json!({"c": [true]}));
+        encoded.encoded_len();
+        assert_eq!(encoded.clone(), Struct::from_value(json!({"c": [true]})));
+    }
+
+    /// What prost alone makes of `bytes` (the decoder before the direct one), and what
+    /// `Struct` makes of them.
+    fn both_decoders(bytes: &[u8]) -> (Result<Value, String>, Result<Value, String>) {
+        let prost = JsonObject::decode(bytes)
+            .map(|o| Value::Object(o.0))
+            .map_err(|e| e.to_string());
+        let ours = Struct::decode(bytes)
+            .map(Struct::into_value)
+            .map_err(|e| e.to_string());
+        (prost, ours)
+    }
+
+    /// A document with every kind of value, unknown fields and a repeated key, encoded.
+    fn sample() -> Vec<u8> {
+        let value = json!({
+            "a": null, "b": true, "c": 3, "d": -1.5, "e": "text", "f": {"g": [1, "x", {"h": []}]},
+            "long": "l".repeat(130), "": {"empty": {}}, "u": "\u{e9}t\u{e9}"
+        });
+        let mut bytes = Struct::from_value(value).encode_to_vec();
+        // Unknown fields of every wire type in the Struct, an entry and a Value; a repeated
+        // key (last wins); an entry whose value field comes twice, the second without a kind.
+        let mut entry = vec![0x0a, 0x01, b'c', 0x12, 0x02, 0x20, 0x01];
+        entry.extend([0x18, 0x05, 0x21, 1, 2, 3, 4, 5, 6, 7, 8, 0x2d, 1, 2, 3, 4]);
+        entry.extend([0x12, 0x03, 0x38, 0x96, 0x01]);
+        entry.extend([0x1a, 0x02, b'z', b'z']);
+        bytes.extend([0x0a, entry.len() as u8]);
+        bytes.extend(entry);
+        bytes.extend([0x10, 0x07, 0x1a, 0x01, b'q', 0x25, 0, 0, 0, 0]);
+        bytes
+    }
+
+    #[test]
+    fn the_direct_decoder_agrees_with_prost_on_well_formed_input() {
+        let bytes = sample();
+        let (prost, ours) = both_decoders(&bytes);
+        assert!(prost.is_ok(), "{prost:?}");
+        assert_eq!(ours, prost);
+        assert_eq!(ours.unwrap()["c"], json!(true));
+        // And the direct decoder, not prost, took every entry.
+        let mut rest = bytes.as_slice();
+        let mut entries = 0;
+        while let Some(&key) = rest.first() {
+            if key == 0x0a {
+                let (_, _, used) = direct::struct_entry(&rest[1..]).expect("a direct decoding");
+                rest = &rest[1 + used..];
+                entries += 1;
+            } else {
+                let mut unknown = &rest[1..];
+                let wire_type = WireType::try_from(u64::from(key & 7)).unwrap();
+                skip_field(
+                    wire_type,
+                    u32::from(key >> 3),
+                    &mut unknown,
+                    DecodeContext::default(),
+                )
+                .unwrap();
+                rest = unknown;
+            }
+        }
+        assert_eq!(entries, 10);
+    }
+
+    #[test]
+    fn the_direct_decoder_agrees_with_prost_on_damaged_input() {
+        // Every truncation, and every byte replaced by values that break varints, keys, wire
+        // types, lengths and UTF-8; then random damage to two or three bytes at once.
+        let bytes = sample();
+        let mut cases: Vec<Vec<u8>> = (0..bytes.len()).map(|n| bytes[..n].to_vec()).collect();
+        for i in 0..bytes.len() {
+            for replacement in [0x00, 0x01, 0x02, 0x07, 0x0b, 0x0c, 0x7f, 0x80, 0xc3, 0xff] {
+                let mut damaged = bytes.clone();
+                damaged[i] = replacement;
+                cases.push(damaged);
+            }
+            for delta in [1u8, 0xff] {
+                let mut damaged = bytes.clone();
+                damaged[i] = damaged[i].wrapping_add(delta);
+                cases.push(damaged);
+            }
+        }
+        let mut seed = 0x2545_f491_4f6c_dd1du64;
+        let mut random = move |n: usize| {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            (seed % n as u64) as usize
+        };
+        for _ in 0..20_000 {
+            let mut damaged = bytes.clone();
+            for _ in 0..2 + random(2) {
+                let i = random(damaged.len());
+                damaged[i] = random(256) as u8;
+            }
+            cases.push(damaged);
+        }
+        let mut errors = 0;
+        for case in &cases {
+            let (prost, ours) = both_decoders(case);
+            assert_eq!(ours, prost, "{case:02x?}");
+            errors += usize::from(prost.is_err());
+        }
+        // The damage reaches the error paths as well as the decoded values.
+        assert!(
+            errors > cases.len() / 10 && errors < cases.len() * 9 / 10,
+            "{errors}"
+        );
+    }
+
+    #[test]
     fn integral_doubles_become_integers_and_nan_becomes_null() {
         assert_eq!(json_number(3.0), json!(3));
         assert_eq!(json_number(-0.0), json!(-0.0));
         assert_eq!(json_number(0.5), json!(0.5));
         assert_eq!(json_number(f64::NAN), Value::Null);
         assert_eq!(json_number(1e300), json!(1e300));
+    }
+
+    /// `depth` objects or lists inside each other around `innermost`.
+    fn nested(depth: usize, list: bool, innermost: &Value) -> Value {
+        (0..depth).fold(innermost.clone(), |inner, _| {
+            if list {
+                Value::Array(vec![inner])
+            } else {
+                json!({ "k": inner })
+            }
+        })
+    }
+
+    /// The deepest nesting that still decodes at each place the protocol carries a Struct: the
+    /// decoder's depth limit, as prost's recursion limit (100 messages) set it, so that a
+    /// faster decoder accepts exactly the documents the original one did.
+    #[test]
+    fn depth_limits_are_those_of_prosts_recursion_limit() {
+        use crate::proto::v1::{Resource, Resources, RunFunctionRequest, Schema, State};
+        type Place = fn(Struct) -> Vec<u8>;
+        fn resource(s: Struct) -> Resource {
+            Resource {
+                resource: Some(s),
+                ..Resource::default()
+            }
+        }
+        let places: [(&str, Place); 6] = [
+            ("struct", |s| s.encode_to_vec()),
+            ("input", |s| {
+                RunFunctionRequest {
+                    input: Some(s),
+                    ..RunFunctionRequest::default()
+                }
+                .encode_to_vec()
+            }),
+            ("observed composite", |s| {
+                RunFunctionRequest {
+                    observed: Some(State {
+                        composite: Some(resource(s)),
+                        ..State::default()
+                    }),
+                    ..RunFunctionRequest::default()
+                }
+                .encode_to_vec()
+            }),
+            ("desired resource", |s| {
+                RunFunctionRequest {
+                    desired: Some(State {
+                        resources: [("r".to_string(), resource(s))].into(),
+                        ..State::default()
+                    }),
+                    ..RunFunctionRequest::default()
+                }
+                .encode_to_vec()
+            }),
+            ("required resource", |s| {
+                RunFunctionRequest {
+                    required_resources: [(
+                        "r".to_string(),
+                        Resources {
+                            items: vec![resource(s)],
+                        },
+                    )]
+                    .into(),
+                    ..RunFunctionRequest::default()
+                }
+                .encode_to_vec()
+            }),
+            ("required schema", |s| {
+                RunFunctionRequest {
+                    required_schemas: [(
+                        "s".to_string(),
+                        Schema {
+                            openapi_v3: Some(s),
+                        },
+                    )]
+                    .into(),
+                    ..RunFunctionRequest::default()
+                }
+                .encode_to_vec()
+            }),
+        ];
+        // Objects take three levels of prost's recursion each (Struct, entry, Value) and lists
+        // two (ListValue, Value): the innermost values shift the limit through every remainder.
+        let shapes = [
+            (false, json!(true)),
+            (false, json!([true])),
+            (false, json!([[true]])),
+            (true, json!(true)),
+            (true, json!({"k": true})),
+        ];
+        let mut deepest = Vec::new();
+        for (name, place) in places {
+            for (list, innermost) in &shapes {
+                let decodes = |depth: usize| {
+                    let document =
+                        Struct::from_value(json!({ "k": nested(depth, *list, innermost) }));
+                    let bytes = place(document);
+                    if name == "struct" {
+                        Struct::decode(bytes.as_slice()).is_ok()
+                    } else {
+                        RunFunctionRequest::decode(bytes.as_slice()).is_ok()
+                    }
+                };
+                let limit = (0..200).find(|&depth| !decodes(depth)).expect("a limit");
+                let kind = if *list { "lists" } else { "objects" };
+                deepest.push(format!("{name}: {kind} around {innermost} {}", limit - 1));
+            }
+        }
+        // Measured with prost's own decoding of every level (before the direct decoder).
+        let expected = [
+            "struct: objects around true 32",
+            "struct: objects around [true] 32",
+            "struct: objects around [[true]] 31",
+            "struct: lists around true 49",
+            "struct: lists around {\"k\":true} 47",
+            "input: objects around true 32",
+            "input: objects around [true] 31",
+            "input: objects around [[true]] 31",
+            "input: lists around true 48",
+            "input: lists around {\"k\":true} 47",
+            "observed composite: objects around true 31",
+            "observed composite: objects around [true] 31",
+            "observed composite: objects around [[true]] 30",
+            "observed composite: lists around true 47",
+            "observed composite: lists around {\"k\":true} 46",
+            "desired resource: objects around true 31",
+            "desired resource: objects around [true] 30",
+            "desired resource: objects around [[true]] 30",
+            "desired resource: lists around true 47",
+            "desired resource: lists around {\"k\":true} 45",
+            "required resource: objects around true 31",
+            "required resource: objects around [true] 30",
+            "required resource: objects around [[true]] 30",
+            "required resource: lists around true 47",
+            "required resource: lists around {\"k\":true} 45",
+            "required schema: objects around true 31",
+            "required schema: objects around [true] 31",
+            "required schema: objects around [[true]] 30",
+            "required schema: lists around true 47",
+            "required schema: lists around {\"k\":true} 46",
+        ];
+        assert_eq!(deepest, expected);
     }
 
     #[test]

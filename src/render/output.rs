@@ -17,6 +17,7 @@ use super::load::{object_at, resource_name, str_at, Object, ANNOTATION_RESOURCE_
 use super::pipeline::{Inputs, Outcome, StepResult};
 use super::{Error, Result};
 use crate::proto::v1::{Condition, Ready, Severity, State, Status};
+use crate::proto::Struct;
 use serde_json::{json, Map, Value};
 use std::collections::BTreeMap;
 
@@ -56,7 +57,7 @@ pub fn documents(inputs: &Inputs, outcome: &Outcome, options: &Options) -> Resul
             outcome
                 .context
                 .as_ref()
-                .map(|context| context_document(&context.0)),
+                .map(|context| context_document(context.fields())),
         );
     }
     Ok(documents)
@@ -71,7 +72,7 @@ pub fn composite(input: &Object, desired: &State, conditions: &[Condition]) -> O
         .composite
         .as_ref()
         .and_then(|c| c.resource.clone())
-        .map(|s| s.0)
+        .map(Struct::into_fields)
         .unwrap_or_default();
     xr.insert("apiVersion".into(), json!(str_at(input, &["apiVersion"])));
     xr.insert("kind".into(), json!(str_at(input, &["kind"])));
@@ -291,7 +292,11 @@ pub fn composed_resources(inputs: &Inputs, desired: &State) -> Result<Vec<Object
     let mut out = Vec::new();
     // `resources` is a BTreeMap: its order is Go's byte-wise string order.
     for (name, resource) in &desired.resources {
-        let mut object = resource.resource.clone().map(|s| s.0).unwrap_or_default();
+        let mut object = resource
+            .resource
+            .clone()
+            .map(Struct::into_fields)
+            .unwrap_or_default();
         if let Some(observed) = observed.get(name) {
             for field in ["namespace", "name", "generateName"] {
                 set_metadata_string(&mut object, field, str_at(observed, &["metadata", field]));
@@ -637,7 +642,7 @@ mod tests {
         }));
         let desired = State {
             composite: Some(Resource {
-                resource: Some(Struct(desired_xr)),
+                resource: Some(Struct::from(desired_xr)),
                 ..Default::default()
             }),
             ..Default::default()

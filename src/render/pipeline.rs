@@ -166,7 +166,7 @@ async fn run_steps(inputs: &Inputs, timeout: Duration) -> Result<Outcome> {
     let observed = observed_state(inputs);
     // The pipeline starts with an empty desired state and the user's context.
     let mut desired = Some(State::default());
-    let mut context = Some(Struct(inputs.context.clone()));
+    let mut context = Some(Struct::from(inputs.context.clone()));
     let mut outcome = Outcome::default();
     for step in &inputs.composition.steps {
         let request = step_request(step, &observed, desired, context, &pool)?;
@@ -221,7 +221,7 @@ fn observed_state(inputs: &Inputs) -> State {
 
 fn resource(object: Object) -> Resource {
     Resource {
-        resource: Some(Struct(object)),
+        resource: Some(Struct::from(object)),
         ..Default::default()
     }
 }
@@ -236,7 +236,7 @@ fn step_request(
 ) -> Result<RunFunctionRequest> {
     let input = match &step.input {
         None => None,
-        Some(Value::Object(input)) => Some(Struct(input.clone())),
+        Some(Value::Object(input)) => Some(Struct::from(input.clone())),
         Some(_) => {
             let msg = "the input is not an object";
             return Err(Error::new(msg).wrap(format!(
@@ -755,7 +755,7 @@ mod tests {
     #[test]
     fn the_tag_is_a_hash_of_the_request() {
         let request = RunFunctionRequest {
-            input: Some(Struct(object(json!({"a": 1})))),
+            input: Some(Struct::from(object(json!({"a": 1})))),
             ..Default::default()
         };
         let first = with_meta(request.clone()).meta.unwrap();

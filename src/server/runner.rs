@@ -68,7 +68,8 @@ fn is_small(request: &RunFunctionRequest) -> bool {
         .as_ref()
         .and_then(|c| c.resource.as_ref())
         .and_then(|r| {
-            r.0.get("spec")?
+            r.fields()
+                .get("spec")?
                 .get("repositories")?
                 .as_array()
                 .map(Vec::len)
