@@ -7,8 +7,10 @@ use crate::keys::{key_label_value, KEY_LABEL};
 use crate::path::FieldPath;
 use crate::plan::{Planned, Setting};
 use crate::problems::{quoted, suggestion, Category, Findings};
+use crate::proto::{ObjectWriter, Struct};
 use crate::schema;
 use serde_json::{json, Map, Value};
+use std::borrow::Cow;
 
 pub const EXTERNAL_NAME: &str = "crossplane.io/external-name";
 pub const PAUSED: &str = "crossplane.io/paused";
@@ -33,7 +35,11 @@ impl<'a> Composer<'a> {
     }
 
     /// The managed resource for one planned repository; problems go to `findings`.
-    pub fn compose(&mut self, p: &Planned, findings: &mut Findings) -> Value {
+    ///
+    /// Checked first, then written straight into its wire encoding: the response only needs
+    /// the bytes, and a JSON tree built here would be walked once to encode it and once more
+    /// to drop it. Members are written in key order, as the equivalent `Map` would encode.
+    pub fn compose(&mut self, p: &Planned, findings: &mut Findings) -> Struct {
         let for_provider_path = p.entry.at_field("forProvider");
         let for_provider = for_provider(
             p,
@@ -43,37 +49,15 @@ impl<'a> Composer<'a> {
             findings,
         );
         check_for_provider(p, &for_provider, findings);
-        let spec = self.spec(p, for_provider, findings);
-        // Built field by field rather than with `json!`, which would copy `spec` through serde.
-        let mut resource = Map::new();
-        resource.insert(
-            "apiVersion".into(),
-            Value::from(p.kind.api_version.as_str()),
-        );
-        resource.insert("kind".into(), Value::from(p.kind.kind.as_str()));
-        resource.insert("metadata".into(), metadata(p));
-        resource.insert("spec".into(), spec);
-        Value::Object(resource)
-    }
-
-    fn spec(&mut self, p: &Planned, for_provider: Fields, findings: &mut Findings) -> Value {
-        let mut spec = Map::new();
-        spec.insert("forProvider".into(), Value::Object(for_provider.into_map()));
         if let Some(reference) = &p.provider_config_ref {
             self.check_provider_config_ref(p, reference, findings);
-            spec.insert(
-                "providerConfigRef".into(),
-                Value::Object(reference.value.clone()),
-            );
         }
-        if let Some(policy) = p.deletion_policy {
-            spec.insert("deletionPolicy".into(), Value::from(policy.as_str()));
-        }
-        if let Some(policies) = &p.management_policies {
-            let policies = policies.iter().cloned().map(Value::String).collect();
-            spec.insert("managementPolicies".into(), Value::Array(policies));
-        }
-        Value::Object(spec)
+        Struct::write(|resource| {
+            resource.string("apiVersion", &p.kind.api_version);
+            resource.string("kind", &p.kind.kind);
+            resource.object("metadata", |metadata| write_metadata(p, metadata));
+            resource.object("spec", |spec| write_spec(p, &for_provider, spec));
+        })
     }
 
     fn check_provider_config_ref(
@@ -103,23 +87,42 @@ impl<'a> Composer<'a> {
     }
 }
 
-fn metadata(p: &Planned) -> Value {
-    let mut annotations = Map::new();
-    annotations.insert(EXTERNAL_NAME.into(), Value::String(p.key.clone()));
-    if p.entry.paused {
-        annotations.insert(PAUSED.into(), Value::from("true"));
+/// `metadata`: annotations, then labels.
+fn write_metadata(p: &Planned, metadata: &mut ObjectWriter) {
+    metadata.object("annotations", |annotations| {
+        annotations.string(EXTERNAL_NAME, &p.key);
+        if p.entry.paused {
+            annotations.string(PAUSED, "true");
+        }
+    });
+    metadata.object("labels", |labels| {
+        labels.string(KEY_LABEL, &key_label_value(&p.key));
+    });
+}
+
+/// `spec`, its members in key order: deletionPolicy, forProvider, managementPolicies,
+/// providerConfigRef.
+fn write_spec(p: &Planned, for_provider: &Fields, spec: &mut ObjectWriter) {
+    if let Some(policy) = p.deletion_policy {
+        spec.string("deletionPolicy", policy.as_str());
     }
-    let mut labels = Map::new();
-    labels.insert(KEY_LABEL.into(), Value::String(key_label_value(&p.key)));
-    let mut metadata = Map::new();
-    metadata.insert("annotations".into(), Value::Object(annotations));
-    metadata.insert("labels".into(), Value::Object(labels));
-    Value::Object(metadata)
+    spec.object("forProvider", |fields| {
+        for (name, field) in for_provider.iter() {
+            fields.value(name, &field.value);
+        }
+    });
+    if let Some(policies) = &p.management_policies {
+        spec.strings("managementPolicies", policies.iter().map(String::as_str));
+    }
+    if let Some(reference) = &p.provider_config_ref {
+        spec.map("providerConfigRef", reference.value);
+    }
 }
 
 /// A `forProvider` field with the path of the claim field it came from.
+/// Fields given in the claim are borrowed from it, not copied.
 struct Sourced<'p> {
-    value: Value,
+    value: Cow<'p, Value>,
     path: FieldPath<'p>,
 }
 
@@ -154,13 +157,6 @@ impl<'p> Fields<'p> {
     fn iter(&self) -> impl Iterator<Item = &(&'p str, Sourced<'p>)> {
         self.0.iter()
     }
-
-    fn into_map(self) -> Map<String, Value> {
-        self.0
-            .into_iter()
-            .map(|(name, field)| (name.to_owned(), field.value))
-            .collect()
-    }
 }
 
 /// The entry's `forProvider` plus its typed fields. `for_provider_path` is
@@ -193,13 +189,14 @@ fn for_provider<'p>(
         fields.insert(
             name,
             Sourced {
-                value: value.clone(),
+                value: Cow::Borrowed(value),
                 path,
             },
         );
     }
     let mut typed = |field: &'static str, value: Option<Value>, path: FieldPath<'p>| {
         if let Some(value) = value {
+            let value = Cow::Owned(value);
             merge_typed(p, &mut fields, field, Sourced { value, path }, findings);
         }
     };

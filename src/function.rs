@@ -93,7 +93,7 @@ fn run(request: &RunFunctionRequest, findings: &mut Findings) -> RunFunctionResp
     // Render and check every resource; any problem fails the whole call and
     // leaves the desired state as it came in, so nothing is ever dropped.
     let mut composer = Composer::new(&input, spec.project_key);
-    let resources: Vec<Value> = planned
+    let resources: Vec<Struct> = planned
         .iter()
         .map(|p| composer.compose(p, findings))
         .collect();
@@ -119,7 +119,7 @@ fn run(request: &RunFunctionRequest, findings: &mut Findings) -> RunFunctionResp
             insert_desired(
                 desired,
                 name,
-                resource.clone(),
+                Struct::from_value(resource.clone()),
                 observed_resource(request, name),
             );
         }
@@ -149,11 +149,11 @@ fn run(request: &RunFunctionRequest, findings: &mut Findings) -> RunFunctionResp
     response
 }
 
-fn insert_desired(desired: &mut State, name: &str, resource: Value, live: Option<&Object>) {
+fn insert_desired(desired: &mut State, name: &str, resource: Struct, live: Option<&Object>) {
     desired.resources.insert(
         name.to_owned(),
         Resource {
-            resource: Some(Struct::from_value(resource)),
+            resource: Some(resource),
             ready: status::readiness(live) as i32,
             ..Resource::default()
         },

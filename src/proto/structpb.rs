@@ -36,11 +36,20 @@ use std::sync::OnceLock;
 /// it. (The alternative, a hand-written encoder for the whole response, would measure once too
 /// but would have to follow every change of the protocol by hand.) The bytes live as long as
 /// the Struct: a response is dropped as soon as it is written.
+///
+/// A Struct can also be written straight as bytes ([`Struct::write`]): the core writes each
+/// composed resource that way, since the response only needs its bytes. Its JSON object is then
+/// decoded from those bytes on first read ([`Struct::fields`], equality, `Debug`), so render,
+/// Wasm and the tests keep reading it as JSON. Bytes that [`Writer`] wrote always decode; were
+/// they ever not to, the object holds the fields decoded before the fault (never a panic).
 #[derive(Default)]
 pub struct Struct {
-    fields: Map<String, Value>,
-    /// The encoded fields, once something asked for them; `OnceLock` because a message must be
-    /// `Sync`.
+    /// The object, when it was given as JSON, changed, or decoded to be changed.
+    fields: Option<Map<String, Value>>,
+    /// The object decoded from `encoded` on first read, when `fields` is `None`.
+    decoded: OnceLock<Map<String, Value>>,
+    /// The encoded fields, once something asked for them or when written directly; `OnceLock`
+    /// because a message must be `Sync`. `fields`, or else these bytes, are the object.
     encoded: OnceLock<Box<[u8]>>,
 }
 
@@ -53,60 +62,104 @@ impl Struct {
         }
     }
 
+    /// A Struct written field by field, in key order, straight into its encoding.
+    pub fn write(write: impl FnOnce(&mut ObjectWriter<'_>)) -> Struct {
+        let mut writer = Writer {
+            out: SCRATCH.take(),
+        };
+        writer.out.clear();
+        write(&mut ObjectWriter::new(&mut writer));
+        Struct {
+            fields: None,
+            decoded: OnceLock::new(),
+            encoded: OnceLock::from(writer.take_bytes()),
+        }
+    }
+
     /// The object as a JSON value.
     pub fn into_value(self) -> Value {
-        Value::Object(self.fields)
+        Value::Object(self.into_fields())
     }
 
     /// The object.
     pub fn fields(&self) -> &Map<String, Value> {
-        &self.fields
+        match &self.fields {
+            Some(fields) => fields,
+            None => self.decoded.get_or_init(|| self.decode_written()),
+        }
     }
 
     /// The object, to change; forgets its encoding.
     pub fn fields_mut(&mut self) -> &mut Map<String, Value> {
+        let fields = match self.fields.take() {
+            Some(fields) => fields,
+            None => self.decoded.take().unwrap_or_else(|| self.decode_written()),
+        };
         self.encoded = OnceLock::new();
-        &mut self.fields
+        self.fields.insert(fields)
     }
 
     /// The object, taken out.
-    pub fn into_fields(self) -> Map<String, Value> {
-        self.fields
+    pub fn into_fields(mut self) -> Map<String, Value> {
+        match self.fields.take() {
+            Some(fields) => fields,
+            None => self.decoded.take().unwrap_or_else(|| self.decode_written()),
+        }
+    }
+
+    /// The object decoded from the bytes it was written as.
+    fn decode_written(&self) -> Map<String, Value> {
+        let Some(bytes) = self.encoded.get() else {
+            return Map::new();
+        };
+        let mut object = Struct::from(Map::new());
+        // Only bytes our Writer wrote get here, and they decode; see the type's docs.
+        let _ = prost::Message::merge(&mut object, &bytes[..]);
+        object.into_fields()
     }
 
     /// The encoded fields, encoded on first use.
     fn encoded(&self) -> &[u8] {
         self.encoded
-            .get_or_init(|| encode_object_fields(&self.fields))
+            .get_or_init(|| encode_object_fields(self.fields()))
     }
 }
 
 impl From<Map<String, Value>> for Struct {
     fn from(fields: Map<String, Value>) -> Self {
         Struct {
-            fields,
+            fields: Some(fields),
+            decoded: OnceLock::new(),
             encoded: OnceLock::new(),
         }
     }
 }
 
-/// A copy is usually made to be changed: it starts without the encoding.
+/// A copy is usually made to be changed: it starts without the encoding, unless the encoding
+/// is all there is (then copying the bytes is cheaper than decoding them).
 impl Clone for Struct {
     fn clone(&self) -> Self {
-        Struct::from(self.fields.clone())
+        match (&self.fields, self.encoded.get()) {
+            (None, Some(bytes)) => Struct {
+                fields: None,
+                decoded: OnceLock::new(),
+                encoded: OnceLock::from(bytes.clone()),
+            },
+            _ => Struct::from(self.fields().clone()),
+        }
     }
 }
 
 /// Equal objects are equal Structs, encoded or not.
 impl PartialEq for Struct {
     fn eq(&self, other: &Self) -> bool {
-        self.fields == other.fields
+        self.fields() == other.fields()
     }
 }
 
 impl fmt::Debug for Struct {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_tuple("Struct").field(&self.fields).finish()
+        f.debug_tuple("Struct").field(self.fields()).finish()
     }
 }
 
@@ -149,7 +202,7 @@ impl prost::Message for Struct {
     }
 
     fn clear(&mut self) {
-        self.fields_mut().clear();
+        *self = Struct::from(Map::new());
     }
 }
 
@@ -172,11 +225,7 @@ fn encode_object_fields(map: &Map<String, Value>) -> Box<[u8]> {
     };
     writer.out.clear();
     writer.object(map);
-    let bytes = Box::from(writer.out.as_slice());
-    if writer.out.capacity() <= SCRATCH_KEPT {
-        SCRATCH.set(writer.out);
-    }
-    bytes
+    writer.take_bytes()
 }
 
 /// Encodes with a fresh [`Writer`]: for the decoding helpers below, which are messages only
@@ -209,6 +258,16 @@ impl Writer {
 
     fn finish(self) -> Box<[u8]> {
         self.out.into_boxed_slice()
+    }
+
+    /// The bytes written into the scratch buffer, copied out at their exact size; the buffer
+    /// goes back for the next Struct.
+    fn take_bytes(self) -> Box<[u8]> {
+        let bytes = Box::from(self.out.as_slice());
+        if self.out.capacity() <= SCRATCH_KEPT {
+            SCRATCH.set(self.out);
+        }
+        bytes
     }
 
     /// The fields of a Struct: one map entry per member.
@@ -258,11 +317,7 @@ impl Writer {
                 let number = n.as_f64().unwrap_or(0.0);
                 self.out.extend_from_slice(&number.to_le_bytes());
             }
-            Value::String(text) => {
-                self.out.push(key(VALUE_STRING, WireType::LengthDelimited));
-                self.varint(text.len());
-                self.out.extend_from_slice(text.as_bytes());
-            }
+            Value::String(text) => self.string(text),
             Value::Object(map) => {
                 self.out.push(key(VALUE_STRUCT, WireType::LengthDelimited));
                 let inner = self.open();
@@ -276,6 +331,35 @@ impl Writer {
                 self.close(list);
             }
         }
+    }
+
+    /// The fields of a string Value.
+    fn string(&mut self, text: &str) {
+        self.out.push(key(VALUE_STRING, WireType::LengthDelimited));
+        self.varint(text.len());
+        self.out.extend_from_slice(text.as_bytes());
+    }
+
+    /// A map entry whose value's fields `value` writes.
+    fn entry_with(&mut self, name: &str, value: impl FnOnce(&mut Writer)) {
+        self.out.push(key(STRUCT_FIELDS, WireType::LengthDelimited));
+        let entry = self.open();
+        self.out.push(key(ENTRY_KEY, WireType::LengthDelimited));
+        self.varint(name.len());
+        self.out.extend_from_slice(name.as_bytes());
+        self.out.push(key(ENTRY_VALUE, WireType::LengthDelimited));
+        let inner = self.open();
+        value(self);
+        self.close(inner);
+        self.close(entry);
+    }
+
+    /// A Value holding a message (Struct or ListValue) whose fields `fields` writes.
+    fn message_value(&mut self, tag: u32, fields: impl FnOnce(&mut Writer)) {
+        self.out.push(key(tag, WireType::LengthDelimited));
+        let inner = self.open();
+        fields(self);
+        self.close(inner);
     }
 
     /// A length: most are below 128, one byte, without prost's loop through `BufMut`.
@@ -315,6 +399,74 @@ impl Writer {
         self.out.copy_within(start..start + len, start + width - 1);
         let mut prefix = &mut self.out[start - 1..start - 1 + width];
         encode_varint(len as u64, &mut prefix);
+    }
+}
+
+/// Writes a Struct's members straight into its encoding, in key order: the bytes are those of
+/// the equivalent `Map` (a BTreeMap, so keys in byte order), which a debug build checks.
+pub struct ObjectWriter<'w> {
+    writer: &'w mut Writer,
+    /// The last key written, to check the order.
+    #[cfg(debug_assertions)]
+    last: Option<String>,
+}
+
+impl<'w> ObjectWriter<'w> {
+    fn new(writer: &'w mut Writer) -> Self {
+        ObjectWriter {
+            writer,
+            #[cfg(debug_assertions)]
+            last: None,
+        }
+    }
+
+    /// Writes the member `name`, whose Value's fields `value` writes.
+    fn member(&mut self, name: &str, value: impl FnOnce(&mut Writer)) {
+        #[cfg(debug_assertions)]
+        {
+            debug_assert!(
+                self.last.as_deref().is_none_or(|last| last < name),
+                "members out of order: {:?} then {name:?}",
+                self.last
+            );
+            self.last = Some(name.to_owned());
+        }
+        self.writer.entry_with(name, value);
+    }
+
+    pub fn string(&mut self, name: &str, text: &str) {
+        self.member(name, |w| w.string(text));
+    }
+
+    /// A JSON value as it is, such as one taken from the request.
+    pub fn value(&mut self, name: &str, value: &Value) {
+        self.member(name, |w| w.value(value));
+    }
+
+    /// A JSON object as it is.
+    pub fn map(&mut self, name: &str, map: &Map<String, Value>) {
+        self.member(name, |w| w.message_value(VALUE_STRUCT, |w| w.object(map)));
+    }
+
+    /// A nested object, written member by member in key order.
+    pub fn object(&mut self, name: &str, write: impl FnOnce(&mut ObjectWriter<'_>)) {
+        self.member(name, |w| {
+            w.message_value(VALUE_STRUCT, |w| write(&mut ObjectWriter::new(w)))
+        });
+    }
+
+    /// A list of strings.
+    pub fn strings<'s>(&mut self, name: &str, items: impl IntoIterator<Item = &'s str>) {
+        self.member(name, |w| {
+            w.message_value(VALUE_LIST, |w| {
+                for item in items {
+                    w.out.push(key(LIST_VALUES, WireType::LengthDelimited));
+                    let inner = w.open();
+                    w.string(item);
+                    w.close(inner);
+                }
+            })
+        });
     }
 }
 
@@ -799,6 +951,71 @@ mod tests {
                 assert_eq!(round_trip(value.clone()), value);
             }
         }
+    }
+
+    /// What `Struct::write` gives for the members of `sample_members`.
+    fn written() -> Struct {
+        let long = "x".repeat(200);
+        Struct::write(|o| {
+            o.string("a", "text");
+            o.object("b", |b| {
+                b.string("long", &long);
+                b.object("nested", |n| n.string("k", "v"));
+            });
+            o.map("c", &Map::from_iter([("z".to_owned(), json!([1.5, null]))]));
+            o.strings("d", ["one", "two"]);
+            o.value("e", &json!({"x": [true, {"y": -3}], "w": false}));
+        })
+    }
+
+    fn sample_members() -> Value {
+        json!({
+            "a": "text",
+            "b": {"long": "x".repeat(200), "nested": {"k": "v"}},
+            "c": {"z": [1.5, null]},
+            "d": ["one", "two"],
+            "e": {"x": [true, {"y": -3}], "w": false},
+        })
+    }
+
+    #[test]
+    fn a_written_struct_encodes_as_its_json_would() {
+        let json = Struct::from_value(sample_members());
+        assert_eq!(written().encode_to_vec(), json.encode_to_vec());
+        assert_eq!(written().encoded_len(), json.encoded_len());
+    }
+
+    #[test]
+    fn a_written_struct_reads_as_json() {
+        assert_eq!(
+            written().fields(),
+            &sample_members().as_object().cloned().unwrap()
+        );
+        assert_eq!(written(), Struct::from_value(sample_members()));
+        assert_eq!(written().clone().into_value(), sample_members());
+        assert_eq!(
+            format!("{:?}", written()),
+            format!("{:?}", Struct::from_value(sample_members()))
+        );
+        // Changed, it is encoded again from the changed object.
+        let mut changed = written();
+        changed.fields_mut().insert("f".into(), json!(1));
+        let mut expected = sample_members();
+        expected["f"] = json!(1);
+        assert_eq!(
+            changed.encode_to_vec(),
+            Struct::from_value(expected).encode_to_vec()
+        );
+    }
+
+    #[test]
+    #[cfg(debug_assertions)]
+    #[should_panic(expected = "members out of order")]
+    fn members_out_of_order_are_a_bug() {
+        Struct::write(|o| {
+            o.string("b", "");
+            o.string("a", "");
+        });
     }
 
     #[test]
