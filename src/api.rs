@@ -451,7 +451,7 @@ mod tests {
         assert_readers_match(
             &schema,
             || {
-                read_input(Some(&input), &mut findings);
+                read_input(input.as_object(), &mut findings);
             },
             &["input", "input.defaults", "input.naming"],
         );

@@ -38,11 +38,7 @@ pub fn run_function_with_findings(request: &RunFunctionRequest) -> (RunFunctionR
 
 fn run(request: &RunFunctionRequest, findings: &mut Findings) -> RunFunctionResponse {
     // Read the input first: it sets the TTL even of a failed call.
-    let input_value = request
-        .input
-        .as_ref()
-        .map(|s| Value::Object(s.fields().clone()));
-    let input = read_input(input_value.as_ref(), findings);
+    let input = read_input(request.input.as_ref().map(Struct::fields), findings);
     let mut response = start_response(request, &input);
 
     let Some(composite) = observed_composite(request) else {

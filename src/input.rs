@@ -68,18 +68,16 @@ impl Default for Input {
 }
 
 /// Reads the input; problems go to `findings` and the defaults stand in for bad fields.
-pub fn read_input(value: Option<&Value>, findings: &mut Findings) -> Input {
+pub fn read_input(object: Option<&Map<String, Value>>, findings: &mut Findings) -> Input {
     let mut input = Input::default();
-    let Some(value) = value else { return input };
-    let Some(mut reader) = ObjectReader::new(
-        value,
+    let Some(object) = object else { return input };
+    let mut reader = ObjectReader::of_object(
+        object,
         FieldPath::Root("input"),
         None,
         Category::InvalidInput,
         findings,
-    ) else {
-        return input;
-    };
+    );
     check_type_meta(&mut reader);
     reader.value("metadata");
     if let Some(api) = reader.string("providerApi") {
@@ -267,7 +265,7 @@ mod tests {
             "providerApi": "clustr", "ttl": "soon", "deletionProtecton": false,
             "defaults": {"deletionPolicy": "Keep"}
         });
-        read_input(Some(&input), &mut findings);
+        read_input(input.as_object(), &mut findings);
         let paths: Vec<&str> = findings.problems.iter().map(|p| p.path.as_str()).collect();
         assert_eq!(
             paths,

@@ -88,17 +88,7 @@ impl<'a, 'f> ObjectReader<'a, 'f> {
         findings: &'f mut Findings,
     ) -> Option<Self> {
         match value.as_object() {
-            Some(object) => Some(ObjectReader {
-                object,
-                names: NameFilter::of(object),
-                fields_read: 0,
-                path,
-                entry,
-                category,
-                known: Known::default(),
-                ignored: &[],
-                findings,
-            }),
+            Some(object) => Some(Self::of_object(object, path, entry, category, findings)),
             None => {
                 findings.problem(
                     category,
@@ -109,6 +99,28 @@ impl<'a, 'f> ObjectReader<'a, 'f> {
                 );
                 None
             }
+        }
+    }
+
+    /// Starts reading an object the protocol already guarantees is one (a
+    /// `google.protobuf.Struct`), without wrapping it in a `Value` first.
+    pub fn of_object(
+        object: &'a Map<String, Value>,
+        path: FieldPath<'f>,
+        entry: Option<usize>,
+        category: Category,
+        findings: &'f mut Findings,
+    ) -> Self {
+        ObjectReader {
+            object,
+            names: NameFilter::of(object),
+            fields_read: 0,
+            path,
+            entry,
+            category,
+            known: Known::default(),
+            ignored: &[],
+            findings,
         }
     }
 
