@@ -6,9 +6,12 @@
 
 mod support;
 
-use function_artifactory::proto::v1::{Capability, Resources, RunFunctionRequest, Severity};
+use function_artifactory::proto::v1::{
+    Capability, Resources, RunFunctionRequest, RunFunctionResponse, Severity,
+};
 use function_artifactory::run_function;
 use proptest::prelude::*;
+use proptest::test_runner::TestCaseError;
 use prost::Message;
 use serde_json::{json, Value};
 use support::requests::{composite, crds, live, namespaced_composite, request, resource};
@@ -290,6 +293,58 @@ fn folder_of(api_version: &str) -> &'static str {
     }
 }
 
+/// The guarantees of every call: tag and context kept, other steps' resources passed through,
+/// and either one fatal result with the desired state untouched (true) or none (false).
+fn fatal_untouched_or_rendered(
+    request: &RunFunctionRequest,
+    response: &RunFunctionResponse,
+) -> Result<bool, TestCaseError> {
+    prop_assert_eq!(response.meta.as_ref().unwrap().tag.as_str(), "test-tag");
+    prop_assert_eq!(&response.context, &request.context);
+    let desired = response.desired.as_ref().unwrap();
+    prop_assert_eq!(
+        &desired.resources["from-earlier-step"],
+        &request.desired.as_ref().unwrap().resources["from-earlier-step"]
+    );
+    let fatal = response
+        .results
+        .iter()
+        .filter(|r| r.severity == Severity::Fatal as i32)
+        .count();
+    if fatal > 0 {
+        prop_assert_eq!(fatal, 1);
+        prop_assert_eq!(&response.desired, &request.desired);
+    }
+    Ok(fatal > 0)
+}
+
+/// A rendered resource validates against its provider CRD (schema and CEL), where the CRDs are present.
+fn valid_against_the_crds(name: &str, object: &Value) -> Result<(), TestCaseError> {
+    let folder = folder_of(object["apiVersion"].as_str().unwrap_or_default());
+    if let Some(crds) = crds(folder) {
+        let violations = crds.validate(object);
+        prop_assert!(
+            violations.is_empty(),
+            "{}: {:?}\n{}",
+            name,
+            violations,
+            object
+        );
+    }
+    Ok(())
+}
+
+/// The same request, after a wire round trip, gives the same bytes.
+fn same_bytes_after_a_round_trip(
+    request: &RunFunctionRequest,
+    response: &RunFunctionResponse,
+) -> Result<(), TestCaseError> {
+    let again =
+        run_function(&RunFunctionRequest::decode(request.encode_to_vec().as_slice()).unwrap());
+    prop_assert_eq!(again.encode_to_vec(), response.encode_to_vec());
+    Ok(())
+}
+
 proptest! {
     #![proptest_config(ProptestConfig { cases: 256, .. ProptestConfig::default() })]
 
@@ -302,27 +357,15 @@ proptest! {
     ) {
         let request = build(spec, namespaced, input, observed);
         let response = run_function(&request);
-        prop_assert_eq!(response.meta.as_ref().unwrap().tag.as_str(), "test-tag");
-        prop_assert_eq!(&response.context, &request.context);
         let desired = response.desired.as_ref().unwrap();
-        prop_assert_eq!(&desired.resources["from-earlier-step"], &request.desired.as_ref().unwrap().resources["from-earlier-step"]);
-        let fatal = response.results.iter().filter(|r| r.severity == Severity::Fatal as i32).count();
-        if fatal > 0 {
-            prop_assert_eq!(fatal, 1);
-            prop_assert_eq!(&response.desired, &request.desired);
-        } else {
+        if !fatal_untouched_or_rendered(&request, &response)? {
             for (name, resource) in desired.resources.iter().filter(|(n, _)| n.as_str() != "from-earlier-step") {
                 let object = resource.resource.clone().unwrap_or_default().into_value();
-                let folder = folder_of(object["apiVersion"].as_str().unwrap_or_default());
-                if let Some(crds) = crds(folder) {
-                    let violations = crds.validate(&object);
-                    prop_assert!(violations.is_empty(), "{}: {:?}\n{}", name, violations, object);
-                }
+                valid_against_the_crds(name, &object)?;
             }
         }
         // Same request, same bytes, also after a wire round trip.
-        let again = run_function(&RunFunctionRequest::decode(request.encode_to_vec().as_slice()).unwrap());
-        prop_assert_eq!(again.encode_to_vec(), response.encode_to_vec());
+        same_bytes_after_a_round_trip(&request, &response)?;
     }
 
     /// Observed resources of any shape, with random annotations and timestamps, and random
@@ -348,15 +391,8 @@ proptest! {
             request.meta.as_mut().unwrap().capabilities.push(Capability::RequiredResources as i32);
         }
         let response = run_function(&request);
-        prop_assert_eq!(response.meta.as_ref().unwrap().tag.as_str(), "test-tag");
-        prop_assert_eq!(&response.context, &request.context);
         let desired = response.desired.as_ref().unwrap();
-        prop_assert_eq!(&desired.resources["from-earlier-step"], &request.desired.as_ref().unwrap().resources["from-earlier-step"]);
-        let fatal = response.results.iter().filter(|r| r.severity == Severity::Fatal as i32).count();
-        if fatal > 0 {
-            prop_assert_eq!(fatal, 1);
-            prop_assert_eq!(&response.desired, &request.desired);
-        } else {
+        if !fatal_untouched_or_rendered(&request, &response)? {
             let entries: Vec<String> = spec_names(&request);
             let observed = &request.observed.as_ref().unwrap().resources;
             for (name, resource) in desired.resources.iter().filter(|(n, _)| n.as_str() != "from-earlier-step") {
@@ -371,15 +407,10 @@ proptest! {
                     prop_assert_eq!(&object["kind"], &live["kind"]);
                     continue;
                 }
-                let folder = folder_of(object["apiVersion"].as_str().unwrap_or_default());
-                if let Some(crds) = crds(folder) {
-                    let violations = crds.validate(&object);
-                    prop_assert!(violations.is_empty(), "{}: {:?}\n{}", name, violations, object);
-                }
+                valid_against_the_crds(name, &object)?;
             }
         }
-        let again = run_function(&RunFunctionRequest::decode(request.encode_to_vec().as_slice()).unwrap());
-        prop_assert_eq!(again.encode_to_vec(), response.encode_to_vec());
+        same_bytes_after_a_round_trip(&request, &response)?;
     }
 
     #[test]

@@ -237,7 +237,17 @@ async fn idle_connections_do_not_starve_a_client_and_are_closed_after_the_prefac
 
     assert_answers_in_time(&server, "among-idle").await;
 
-    for (index, mut connection) in idle.into_iter().enumerate() {
+    assert_closed_by_preface_deadline(idle, opened, "idle connection").await;
+    assert_answers_in_time(&server, "after-idle").await;
+}
+
+/// Every connection, opened at `opened`, is closed by the server within the preface deadline.
+async fn assert_closed_by_preface_deadline(
+    connections: Vec<tokio::net::TcpStream>,
+    opened: std::time::Instant,
+    what: &str,
+) {
+    for (index, mut connection) in connections.into_iter().enumerate() {
         let closed = wait_closed(
             &mut connection,
             PREFACE_DEADLINE_BOUND.saturating_sub(opened.elapsed()),
@@ -245,11 +255,10 @@ async fn idle_connections_do_not_starve_a_client_and_are_closed_after_the_prefac
         .await;
         assert!(
             closed,
-            "idle connection {index} still open {:?} after it opened",
+            "{what} {index} still open {:?} after it opened",
             opened.elapsed()
         );
     }
-    assert_answers_in_time(&server, "after-idle").await;
 }
 
 /// Slowloris: peers that send part of the preface, or a call's headers and half its body, and
@@ -273,18 +282,7 @@ async fn slow_partial_requests_do_not_starve_a_client() {
 
     assert_answers_in_time(&server, "among-slow").await;
 
-    for (index, mut connection) in partial_prefaces.into_iter().enumerate() {
-        let closed = wait_closed(
-            &mut connection,
-            PREFACE_DEADLINE_BOUND.saturating_sub(opened.elapsed()),
-        )
-        .await;
-        assert!(
-            closed,
-            "partial preface {index} still open {:?} after it opened",
-            opened.elapsed()
-        );
-    }
+    assert_closed_by_preface_deadline(partial_prefaces, opened, "partial preface").await;
     // The slow calls were only waiting: finished now, each is answered.
     for mut call in half_sent.drain(..3) {
         let (status, _) = call.finish().await;
