@@ -81,28 +81,25 @@ fn files(dir: &str) -> Vec<PathBuf> {
     files
 }
 
-#[test]
-fn the_run_function_bytes_corpus_and_its_crashes_hold() {
-    let corpus = files("fuzz/corpus/run_function_bytes");
+/// Replays a target's committed corpus (at least 30 inputs) and its saved crashes.
+fn replay(target: &str, run: fn(&[u8])) {
+    let corpus = files(&format!("fuzz/corpus/{target}"));
     assert!(corpus.len() >= 30, "the committed corpus: {}", corpus.len());
     for path in corpus
         .iter()
-        .chain(&files("fuzz/regressions/run_function_bytes"))
+        .chain(&files(&format!("fuzz/regressions/{target}")))
     {
         let data = std::fs::read(path).unwrap();
-        run_function_bytes(&data);
+        run(&data);
     }
 }
 
 #[test]
+fn the_run_function_bytes_corpus_and_its_crashes_hold() {
+    replay("run_function_bytes", run_function_bytes);
+}
+
+#[test]
 fn the_composite_spec_corpus_and_its_crashes_hold() {
-    let corpus = files("fuzz/corpus/composite_spec");
-    assert!(corpus.len() >= 30, "the committed corpus: {}", corpus.len());
-    for path in corpus
-        .iter()
-        .chain(&files("fuzz/regressions/composite_spec"))
-    {
-        let data = std::fs::read(path).unwrap();
-        composite_spec(&data);
-    }
+    replay("composite_spec", composite_spec);
 }
