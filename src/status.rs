@@ -4,7 +4,7 @@ use crate::catalog::Rclass;
 use crate::input::Input;
 use crate::plan::Planned;
 use crate::proto::v1::{Condition, Ready, Status, Target};
-use serde_json::{json, Map, Value};
+use serde_json::{Map, Value};
 
 type Object = Map<String, Value>;
 
@@ -35,43 +35,36 @@ pub fn readiness(observed: Option<&Object>) -> Ready {
     }
 }
 
-/// One item of `status.repositories`; `leak` adds `leakSuspected: true`.
-pub fn repository_status(
+/// One item of `status.repositories`, its members in key order; `leak` adds
+/// `leakSuspected: true`.
+fn write_repository_status(
+    item: &mut ObjectWriter,
     p: &Planned,
     observed: Option<&Object>,
     input: &Input,
     warnings: &[String],
     leak: bool,
-) -> Value {
-    let strings = |list: &[String]| Value::Array(list.iter().cloned().map(Value::String).collect());
-    // Listed in key order, so the map is built in one pass from the sorted
-    // list (in the list's own allocation) instead of a search per field.
-    let mut fields: Vec<(String, Value)> = Vec::with_capacity(14);
-    let mut field = |name: &str, value: Value| fields.push((name.to_owned(), value));
-    field("adopted", Value::Bool(p.entry.import));
-    field("apiVersion", Value::from(p.kind.api_version.as_str()));
-    field("deletion", Value::from(p.deletion.as_str()));
-    field("key", Value::from(p.key.as_str()));
-    field("kind", Value::from(p.kind.kind.as_str()));
+) {
+    item.bool("adopted", p.entry.import);
+    item.string("apiVersion", &p.kind.api_version);
+    item.string("deletion", p.deletion.as_str());
+    item.string("key", &p.key);
+    item.string("kind", &p.kind.kind);
     if leak {
-        field("leakSuspected", Value::Bool(true));
+        item.bool("leakSuspected", true);
     }
     if p.kind.rclass == Rclass::Virtual {
-        field("members", strings(&p.member_keys));
+        item.strings("members", p.member_keys.iter().map(String::as_str));
     }
-    field("name", Value::from(p.name));
-    field("packageType", Value::from(p.kind.package_type.as_str()));
-    field("rclass", Value::from(p.kind.rclass.as_str()));
-    field("ready", Value::Bool(condition_true(observed, "Ready")));
-    field("synced", Value::Bool(condition_true(observed, "Synced")));
+    item.string("name", p.name);
+    item.string("packageType", &p.kind.package_type);
+    item.string("rclass", p.kind.rclass.as_str());
+    item.bool("ready", condition_true(observed, "Ready"));
+    item.bool("synced", condition_true(observed, "Synced"));
     if let Some(base) = &input.artifactory_url {
-        field(
-            "url",
-            Value::String(format!("{base}/artifactory/{}", p.key)),
-        );
+        item.string("url", &format!("{base}/artifactory/{}", p.key));
     }
-    field("warnings", strings(warnings));
-    Value::Object(fields.into_iter().collect())
+    item.strings("warnings", warnings.iter().map(String::as_str));
 }
 
 /// `RepositoriesReady` on the composite and its claim.
@@ -141,7 +134,7 @@ fn list(keys: &[&str]) -> String {
 use crate::lifecycle::Retirement;
 use crate::problems::Findings;
 use crate::proto::v1::{Resource, Result as FnResult, Severity, State};
-use crate::proto::Struct;
+use crate::proto::{ListWriter, ObjectWriter, Struct};
 use std::collections::BTreeMap;
 use std::fmt::Write;
 
@@ -186,7 +179,10 @@ impl PreviousStatus {
 }
 
 /// Writes `status.repositories` (and `status.retiring`) into the desired composite,
-/// keeping whatever else earlier steps put in its status.
+/// keeping whatever else earlier steps put in the composite and its status.
+///
+/// Written straight into the composite's encoding, as compose writes the resources: a JSON
+/// tree of a thousand items would be built, walked to encode it and walked again to drop it.
 pub fn set_composite_status(desired: &mut State, report: &Report) {
     let mut warnings_by_entry: BTreeMap<usize, Vec<String>> = BTreeMap::new();
     for warning in &report.findings.warnings {
@@ -197,45 +193,55 @@ pub fn set_composite_status(desired: &mut State, report: &Report) {
                 .push(warning.message.clone());
         }
     }
-    let repositories: Vec<Value> = report
-        .planned
-        .iter()
-        .zip(report.live)
-        .zip(report.leaks)
-        .map(|((p, live), leak)| {
+    let write_repositories = |list: &mut ListWriter| {
+        for ((p, live), leak) in report.planned.iter().zip(report.live).zip(report.leaks) {
             let warnings = warnings_by_entry
                 .get(&p.entry.index)
                 .map_or(&[][..], Vec::as_slice);
-            repository_status(p, *live, report.input, warnings, *leak)
-        })
-        .collect();
-    let retiring: Vec<Value> = report
+            list.object(|item| {
+                write_repository_status(item, p, *live, report.input, warnings, *leak)
+            });
+        }
+    };
+    let retiring: Vec<(&str, &str)> = report
         .retirements
         .iter()
         .filter_map(|r| match r {
-            Retirement::Orphaning { name, key, .. } => {
-                Some(json!({"name": name, "key": key, "deletion": "Orphan"}))
-            }
+            Retirement::Orphaning { name, key, .. } => Some((name.as_str(), key.as_str())),
             _ => None,
         })
         .collect();
-    let composite = desired.composite.get_or_insert_with(Resource::default);
-    let object = composite.resource.get_or_insert_with(Struct::default);
-    let status = object
-        .fields_mut()
-        .entry("status")
-        .or_insert_with(|| json!({}));
-    if !status.is_object() {
-        *status = json!({});
-    }
-    status["repositories"] = Value::Array(repositories);
-    if retiring.is_empty() {
-        if let Some(map) = status.as_object_mut() {
-            map.remove("retiring");
+    let write_retiring = |list: &mut ListWriter| {
+        for (name, key) in &retiring {
+            list.object(|item| {
+                item.string("deletion", "Orphan");
+                item.string("key", key);
+                item.string("name", name);
+            });
         }
-    } else {
-        status["retiring"] = Value::Array(retiring);
-    }
+    };
+    let composite = desired.composite.get_or_insert_with(Resource::default);
+    let earlier = composite.resource.take();
+    let earlier = earlier.as_ref().map(Struct::fields);
+    // A status that is not an object is replaced, as a JSON merge would.
+    let earlier_status = earlier
+        .and_then(|fields| fields.get("status"))
+        .and_then(Value::as_object);
+    composite.resource = Some(Struct::write(|object| {
+        object.merge(earlier, &["status"], |object, _| {
+            object.object("status", |status| {
+                status.merge(
+                    earlier_status,
+                    &["repositories", "retiring"],
+                    |status, name| match name {
+                        "repositories" => status.list(name, write_repositories),
+                        _ if retiring.is_empty() => {}
+                        _ => status.list(name, write_retiring),
+                    },
+                )
+            })
+        })
+    }));
 }
 
 /// Normal and Warning results for what changed against the observed state.

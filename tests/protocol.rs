@@ -60,6 +60,42 @@ fn other_steps_resources_and_context_pass_through() {
     );
 }
 
+/// The desired composite of earlier steps keeps everything but the status members this
+/// function owns: a stale `retiring` goes, a status that is not an object is replaced.
+#[test]
+fn the_desired_composite_of_earlier_steps_is_merged_not_replaced() {
+    let run = |earlier: serde_json::Value| {
+        let mut req = request(composite(spec())).build();
+        req.desired.as_mut().unwrap().composite = Some(resource(earlier));
+        run_function(&req)
+            .desired
+            .unwrap()
+            .composite
+            .unwrap()
+            .resource
+            .unwrap()
+            .into_value()
+    };
+    let merged = run(json!({
+        "apiVersion": "platform.example.org/v1alpha1",
+        "metadata": {"labels": {"team": "a"}},
+        "status": {"aaa": 1, "retiring": [{"name": "old"}], "zzz": {"x": [true]}}
+    }));
+    assert_eq!(merged["apiVersion"], "platform.example.org/v1alpha1");
+    assert_eq!(merged["metadata"], json!({"labels": {"team": "a"}}));
+    let status = merged["status"].as_object().unwrap();
+    let names: Vec<&str> = status.keys().map(String::as_str).collect();
+    assert_eq!(names, ["aaa", "repositories", "zzz"]);
+    assert_eq!(status["zzz"], json!({"x": [true]}));
+    assert_eq!(status["repositories"][2]["members"], json!(["b", "a"]));
+    let replaced = run(json!({"status": "not an object"}));
+    assert_eq!(
+        replaced["status"]["repositories"].as_array().unwrap().len(),
+        3
+    );
+    assert_eq!(replaced.as_object().unwrap().len(), 1);
+}
+
 #[test]
 fn a_fatal_result_leaves_the_desired_state_untouched() {
     let other = json!({"apiVersion": "v1", "kind": "ConfigMap"});

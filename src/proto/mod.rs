@@ -6,7 +6,7 @@
 pub mod json;
 mod structpb;
 
-pub use structpb::{json_number, ObjectWriter, Struct};
+pub use structpb::{json_number, ListWriter, ObjectWriter, Struct};
 
 #[allow(clippy::all, clippy::pedantic, missing_docs)]
 pub mod v1 {

@@ -308,10 +308,7 @@ impl Writer {
                 self.out.push(key(VALUE_NULL, WireType::Varint));
                 self.out.push(0);
             }
-            Value::Bool(b) => {
-                self.out.push(key(VALUE_BOOL, WireType::Varint));
-                self.out.push(u8::from(*b));
-            }
+            Value::Bool(b) => self.boolean(*b),
             Value::Number(n) => {
                 self.out.push(key(VALUE_NUMBER, WireType::SixtyFourBit));
                 let number = n.as_f64().unwrap_or(0.0);
@@ -331,6 +328,12 @@ impl Writer {
                 self.close(list);
             }
         }
+    }
+
+    /// The fields of a bool Value.
+    fn boolean(&mut self, b: bool) {
+        self.out.push(key(VALUE_BOOL, WireType::Varint));
+        self.out.push(u8::from(b));
     }
 
     /// The fields of a string Value.
@@ -455,18 +458,74 @@ impl<'w> ObjectWriter<'w> {
         });
     }
 
+    pub fn bool(&mut self, name: &str, value: bool) {
+        self.member(name, |w| w.boolean(value));
+    }
+
     /// A list of strings.
     pub fn strings<'s>(&mut self, name: &str, items: impl IntoIterator<Item = &'s str>) {
-        self.member(name, |w| {
-            w.message_value(VALUE_LIST, |w| {
-                for item in items {
-                    w.out.push(key(LIST_VALUES, WireType::LengthDelimited));
-                    let inner = w.open();
-                    w.string(item);
-                    w.close(inner);
-                }
-            })
+        self.list(name, |list| {
+            for item in items {
+                list.string(item);
+            }
         });
+    }
+
+    /// A list, written item by item.
+    pub fn list(&mut self, name: &str, write: impl FnOnce(&mut ListWriter<'_>)) {
+        self.member(name, |w| {
+            w.message_value(VALUE_LIST, |w| write(&mut ListWriter { writer: w }))
+        });
+    }
+
+    /// The members of `earlier`, copied in key order, except those named in `ours` (sorted):
+    /// `write` writes each of those (or leaves it out) where it falls in the order. This is how
+    /// a step sets a few members of an object that earlier steps may have filled.
+    pub fn merge(
+        &mut self,
+        earlier: Option<&Map<String, Value>>,
+        ours: &[&str],
+        mut write: impl FnMut(&mut Self, &str),
+    ) {
+        debug_assert!(ours.is_sorted(), "ours out of order: {ours:?}");
+        let mut pending = ours.iter().copied().peekable();
+        for (name, value) in earlier.into_iter().flatten() {
+            while let Some(own) = pending.next_if(|own| *own < name.as_str()) {
+                write(self, own);
+            }
+            if !ours.contains(&name.as_str()) {
+                self.value(name, value);
+            }
+        }
+        for own in pending {
+            write(self, own);
+        }
+    }
+}
+
+/// Writes a ListValue's items straight into its encoding.
+pub struct ListWriter<'w> {
+    writer: &'w mut Writer,
+}
+
+impl ListWriter<'_> {
+    /// Writes one item, whose Value's fields `value` writes.
+    fn item(&mut self, value: impl FnOnce(&mut Writer)) {
+        self.writer
+            .out
+            .push(key(LIST_VALUES, WireType::LengthDelimited));
+        let inner = self.writer.open();
+        value(self.writer);
+        self.writer.close(inner);
+    }
+
+    pub fn string(&mut self, text: &str) {
+        self.item(|w| w.string(text));
+    }
+
+    /// An object, written member by member in key order.
+    pub fn object(&mut self, write: impl FnOnce(&mut ObjectWriter<'_>)) {
+        self.item(|w| w.message_value(VALUE_STRUCT, |w| write(&mut ObjectWriter::new(w))));
     }
 }
 
@@ -1006,6 +1065,51 @@ mod tests {
             changed.encode_to_vec(),
             Struct::from_value(expected).encode_to_vec()
         );
+    }
+
+    #[test]
+    fn merge_keeps_earlier_members_and_puts_ours_in_order() {
+        let earlier = json!({"a": 1, "c": {"old": true}, "d": "gone", "z": [2]});
+        let merged = Struct::write(|o| {
+            o.merge(
+                earlier.as_object(),
+                &["b", "c", "d"],
+                |o, name| match name {
+                    "d" => {}
+                    _ => o.string(name, "ours"),
+                },
+            )
+        });
+        let expected = json!({"a": 1, "b": "ours", "c": "ours", "z": [2]});
+        assert_eq!(merged.into_value(), expected);
+        assert_eq!(
+            written_bytes(&Struct::from_value(expected)),
+            written_bytes(&Struct::write(|o| {
+                o.merge(earlier.as_object(), &["b", "c", "d"], |o, name| {
+                    if name != "d" {
+                        o.string(name, "ours")
+                    }
+                })
+            }))
+        );
+        let none = Struct::write(|o| o.merge(None, &["x", "y"], |o, name| o.bool(name, true)));
+        assert_eq!(none.into_value(), json!({"x": true, "y": true}));
+    }
+
+    #[test]
+    fn lists_of_objects_encode_as_their_json_would() {
+        let written = Struct::write(|o| {
+            o.list("items", |items| {
+                items.object(|i| i.bool("ok", true));
+                items.string("two");
+            })
+        });
+        let json = Struct::from_value(json!({"items": [{"ok": true}, "two"]}));
+        assert_eq!(written_bytes(&written), written_bytes(&json));
+    }
+
+    fn written_bytes(s: &Struct) -> Vec<u8> {
+        prost::Message::encode_to_vec(s)
     }
 
     #[test]
