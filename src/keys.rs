@@ -261,8 +261,9 @@ pub fn check_key(
         );
         return;
     }
+    let scan = KeyScan::of(key);
     let max = max_key_length(rclass, package_type);
-    let length = key.chars().count();
+    let length = scan.length;
     if length > max {
         report(
             format!(
@@ -277,7 +278,7 @@ pub fn check_key(
             format!("use \"{}\"", key.trim()),
         );
     }
-    if key.chars().any(is_forbidden) {
+    if scan.forbidden {
         let listed: String = key
             .chars()
             .filter(|c| is_forbidden(*c))
@@ -294,7 +295,7 @@ pub fn check_key(
             ),
         );
     }
-    if is_oci_like(package_type) && key.chars().any(|c| c.is_uppercase() || c == '_') {
+    if scan.upper_or_underscore && is_oci_like(package_type) {
         report(
             format!("has upper case or '_', which {package_type} keys may not have"),
             format!("use \"{}\"", sanitize(key, true)),
@@ -303,30 +304,78 @@ pub fn check_key(
     check_reserved(key, &mut report);
 }
 
+/// What [`check_key`] needs from a key's characters, found in one pass. Nearly every key is
+/// ASCII, and for those the pass is over bytes, with no character decoding.
+struct KeyScan {
+    /// In characters.
+    length: usize,
+    forbidden: bool,
+    upper_or_underscore: bool,
+}
+
+impl KeyScan {
+    fn of(key: &str) -> KeyScan {
+        if key.is_ascii() {
+            let mut scan = KeyScan {
+                length: key.len(),
+                forbidden: false,
+                upper_or_underscore: false,
+            };
+            for &byte in key.as_bytes() {
+                scan.forbidden |= FORBIDDEN_ASCII[usize::from(byte)];
+                scan.upper_or_underscore |= byte.is_ascii_uppercase() || byte == b'_';
+            }
+            return scan;
+        }
+        KeyScan {
+            length: key.chars().count(),
+            forbidden: key.chars().any(is_forbidden),
+            upper_or_underscore: key.chars().any(|c| c.is_uppercase() || c == '_'),
+        }
+    }
+}
+
+/// The ASCII characters Artifactory forbids in keys, by code: those of [`FORBIDDEN`] and the
+/// ASCII white space of `char::is_whitespace` (tab, line feed, vertical tab, form feed,
+/// carriage return, space).
+const FORBIDDEN_ASCII: [bool; 128] = {
+    let mut table = [false; 128];
+    let bytes = FORBIDDEN.as_bytes();
+    let mut i = 0;
+    while i < bytes.len() {
+        table[bytes[i] as usize] = true;
+        i += 1;
+    }
+    let mut space = 0x09;
+    while space <= 0x0d {
+        table[space] = true;
+        space += 1;
+    }
+    table[b' ' as usize] = true;
+    table
+};
+
 /// Whether Artifactory forbids `c` in keys: the characters of [`FORBIDDEN`] and white space.
 fn is_forbidden(c: char) -> bool {
-    /// [`FORBIDDEN`] as a table by ASCII code, so a key is checked in one pass.
-    const TABLE: [bool; 128] = {
-        let mut table = [false; 128];
-        let bytes = FORBIDDEN.as_bytes();
-        let mut i = 0;
-        while i < bytes.len() {
-            table[bytes[i] as usize] = true;
-            i += 1;
-        }
-        table
-    };
-    c.is_whitespace() || (c.is_ascii() && TABLE[c as usize])
+    if c.is_ascii() {
+        FORBIDDEN_ASCII[c as usize]
+    } else {
+        c.is_whitespace()
+    }
 }
 
 /// `text.to_lowercase()`, borrowed when it is already lower case ASCII, as nearly every key is.
 fn lower_case(text: &str) -> Cow<'_, str> {
-    if !text.is_ascii() {
-        Cow::Owned(text.to_lowercase())
-    } else if text.bytes().any(|b| b.is_ascii_uppercase()) {
-        Cow::Owned(text.to_ascii_lowercase())
-    } else {
+    // One pass for the common case: no byte is upper case ASCII or non-ASCII.
+    if text
+        .bytes()
+        .all(|b| b.is_ascii() && !b.is_ascii_uppercase())
+    {
         Cow::Borrowed(text)
+    } else if !text.is_ascii() {
+        Cow::Owned(text.to_lowercase())
+    } else {
+        Cow::Owned(text.to_ascii_lowercase())
     }
 }
 
@@ -495,6 +544,47 @@ mod tests {
             .iter()
             .map(|p| p.message.clone())
             .collect()
+    }
+
+    #[test]
+    fn the_one_pass_scan_agrees_with_the_character_rules() {
+        for code in 0u8..128 {
+            let c = char::from(code);
+            assert_eq!(
+                is_forbidden(c),
+                c.is_whitespace() || FORBIDDEN.contains(c),
+                "{code:#x}"
+            );
+        }
+        for key in [
+            "libs-release",
+            "Libs_Release",
+            "a b",
+            "tab\there",
+            "vt\u{b}x",
+            "x\u{a0}y",
+            "ünïcode",
+            "ÜBER",
+            "ok.key-1",
+            "q?",
+            "",
+            "日本",
+        ] {
+            let scan = KeyScan::of(key);
+            assert_eq!(scan.length, key.chars().count(), "{key:?}");
+            assert_eq!(
+                scan.forbidden,
+                key.chars()
+                    .any(|c| c.is_whitespace() || FORBIDDEN.contains(c)),
+                "{key:?}"
+            );
+            assert_eq!(
+                scan.upper_or_underscore,
+                key.chars().any(|c| c.is_uppercase() || c == '_'),
+                "{key:?}"
+            );
+            assert_eq!(lower_case(key), key.to_lowercase(), "{key:?}");
+        }
     }
 
     #[test]

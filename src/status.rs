@@ -136,7 +136,6 @@ use crate::problems::Findings;
 use crate::proto::v1::{Resource, Result as FnResult, Severity, State};
 use crate::proto::{ListWriter, ObjectWriter, Struct};
 use std::collections::BTreeMap;
-use std::fmt::Write;
 
 /// What a successful call found, for status and results.
 pub struct Report<'a> {
@@ -295,12 +294,19 @@ fn creating_message(report: &Report) -> Option<String> {
         if count > 0 {
             list.push_str(", ");
         }
-        write!(
-            list,
-            "{verb} {} ({} {})",
-            p.key, p.kind.rclass, p.kind.package_type
-        )
-        .expect("writing to a String cannot fail");
+        // "creating libs (local maven)": pieces pushed as they are, no formatting machinery.
+        for piece in [
+            verb,
+            " ",
+            &p.key,
+            " (",
+            p.kind.rclass.as_str(),
+            " ",
+            &p.kind.package_type,
+            ")",
+        ] {
+            list.push_str(piece);
+        }
         count += 1;
     }
     let noun = if count == 1 {
