@@ -59,6 +59,46 @@ async fn insecure_run_function_on_v1beta1_copies_the_tag() {
     );
 }
 
+/// Small requests are answered on the transport's thread, large ones on a blocking thread
+/// (decoded, run and encoded there): both answers are the core's, byte for byte.
+#[tokio::test]
+async fn small_and_large_calls_answer_what_the_core_answers() {
+    let server = Server::start(&["--insecure"]);
+    let mut client = V1Client::new(insecure_channel(&server).await);
+    for count in [3, 400] {
+        let entries: Vec<serde_json::Value> = (0..count)
+            .map(|i| {
+                serde_json::json!({
+                    "name": format!("repository-{i:04}"),
+                    "rclass": "local",
+                    "packageType": "maven",
+                    "description": format!("repository number {i}, with a longer description"),
+                })
+            })
+            .collect();
+        let request = support::requests::request(serde_json::json!({
+            "apiVersion": "platform.example.org/v1alpha1",
+            "kind": "XRepositories",
+            "metadata": {"name": "xr"},
+            "spec": {"repositories": entries},
+        }))
+        .build();
+        let size = request.encoded_len();
+        let answered = client
+            .run_function(request.clone())
+            .await
+            .unwrap()
+            .into_inner();
+        let expected = function_artifactory::run_function(&request);
+        assert_eq!(desired_count(&answered), count, "{size} bytes");
+        assert_eq!(
+            answered.encode_to_vec(),
+            expected.encode_to_vec(),
+            "{size} bytes"
+        );
+    }
+}
+
 #[tokio::test]
 async fn health_reports_serving_for_the_server_and_both_services() {
     let server = Server::start(&["--insecure"]);

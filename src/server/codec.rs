@@ -1,4 +1,5 @@
-//! The gRPC codec of both services: tonic-prost's, except that a response reserves its exact
+//! The codec of the generated clients and servers (the tests' and benchmarks' clients; `serve`
+//! answers through `service.rs`): tonic-prost's, except that a message reserves its exact
 //! length before it is written.
 //!
 //! tonic hands the encoder a buffer of 8 KiB that grows by doubling as prost writes into it: a

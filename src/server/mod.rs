@@ -6,14 +6,15 @@ mod error;
 mod logging;
 mod preface;
 mod runner;
+mod service;
 mod shutdown;
 mod tls;
 mod transport;
 
 pub use error::StartError;
 
-use crate::proto::{v1, v1beta1};
 use runner::Runner;
+use service::{Package, RunFunctionServer, V1beta1, V1};
 use shutdown::Signals;
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -24,8 +25,8 @@ use tonic::transport::ServerTlsConfig;
 use tonic_health::server::HealthReporter;
 use tonic_health::ServingStatus;
 
-type V1Service = v1::function_runner_service_server::FunctionRunnerServiceServer<Runner>;
-type V1beta1Service = v1beta1::function_runner_service_server::FunctionRunnerServiceServer<Runner>;
+type V1Service = RunFunctionServer<V1>;
+type V1beta1Service = RunFunctionServer<V1beta1>;
 
 /// After SIGTERM, calls in flight get this long to finish. Kubernetes kills a pod 30 s after
 /// SIGTERM by default; stopping before that ends the pod cleanly.
@@ -157,12 +158,8 @@ fn services(max_request_bytes: usize) -> (V1Service, V1beta1Service) {
     let parallel = std::thread::available_parallelism().map_or(1, usize::from);
     let runner = Runner::new(parallel);
     let max_response_bytes = max_request_bytes.saturating_mul(transport::RESPONSE_TO_REQUEST_RATIO);
-    let v1 = V1Service::new(runner.clone())
-        .max_decoding_message_size(max_request_bytes)
-        .max_encoding_message_size(max_response_bytes);
-    let v1beta1 = V1beta1Service::new(runner)
-        .max_decoding_message_size(max_request_bytes)
-        .max_encoding_message_size(max_response_bytes);
+    let v1 = V1Service::new(runner.clone(), max_request_bytes, max_response_bytes);
+    let v1beta1 = V1beta1Service::new(runner, max_request_bytes, max_response_bytes);
     (v1, v1beta1)
 }
 
@@ -170,15 +167,8 @@ fn services(max_request_bytes: usize) -> (V1Service, V1beta1Service) {
 /// ask for them.
 async fn set_health(health: &HealthReporter, status: ServingStatus) {
     health.set_service_status("", status).await;
-    health
-        .set_service_status(v1::function_runner_service_server::SERVICE_NAME, status)
-        .await;
-    health
-        .set_service_status(
-            v1beta1::function_runner_service_server::SERVICE_NAME,
-            status,
-        )
-        .await;
+    health.set_service_status(V1::SERVICE, status).await;
+    health.set_service_status(V1beta1::SERVICE, status).await;
 }
 
 /// Resolves on SIGTERM or SIGINT, after which tonic closes the listener and drains the

@@ -1,15 +1,15 @@
-//! `RunFunction` for both package names, translated to one call of [`crate::run_function`].
+//! One `RunFunction` call, from the request's bytes to the response's, on one thread.
 
-use crate::proto::v1::{self, RunFunctionRequest, RunFunctionResponse};
-use crate::proto::v1beta1;
+use crate::proto::v1::{RunFunctionRequest, RunFunctionResponse};
+use prost::bytes::Bytes;
+use prost::Message;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::Arc;
 use std::time::Instant;
 use tokio::sync::Semaphore;
-use tonic::{Request, Response, Status};
+use tonic::Status;
 
-/// Serves `apiextensions.fn.proto.v1` and `v1beta1` (Crossplane 1.14 to 1.16 sends only the
-/// latter; later releases fall back to it on UNIMPLEMENTED). Both carry the v1 messages.
+/// Runs calls for both package names (`service.rs`).
 #[derive(Clone)]
 pub struct Runner {
     /// Core calls at once. The core is CPU-bound, so more calls than cores only add memory:
@@ -24,59 +24,44 @@ impl Runner {
         }
     }
 
-    async fn run(
-        &self,
-        package: &'static str,
-        request: Request<RunFunctionRequest>,
-    ) -> Result<Response<RunFunctionResponse>, Status> {
+    /// Answers one request, given and answered as encoded bytes.
+    pub async fn run(&self, package: &'static str, request: Bytes) -> Result<Vec<u8>, Status> {
         // Owned, and moved into the blocking task: a call whose handler timed out still holds its
         // permit until the core returns, so the bound is on cores busy, not on handlers waiting.
         let permit = Arc::clone(&self.cores)
             .acquire_owned()
             .await
             .map_err(|_| Status::unavailable("the server is stopping"))?;
-        let request = request.into_inner();
-        if is_small(&request) {
+        if request.len() <= INLINE_LIMIT {
             // A handoff to a blocking thread cost more CPU than the core itself at 10
             // repositories (BENCHMARKS.md); a small call holds the transport for well under 1 ms.
             drop(permit);
-            return run_logged(package, &request).map(Response::new);
+            return answer(package, &request);
         }
-        // Off the async workers, so a long call cannot stall health checks, keepalives or accepts.
-        let response = tokio::task::spawn_blocking(move || {
-            let response = run_logged(package, &request);
+        // Off the async workers, so a long call cannot stall health checks, keepalives or
+        // accepts. Decoding, the core, encoding and both drops happen on this one thread: the
+        // request's tree is built, read and freed where it stays in the cache.
+        tokio::task::spawn_blocking(move || {
+            let response = answer(package, &request);
             drop(permit);
             response
         })
         .await
-        .map_err(|_| internal())??;
-        Ok(Response::new(response))
+        .map_err(|_| internal())?
     }
 }
 
-/// Repository entries plus observed resources up to which the core runs on the transport's
-/// thread: about 1 ms of work on a slow core.
-const INLINE_LIMIT: usize = 128;
+/// Requests up to this size run on the transport's thread: about 150 repository entries, or
+/// a few dozen observed resources, well under 1 ms of work on a slow core.
+const INLINE_LIMIT: usize = 40 * 1024;
 
-/// Whether a call is cheap enough to run without leaving the async thread.
-fn is_small(request: &RunFunctionRequest) -> bool {
-    let Some(observed) = request.observed.as_ref() else {
-        return true;
-    };
-    let entries = observed
-        .composite
-        .as_ref()
-        .and_then(|c| c.resource.as_ref())
-        .and_then(|r| {
-            r.fields()
-                .get("spec")?
-                .get("repositories")?
-                .as_array()
-                .map(Vec::len)
-        })
-        .unwrap_or(0);
-    let required = request.required_resources.len() + request.extra_resources.len();
-    entries + observed.resources.len() + required <= INLINE_LIMIT
+/// Decodes, runs and encodes one call. A request that does not decode is answered as tonic's
+/// prost codec answers it: INTERNAL, with prost's message.
+fn answer(package: &'static str, request: &[u8]) -> Result<Vec<u8>, Status> {
+    let request =
+        RunFunctionRequest::decode(request).map_err(|error| Status::internal(error.to_string()))?;
+    let response = run_logged(package, &request)?;
+    Ok(response.encode_to_vec())
 }
 
 /// Runs the core once and logs the call: at debug level, or as an error if the core panicked.
@@ -113,26 +98,6 @@ pub fn call_core(
 
 fn internal() -> Status {
     Status::internal("function-artifactory failed unexpectedly (a bug); its log has the details")
-}
-
-#[tonic::async_trait]
-impl v1::function_runner_service_server::FunctionRunnerService for Runner {
-    async fn run_function(
-        &self,
-        request: Request<RunFunctionRequest>,
-    ) -> Result<Response<RunFunctionResponse>, Status> {
-        self.run("v1", request).await
-    }
-}
-
-#[tonic::async_trait]
-impl v1beta1::function_runner_service_server::FunctionRunnerService for Runner {
-    async fn run_function(
-        &self,
-        request: Request<RunFunctionRequest>,
-    ) -> Result<Response<RunFunctionResponse>, Status> {
-        self.run("v1beta1", request).await
-    }
 }
 
 #[cfg(test)]
