@@ -541,6 +541,7 @@ impl ListWriter<'_> {
 /// prost would decode.
 mod direct {
     use super::*;
+    use std::ops::RangeInclusive;
 
     /// The recursion budget prost leaves in the context it hands `Struct::merge_field`, at the
     /// deepest place the protocol carries a Struct: a resource in a map of a State (request,
@@ -550,6 +551,20 @@ mod direct {
     /// prost decodes the rest of that entry with the real budget: it never accepts a nesting
     /// prost would refuse (`depth_limits_are_those_of_prosts_recursion_limit`).
     const DEPTH: u32 = 96;
+
+    // The keys (field number and wire type) the decoder expects, as the values of their varints:
+    // each loop matches a key against these at once, and only another key is taken apart and
+    // checked (`Reader::other`).
+    const STRUCT_ENTRY: u32 = key(STRUCT_FIELDS, WireType::LengthDelimited) as u32;
+    const KEY: u32 = key(ENTRY_KEY, WireType::LengthDelimited) as u32;
+    const VALUE: u32 = key(ENTRY_VALUE, WireType::LengthDelimited) as u32;
+    const NULL: u32 = key(VALUE_NULL, WireType::Varint) as u32;
+    const NUMBER: u32 = key(VALUE_NUMBER, WireType::SixtyFourBit) as u32;
+    const STRING: u32 = key(VALUE_STRING, WireType::LengthDelimited) as u32;
+    const BOOL: u32 = key(VALUE_BOOL, WireType::Varint) as u32;
+    const OBJECT: u32 = key(VALUE_STRUCT, WireType::LengthDelimited) as u32;
+    const LIST: u32 = key(VALUE_LIST, WireType::LengthDelimited) as u32;
+    const ITEM: u32 = key(LIST_VALUES, WireType::LengthDelimited) as u32;
 
     /// One entry of a Struct (its length, then its fields) from the start of `bytes`: the key,
     /// the value and how many bytes it took.
@@ -565,19 +580,21 @@ mod direct {
     // merging a nested message and before skipping an unknown field.
 
     /// A Struct's fields.
+    ///
+    /// One `insert` per entry: encoders write the keys sorted, so each insert searches the
+    /// whole leaf, but building from a Vec (`Map::from_iter`: collect, sort, dedup, bulk push)
+    /// or inserting backwards measured slower for objects of a Kubernetes object's size.
     fn object(bytes: &[u8], depth: u32) -> Option<Map<String, Value>> {
         let mut reader = Reader(bytes);
         let mut map = Map::new();
         while !reader.0.is_empty() {
-            let (tag, wire_type) = reader.key()?;
-            if tag == STRUCT_FIELDS && wire_type == WireType::LengthDelimited {
-                let (name, value) = entry(reader.delimited()?, depth)?;
-                // Last wins for a repeated key, as in prost's map merge.
-                map.insert(name, value);
-            } else if tag == STRUCT_FIELDS {
-                return None;
-            } else {
-                reader.skip(wire_type, depth)?;
+            match reader.key()? {
+                STRUCT_ENTRY => {
+                    let (name, value) = entry(reader.delimited()?, depth)?;
+                    // Last wins for a repeated key, as in prost's map merge.
+                    map.insert(name, value);
+                }
+                other => reader.other(other, STRUCT_FIELDS..=STRUCT_FIELDS, depth)?,
             }
         }
         Some(map)
@@ -592,15 +609,12 @@ mod direct {
         let mut value = Value::Null;
         while !reader.0.is_empty() {
             match reader.key()? {
-                (ENTRY_KEY, WireType::LengthDelimited) => {
-                    name = std::str::from_utf8(reader.delimited()?).ok()?;
-                }
-                (ENTRY_VALUE, WireType::LengthDelimited) => {
+                KEY => name = utf8(reader.delimited()?)?,
+                VALUE => {
                     let inner = depth.checked_sub(1)?;
                     merge_value(reader.delimited()?, inner, &mut value)?;
                 }
-                (ENTRY_KEY | ENTRY_VALUE, _) => return None,
-                (_, wire_type) => reader.skip(wire_type, depth)?,
+                other => reader.other(other, ENTRY_KEY..=ENTRY_VALUE, depth)?,
             }
         }
         Some((name.to_owned(), value))
@@ -610,31 +624,34 @@ mod direct {
     fn merge_value(bytes: &[u8], depth: u32, value: &mut Value) -> Option<()> {
         let mut reader = Reader(bytes);
         while !reader.0.is_empty() {
-            *value = match reader.key()? {
-                (VALUE_NULL, WireType::Varint) => {
+            let kind = match reader.key()? {
+                NULL => {
                     reader.varint()?;
                     Value::Null
                 }
-                (VALUE_NUMBER, WireType::SixtyFourBit) => json_number(reader.double()?),
-                (VALUE_STRING, WireType::LengthDelimited) => {
-                    let text = std::str::from_utf8(reader.delimited()?).ok()?;
-                    Value::String(text.to_owned())
-                }
-                (VALUE_BOOL, WireType::Varint) => Value::Bool(reader.varint()? != 0),
-                (VALUE_STRUCT, WireType::LengthDelimited) => {
+                NUMBER => json_number(reader.double()?),
+                STRING => Value::String(utf8(reader.delimited()?)?.to_owned()),
+                BOOL => Value::Bool(reader.varint()? != 0),
+                OBJECT => {
                     let inner = depth.checked_sub(1)?;
                     Value::Object(object(reader.delimited()?, inner)?)
                 }
-                (VALUE_LIST, WireType::LengthDelimited) => {
+                LIST => {
                     let inner = depth.checked_sub(1)?;
                     Value::Array(list(reader.delimited()?, inner)?)
                 }
-                (VALUE_NULL..=VALUE_LIST, _) => return None,
-                (_, wire_type) => {
-                    reader.skip(wire_type, depth)?;
+                other => {
+                    reader.other(other, VALUE_NULL..=VALUE_LIST, depth)?;
                     continue;
                 }
             };
+            // What this replaces is nearly always the null the value started as: forgetting a
+            // null (nothing to free) spares every value a call to `Value`'s drop glue, which
+            // then runs only for a kind that comes twice.
+            let before = std::mem::replace(value, kind);
+            if matches!(before, Value::Null) {
+                std::mem::forget(before);
+            }
         }
         Some(())
     }
@@ -644,27 +661,80 @@ mod direct {
         let mut reader = Reader(bytes);
         let mut items = Vec::new();
         while !reader.0.is_empty() {
-            let (tag, wire_type) = reader.key()?;
-            if tag == LIST_VALUES && wire_type == WireType::LengthDelimited {
-                let inner = depth.checked_sub(1)?;
-                let mut item = Value::Null;
-                merge_value(reader.delimited()?, inner, &mut item)?;
-                items.push(item);
-            } else if tag == LIST_VALUES {
-                return None;
-            } else {
-                reader.skip(wire_type, depth)?;
+            match reader.key()? {
+                ITEM => {
+                    let inner = depth.checked_sub(1)?;
+                    let mut item = Value::Null;
+                    merge_value(reader.delimited()?, inner, &mut item)?;
+                    items.push(item);
+                }
+                other => reader.other(other, LIST_VALUES..=LIST_VALUES, depth)?,
             }
         }
         Some(items)
+    }
+
+    /// A key or string as prost checks it: valid UTF-8.
+    ///
+    /// Nearly all are ASCII and short, where std's `from_utf8` (not inlined, then a loop set up
+    /// for long input) cost about a hundred instructions each, 5% of a call: [`ascii`] answers
+    /// for most in a few, and the rest go through `from_utf8`.
+    #[inline(always)]
+    fn utf8(bytes: &[u8]) -> Option<&str> {
+        if ascii(bytes) {
+            // SAFETY: ASCII is valid UTF-8.
+            Some(unsafe { std::str::from_utf8_unchecked(bytes) })
+        } else {
+            std::str::from_utf8(bytes).ok()
+        }
+    }
+
+    /// Whether `bytes` are all ASCII. From 4 to 16 bytes (most keys and many values), two
+    /// overlapping loads cover them; other lengths use std's `is_ascii`.
+    #[inline(always)]
+    fn ascii(bytes: &[u8]) -> bool {
+        const HIGH: u64 = 0x8080_8080_8080_8080;
+        match bytes.len() {
+            8..=16 => match (bytes.first_chunk::<8>(), bytes.last_chunk::<8>()) {
+                (Some(first), Some(last)) => {
+                    (u64::from_le_bytes(*first) | u64::from_le_bytes(*last)) & HIGH == 0
+                }
+                _ => false,
+            },
+            4..=7 => match (bytes.first_chunk::<4>(), bytes.last_chunk::<4>()) {
+                (Some(first), Some(last)) => {
+                    (u32::from_le_bytes(*first) | u32::from_le_bytes(*last)) & HIGH as u32 == 0
+                }
+                _ => false,
+            },
+            _ => bytes.is_ascii(),
+        }
+    }
+
+    /// The rest of a varint whose first byte is 128 or more, as prost reads it: up to ten
+    /// bytes, the tenth at most 1. Its value and length; a function of the bytes rather than of
+    /// the [`Reader`], so that the reader stays in registers in the loops above.
+    #[cold]
+    fn long_varint(bytes: &[u8]) -> Option<(u64, usize)> {
+        let mut value = 0u64;
+        for (i, &byte) in bytes.iter().take(10).enumerate() {
+            if i == 9 && byte > 1 {
+                return None;
+            }
+            value |= u64::from(byte & 0x7f) << (7 * i);
+            if byte < 0x80 {
+                return Some((value, i + 1));
+            }
+        }
+        None
     }
 
     /// The bytes not read yet.
     struct Reader<'a>(&'a [u8]);
 
     impl<'a> Reader<'a> {
-        /// A varint as prost reads it: up to ten bytes, the tenth at most 1. Inlined, as every
-        /// key and length goes through it and nearly all are one byte.
+        /// A varint. Inlined, as every key and length goes through it and nearly all are one
+        /// byte.
         #[inline(always)]
         fn varint(&mut self) -> Option<u64> {
             match self.0.first() {
@@ -672,33 +742,31 @@ mod direct {
                     self.0 = &self.0[1..];
                     Some(u64::from(byte))
                 }
-                _ => self.long_varint(),
+                _ => {
+                    let (value, len) = long_varint(self.0)?;
+                    self.0 = self.0.get(len..)?;
+                    Some(value)
+                }
             }
         }
 
-        #[cold]
-        fn long_varint(&mut self) -> Option<u64> {
-            let mut value = 0u64;
-            for (i, &byte) in self.0.iter().take(10).enumerate() {
-                if i == 9 && byte > 1 {
-                    return None;
-                }
-                value |= u64::from(byte & 0x7f) << (7 * i);
-                if byte < 0x80 {
-                    self.0 = &self.0[i + 1..];
-                    return Some(value);
-                }
-            }
-            None
-        }
-
-        /// A field's number and wire type, refused where prost's `decode_key` errs.
+        /// A key, not yet checked: the loops match it against the keys they expect, and hand
+        /// any other to [`Reader::other`].
         #[inline(always)]
-        fn key(&mut self) -> Option<(u32, WireType)> {
-            let key = u32::try_from(self.varint()?).ok()?;
+        fn key(&mut self) -> Option<u32> {
+            u32::try_from(self.varint()?).ok()
+        }
+
+        /// A key other than those expected: skipped as prost's `skip_field` would, refused
+        /// where prost's `decode_key` errs (a wire type of 6 or 7, field number 0) or where
+        /// prost's merge would (an expected field number, `known`, with another wire type).
+        fn other(&mut self, key: u32, known: RangeInclusive<u32>, depth: u32) -> Option<()> {
             let wire_type = WireType::try_from(u64::from(key & 0x07)).ok()?;
             let tag = key >> 3;
-            (tag >= 1).then_some((tag, wire_type))
+            if tag == 0 || known.contains(&tag) {
+                return None;
+            }
+            self.skip(wire_type, depth)
         }
 
         /// A length-delimited field's bytes.
