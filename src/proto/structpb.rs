@@ -62,7 +62,9 @@ impl Struct {
         }
     }
 
-    /// A Struct written field by field, in key order, straight into its encoding.
+    /// A Struct written field by field, in key order, straight into its encoding. Never
+    /// inlined: profiles then show what writing a resource costs.
+    #[inline(never)]
     pub fn write(write: impl FnOnce(&mut ObjectWriter<'_>)) -> Struct {
         let mut writer = Writer {
             out: SCRATCH.take(),
@@ -273,11 +275,33 @@ impl Writer {
     /// The fields of a Struct: one map entry per member.
     fn object(&mut self, map: &Map<String, Value>) {
         for (name, value) in map {
-            self.out.push(key(STRUCT_FIELDS, WireType::LengthDelimited));
-            let entry = self.open();
-            self.entry(name, value);
+            let (entry, inner) = self.open_entry(name);
+            self.value(value);
+            self.close(inner);
             self.close(entry);
         }
+    }
+
+    /// Starts a map entry (a Struct's field) up to its value's fields: the entry's key and
+    /// length placeholder, the name, and the value's key and placeholder. Returns where the
+    /// entry's and the value's bytes start. The bytes go in three copies rather than one push
+    /// each: every push checks the capacity.
+    #[inline]
+    fn open_entry(&mut self, name: &str) -> (usize, usize) {
+        const ENTRY: u8 = key(STRUCT_FIELDS, WireType::LengthDelimited);
+        const NAME: u8 = key(ENTRY_KEY, WireType::LengthDelimited);
+        let entry = if name.len() < 0x80 {
+            self.out
+                .extend_from_slice(&[ENTRY, 0, NAME, name.len() as u8]);
+            self.out.len() - 2
+        } else {
+            let entry = self.open(STRUCT_FIELDS);
+            self.out.push(NAME);
+            self.varint(name.len());
+            entry
+        };
+        self.out.extend_from_slice(name.as_bytes());
+        (entry, self.open(ENTRY_VALUE))
     }
 
     /// The fields of one map entry.
@@ -285,8 +309,7 @@ impl Writer {
         self.out.push(key(ENTRY_KEY, WireType::LengthDelimited));
         self.varint(name.len());
         self.out.extend_from_slice(name.as_bytes());
-        self.out.push(key(ENTRY_VALUE, WireType::LengthDelimited));
-        let inner = self.open();
+        let inner = self.open(ENTRY_VALUE);
         self.value(value);
         self.close(inner);
     }
@@ -294,8 +317,7 @@ impl Writer {
     /// The fields of a ListValue.
     fn list(&mut self, items: &[Value]) {
         for item in items {
-            self.out.push(key(LIST_VALUES, WireType::LengthDelimited));
-            let inner = self.open();
+            let inner = self.open(LIST_VALUES);
             self.value(item);
             self.close(inner);
         }
@@ -304,60 +326,50 @@ impl Writer {
     /// The fields of a Value.
     fn value(&mut self, value: &Value) {
         match value {
-            Value::Null => {
-                self.out.push(key(VALUE_NULL, WireType::Varint));
-                self.out.push(0);
-            }
-            Value::Bool(b) => {
-                self.out.push(key(VALUE_BOOL, WireType::Varint));
-                self.out.push(u8::from(*b));
-            }
+            Value::Null => self
+                .out
+                .extend_from_slice(&[key(VALUE_NULL, WireType::Varint), 0]),
+            Value::Bool(b) => self
+                .out
+                .extend_from_slice(&[key(VALUE_BOOL, WireType::Varint), u8::from(*b)]),
             Value::Number(n) => {
-                self.out.push(key(VALUE_NUMBER, WireType::SixtyFourBit));
-                let number = n.as_f64().unwrap_or(0.0);
-                self.out.extend_from_slice(&number.to_le_bytes());
+                let number = n.as_f64().unwrap_or(0.0).to_le_bytes();
+                let mut field = [key(VALUE_NUMBER, WireType::SixtyFourBit); 9];
+                field[1..].copy_from_slice(&number);
+                self.out.extend_from_slice(&field);
             }
             Value::String(text) => self.string(text),
-            Value::Object(map) => {
-                self.out.push(key(VALUE_STRUCT, WireType::LengthDelimited));
-                let inner = self.open();
-                self.object(map);
-                self.close(inner);
-            }
-            Value::Array(items) => {
-                self.out.push(key(VALUE_LIST, WireType::LengthDelimited));
-                let list = self.open();
-                self.list(items);
-                self.close(list);
-            }
+            Value::Object(map) => self.message_value(VALUE_STRUCT, |w| w.object(map)),
+            Value::Array(items) => self.message_value(VALUE_LIST, |w| w.list(items)),
         }
     }
 
     /// The fields of a string Value.
+    #[inline]
     fn string(&mut self, text: &str) {
-        self.out.push(key(VALUE_STRING, WireType::LengthDelimited));
-        self.varint(text.len());
+        const STRING: u8 = key(VALUE_STRING, WireType::LengthDelimited);
+        if text.len() < 0x80 {
+            self.out.extend_from_slice(&[STRING, text.len() as u8]);
+        } else {
+            self.out.push(STRING);
+            self.varint(text.len());
+        }
         self.out.extend_from_slice(text.as_bytes());
     }
 
     /// A map entry whose value's fields `value` writes.
+    #[inline]
     fn entry_with(&mut self, name: &str, value: impl FnOnce(&mut Writer)) {
-        self.out.push(key(STRUCT_FIELDS, WireType::LengthDelimited));
-        let entry = self.open();
-        self.out.push(key(ENTRY_KEY, WireType::LengthDelimited));
-        self.varint(name.len());
-        self.out.extend_from_slice(name.as_bytes());
-        self.out.push(key(ENTRY_VALUE, WireType::LengthDelimited));
-        let inner = self.open();
+        let (entry, inner) = self.open_entry(name);
         value(self);
         self.close(inner);
         self.close(entry);
     }
 
     /// A Value holding a message (Struct or ListValue) whose fields `fields` writes.
+    #[inline]
     fn message_value(&mut self, tag: u32, fields: impl FnOnce(&mut Writer)) {
-        self.out.push(key(tag, WireType::LengthDelimited));
-        let inner = self.open();
+        let inner = self.open(tag);
         fields(self);
         self.close(inner);
     }
@@ -372,11 +384,12 @@ impl Writer {
         }
     }
 
-    /// Starts a length-delimited message: a one-byte length placeholder. Returns where the
-    /// message's bytes start.
+    /// Starts the length-delimited field `tag`: its key and a one-byte length placeholder.
+    /// Returns where the message's bytes start.
     #[inline]
-    fn open(&mut self) -> usize {
-        self.out.push(0);
+    fn open(&mut self, tag: u32) -> usize {
+        self.out
+            .extend_from_slice(&[key(tag, WireType::LengthDelimited), 0]);
         self.out.len()
     }
 
@@ -392,8 +405,23 @@ impl Writer {
     }
 
     /// Makes room for a length of two or more bytes before the `len` bytes at `start`.
-    #[cold]
+    #[inline(never)]
     fn widen(&mut self, start: usize, len: usize) {
+        if len < 0x4000 {
+            // Two bytes, nearly every time: one more byte at the end, the message's bytes
+            // moved up by one, the varint written out.
+            self.out.push(0);
+            self.out.copy_within(start..start + len, start + 1);
+            self.out[start - 1] = len as u8 | 0x80;
+            self.out[start] = (len >> 7) as u8;
+        } else {
+            self.widen_more(start, len);
+        }
+    }
+
+    /// Makes room for a length of three or more bytes.
+    #[cold]
+    fn widen_more(&mut self, start: usize, len: usize) {
         let width = encoded_len_varint(len as u64);
         self.out.resize(self.out.len() + width - 1, 0);
         self.out.copy_within(start..start + len, start + width - 1);
@@ -460,8 +488,7 @@ impl<'w> ObjectWriter<'w> {
         self.member(name, |w| {
             w.message_value(VALUE_LIST, |w| {
                 for item in items {
-                    w.out.push(key(LIST_VALUES, WireType::LengthDelimited));
-                    let inner = w.open();
+                    let inner = w.open(LIST_VALUES);
                     w.string(item);
                     w.close(inner);
                 }
