@@ -66,10 +66,7 @@ impl Struct {
     /// inlined: profiles then show what writing a resource costs.
     #[inline(never)]
     pub fn write(write: impl FnOnce(&mut ObjectWriter<'_>)) -> Struct {
-        let mut writer = Writer {
-            out: SCRATCH.take(),
-        };
-        writer.out.clear();
+        let mut writer = Writer::scratch();
         write(&mut ObjectWriter::new(&mut writer));
         Struct {
             fields: None,
@@ -220,12 +217,10 @@ thread_local! {
 /// object must not hold its memory for the life of the thread.
 const SCRATCH_KEPT: usize = 256 * 1024;
 
-/// The fields of a Struct, encoded.
+/// The fields of a Struct, encoded. Never inlined: profiles then show what it costs.
+#[inline(never)]
 fn encode_object_fields(map: &Map<String, Value>) -> Box<[u8]> {
-    let mut writer = Writer {
-        out: SCRATCH.take(),
-    };
-    writer.out.clear();
+    let mut writer = Writer::scratch();
     writer.object(map);
     writer.take_bytes()
 }
@@ -235,7 +230,7 @@ fn encode_object_fields(map: &Map<String, Value>) -> Box<[u8]> {
 fn encoded(write: impl FnOnce(&mut Writer)) -> Box<[u8]> {
     let mut writer = Writer::new();
     write(&mut writer);
-    writer.finish()
+    writer.bytes()
 }
 
 /// The key byte of a field: every field here has a number below 16, so one byte.
@@ -243,33 +238,88 @@ const fn key(tag: u32, wire_type: WireType) -> u8 {
     ((tag << 3) | wire_type as u32) as u8
 }
 
-/// Writes Struct, Value and ListValue fields in one walk of the tree. Every nested message is
-/// preceded by its length, unknown until the message is written: each gets a one-byte
-/// placeholder, and the few of 128 bytes or more move their bytes up to make room for a longer
-/// varint when they close. That moves a large subtree once per large message around it
-/// (a memmove of bytes just written), where measuring first would walk the whole tree (a
-/// BTreeMap per object) a second time.
+/// Writes Struct, Value and ListValue fields in one walk of the tree (measuring first would
+/// walk it twice, a BTreeMap per object). Every nested message is preceded by its length,
+/// unknown until the message is written, so each gets a one-byte placeholder: right for the
+/// many shorter than 128 bytes.
+///
+/// A message of 128 bytes to 16 kB needs a two-byte length: when it closes, its bytes move up
+/// one to make room ([`Writer::close`]). That moves a subtree once per long message around it
+/// (a resource's `forProvider` six times, for its entry, Value and Struct and those of
+/// `spec`), which for a few hundred bytes costs less than any bookkeeping would. A message of
+/// 16 kB or more (a three-byte length or longer) does not move: its length waits in `pending`
+/// and is written as the bytes are copied out at their exact size ([`Writer::bytes`], a copy
+/// made anyway), so each of its bytes moves once, not once per level (at 1,000 repositories
+/// the composite's status, 280 kB, sits in six). Any message around a pending one is at least
+/// as large, so pending too: a message that moves never holds a pending length, and a pending
+/// length's placeholder never moves before the copy. A message's length counts the extra bytes
+/// of the pending lengths inside it, which are not in the buffer yet.
 struct Writer {
     out: Vec<u8>,
+    /// Lengths not yet written, in the order their messages closed: the placeholder's index
+    /// (the byte left for it) and the length.
+    pending: Vec<(usize, usize)>,
+    /// The bytes the varints in `pending` take beyond their placeholders.
+    pending_extra: usize,
 }
+
+/// The size from which a message's length waits in `pending`: its varint takes three bytes.
+const PENDING: usize = 1 << 14;
 
 impl Writer {
     fn new() -> Self {
-        Writer { out: Vec::new() }
+        Writer::with_buffer(Vec::new())
     }
 
-    fn finish(self) -> Box<[u8]> {
-        self.out.into_boxed_slice()
+    fn with_buffer(out: Vec<u8>) -> Self {
+        Writer {
+            out,
+            pending: Vec::new(),
+            pending_extra: 0,
+        }
+    }
+
+    /// A writer on the thread's scratch buffer.
+    fn scratch() -> Self {
+        let mut out = SCRATCH.take();
+        out.clear();
+        Writer::with_buffer(out)
     }
 
     /// The bytes written into the scratch buffer, copied out at their exact size; the buffer
     /// goes back for the next Struct.
-    fn take_bytes(self) -> Box<[u8]> {
-        let bytes = Box::from(self.out.as_slice());
+    fn take_bytes(mut self) -> Box<[u8]> {
+        let bytes = self.bytes();
         if self.out.capacity() <= SCRATCH_KEPT {
             SCRATCH.set(self.out);
         }
         bytes
+    }
+
+    /// The bytes written, every length in place, in a box of their exact size.
+    fn bytes(&mut self) -> Box<[u8]> {
+        if self.pending.is_empty() {
+            Box::from(self.out.as_slice())
+        } else {
+            self.spread()
+        }
+    }
+
+    /// The bytes copied out with the pending lengths written at their placeholders.
+    #[cold]
+    fn spread(&mut self) -> Box<[u8]> {
+        // A message closes after those inside it, whose placeholders follow its own.
+        self.pending.sort_unstable_by_key(|&(at, _)| at);
+        let mut bytes = Vec::with_capacity(self.out.len() + self.pending_extra);
+        let mut from = 0;
+        for &(at, len) in &self.pending {
+            bytes.extend_from_slice(&self.out[from..at]);
+            encode_varint(len as u64, &mut bytes);
+            from = at + 1;
+        }
+        bytes.extend_from_slice(&self.out[from..]);
+        debug_assert_eq!(bytes.len(), self.out.len() + self.pending_extra);
+        bytes.into_boxed_slice()
     }
 
     /// The fields of a Struct: one map entry per member.
@@ -400,33 +450,41 @@ impl Writer {
         if len < 0x80 {
             self.out[start - 1] = len as u8;
         } else {
-            self.widen(start, len);
+            self.close_long(start, len);
         }
     }
 
-    /// Makes room for a length of two or more bytes before the `len` bytes at `start`.
+    /// Ends a message of 128 bytes or more, `len` of them in the buffer. Below `PENDING`
+    /// bytes there is no pending length inside, as those messages are larger still: the
+    /// bytes move up one for a two-byte length, and the varint goes in.
     #[inline(never)]
-    fn widen(&mut self, start: usize, len: usize) {
-        if len < 0x4000 {
-            // Two bytes, nearly every time: one more byte at the end, the message's bytes
-            // moved up by one, the varint written out.
+    fn close_long(&mut self, start: usize, len: usize) {
+        if len < PENDING {
             self.out.push(0);
             self.out.copy_within(start..start + len, start + 1);
             self.out[start - 1] = len as u8 | 0x80;
             self.out[start] = (len >> 7) as u8;
         } else {
-            self.widen_more(start, len);
+            self.close_pending(start, len);
         }
     }
 
-    /// Makes room for a length of three or more bytes.
+    /// Notes the length of a message of `PENDING` bytes or more, to be written when the bytes
+    /// are copied out, with the extra bytes of the pending lengths inside it: those closed
+    /// since it opened, last in the list.
     #[cold]
-    fn widen_more(&mut self, start: usize, len: usize) {
-        let width = encoded_len_varint(len as u64);
-        self.out.resize(self.out.len() + width - 1, 0);
-        self.out.copy_within(start..start + len, start + width - 1);
-        let mut prefix = &mut self.out[start - 1..start - 1 + width];
-        encode_varint(len as u64, &mut prefix);
+    fn close_pending(&mut self, start: usize, len: usize) {
+        let inside = self
+            .pending
+            .iter()
+            .rev()
+            .take_while(|&&(at, _)| at >= start);
+        let len = len
+            + inside
+                .map(|&(_, len)| encoded_len_varint(len as u64) - 1)
+                .sum::<usize>();
+        self.pending.push((start - 1, len));
+        self.pending_extra += encoded_len_varint(len as u64) - 1;
     }
 }
 
@@ -962,9 +1020,10 @@ mod tests {
     #[test]
     fn lengths_around_128_and_16384_bytes_match_prost_types() {
         // Each of the entry, Value and Struct or ListValue lengths around a string crosses a
-        // varint boundary in turn, in an entry, in a list item and at both at once.
-        for boundary in [128, 16_384] {
-            for len in boundary - 12..boundary + 4 {
+        // varint boundary in turn (and at 16384 the size from which lengths wait to be
+        // written), in an entry, in a list item and at both at once.
+        for (boundary, below) in [(128, 12), (16_384, 12), (1 << 21, 8)] {
+            for len in boundary - below..boundary + 4 {
                 let text = "s".repeat(len);
                 let value = json!({
                     "o": {"t": text},
@@ -977,6 +1036,60 @@ mod tests {
                 assert_eq!(theirs.encode_to_vec(), ours, "{len}");
                 assert_eq!(round_trip(value.clone()), value);
             }
+        }
+    }
+
+    /// Trees of every kind of value whose messages fall on both sides of each size the writer
+    /// treats apart (one-, two- and three-byte lengths), with pending lengths beside, inside
+    /// and before one another and before lengths written at once, written both ways.
+    #[test]
+    fn random_trees_encode_as_prost_types_does() {
+        let mut seed = 0x9e37_79b9_7f4a_7c15u64;
+        let mut random = move |n: usize| {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            (seed % n as u64) as usize
+        };
+        fn tree(depth: usize, random: &mut impl FnMut(usize) -> usize) -> Value {
+            match random(if depth == 0 { 4 } else { 7 }) {
+                0 => Value::Null,
+                1 => Value::Bool(random(2) == 0),
+                2 => json!(random(1000) as f64 / 8.0),
+                3 => {
+                    let sizes = [0, 100, 2_000, PENDING - 150, PENDING - 150];
+                    Value::String("t".repeat(sizes[random(5)] + random(150)))
+                }
+                4 | 5 => (0..random(5))
+                    .map(|i| {
+                        (
+                            format!("{i}{}", "k".repeat(random(3))),
+                            tree(depth - 1, random),
+                        )
+                    })
+                    .collect::<Map<_, _>>()
+                    .into(),
+                _ => (0..random(5)).map(|_| tree(depth - 1, random)).collect(),
+            }
+        }
+        for _ in 0..300 {
+            let members: Map<String, Value> = (0..1 + random(4))
+                .map(|i| (format!("m{i}"), tree(4, &mut random)))
+                .collect();
+            let ours = Struct::from(members.clone()).encode_to_vec();
+            let theirs = prost_types::Struct::decode(ours.as_slice()).unwrap();
+            assert_eq!(theirs.encode_to_vec(), ours);
+            let written = Struct::write(|o| {
+                for (name, value) in &members {
+                    match value {
+                        Value::Object(map) => o.map(name, map),
+                        value => o.value(name, value),
+                    }
+                }
+            });
+            assert_eq!(written.encode_to_vec(), ours);
+            let decoded = Struct::decode(ours.as_slice()).unwrap();
+            assert_eq!(written.into_fields(), decoded.into_fields());
         }
     }
 
