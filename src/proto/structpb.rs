@@ -50,7 +50,7 @@ pub struct Struct {
     decoded: OnceLock<Map<String, Value>>,
     /// The encoded fields, once something asked for them or when written directly; `OnceLock`
     /// because a message must be `Sync`. `fields`, or else these bytes, are the object.
-    encoded: OnceLock<Box<[u8]>>,
+    encoded: OnceLock<Vec<u8>>,
 }
 
 impl Struct {
@@ -64,14 +64,21 @@ impl Struct {
 
     /// A Struct written field by field, in key order, straight into its encoding. Never
     /// inlined: profiles then show what writing a resource costs.
+    ///
+    /// The bytes are written in the buffer the Struct keeps, not copied out of a scratch
+    /// buffer: a composition writes resources of much the same size one after another, so a
+    /// buffer a little larger than the last Struct's rarely grows, and rarely wastes enough to
+    /// be shrunk (see [`Writer::into_vec`]).
     #[inline(never)]
     pub fn write(write: impl FnOnce(&mut ObjectWriter<'_>)) -> Struct {
-        let mut writer = Writer::scratch();
+        let mut writer = Writer::with_buffer(Vec::with_capacity(WRITTEN.get()));
         write(&mut ObjectWriter::new(&mut writer));
+        let bytes = writer.into_vec();
+        WRITTEN.set(bytes.len() + bytes.len() / 8 + 16);
         Struct {
             fields: None,
             decoded: OnceLock::new(),
-            encoded: OnceLock::from(writer.take_bytes()),
+            encoded: OnceLock::from(bytes),
         }
     }
 
@@ -120,7 +127,7 @@ impl Struct {
     /// The encoded fields, encoded on first use.
     fn encoded(&self) -> &[u8] {
         self.encoded
-            .get_or_init(|| encode_object_fields(self.fields()))
+            .get_or_init(|| encode_object_fields(self.fields()).into_vec())
     }
 }
 
@@ -208,9 +215,12 @@ impl prost::Message for Struct {
 // ---- encoding -------------------------------------------------------------
 
 thread_local! {
-    /// Where Structs are written before their bytes are copied out at their exact size: growing
-    /// a fresh buffer for each Struct, reallocation after reallocation, cost more than writing.
+    /// Where Structs given as JSON are encoded before their bytes are copied out at their exact
+    /// size: growing a fresh buffer for each Struct, reallocation after reallocation, cost
+    /// more than writing.
     static SCRATCH: Cell<Vec<u8>> = const { Cell::new(Vec::new()) };
+    /// The capacity the next [`Struct::write`] starts with: a little more than the last took.
+    static WRITTEN: Cell<usize> = const { Cell::new(256) };
 }
 
 /// A scratch buffer larger than this is not kept for the next Struct: one unusually large
@@ -248,9 +258,10 @@ const fn key(tag: u32, wire_type: WireType) -> u8 {
 /// (a resource's `forProvider` six times, for its entry, Value and Struct and those of
 /// `spec`), which for a few hundred bytes costs less than any bookkeeping would. A message of
 /// 16 kB or more (a three-byte length or longer) does not move: its length waits in `pending`
-/// and is written as the bytes are copied out at their exact size ([`Writer::bytes`], a copy
-/// made anyway), so each of its bytes moves once, not once per level (at 1,000 repositories
-/// the composite's status, 280 kB, sits in six). Any message around a pending one is at least
+/// and is written as the bytes are copied out at their exact size ([`Writer::bytes`]: a copy
+/// made anyway for a Struct encoded from JSON, and rarely needed for one written directly), so
+/// each of its bytes moves once, not once per level (at 1,000 repositories the composite's
+/// status, 280 kB, sits in six). Any message around a pending one is at least
 /// as large, so pending too: a message that moves never holds a pending length, and a pending
 /// length's placeholder never moves before the copy. A message's length counts the extra bytes
 /// of the pending lengths inside it, which are not in the buffer yet.
@@ -302,6 +313,20 @@ impl Writer {
             Box::from(self.out.as_slice())
         } else {
             self.spread()
+        }
+    }
+
+    /// The bytes written, every length in place, in the buffer they were written in unless it
+    /// is more than a quarter too large: a response holds every resource's bytes until it is
+    /// written (1,000 of them at 1,000 repositories).
+    fn into_vec(mut self) -> Vec<u8> {
+        if self.pending.is_empty() {
+            if self.out.capacity() - self.out.len() > self.out.len() / 4 {
+                self.out.shrink_to_fit();
+            }
+            self.out
+        } else {
+            self.spread().into_vec()
         }
     }
 
