@@ -350,10 +350,16 @@ impl Writer {
     /// The fields of a Struct: one map entry per member.
     fn object(&mut self, map: &Map<String, Value>) {
         for (name, value) in map {
-            let (entry, inner) = self.open_entry(name);
-            self.value(value);
-            self.close(inner);
-            self.close(entry);
+            self.member(name, value);
+        }
+    }
+
+    /// A map entry holding `value`.
+    fn member(&mut self, name: &str, value: &Value) {
+        let (entry, inner) = self.open_entry(name);
+        match self.open_value(value) {
+            Some(fields) => self.close_together([fields, inner, entry]),
+            None => self.close_together([inner, entry]),
         }
     }
 
@@ -393,13 +399,24 @@ impl Writer {
     fn list(&mut self, items: &[Value]) {
         for item in items {
             let inner = self.open(LIST_VALUES);
-            self.value(item);
-            self.close(inner);
+            match self.open_value(item) {
+                Some(fields) => self.close_together([fields, inner]),
+                None => self.close(inner),
+            }
         }
     }
 
     /// The fields of a Value.
     fn value(&mut self, value: &Value) {
+        if let Some(fields) = self.open_value(value) {
+            self.close(fields);
+        }
+    }
+
+    /// The fields of a Value, leaving the Struct or ListValue of an object or a list open for
+    /// the caller to close with the messages around it: where it starts.
+    #[inline]
+    fn open_value(&mut self, value: &Value) -> Option<usize> {
         match value {
             Value::Null => self
                 .out
@@ -414,9 +431,18 @@ impl Writer {
                 self.out.extend_from_slice(&field);
             }
             Value::String(text) => self.string(text),
-            Value::Object(map) => self.message_value(VALUE_STRUCT, |w| w.object(map)),
-            Value::Array(items) => self.message_value(VALUE_LIST, |w| w.list(items)),
+            Value::Object(map) => {
+                let fields = self.open(VALUE_STRUCT);
+                self.object(map);
+                return Some(fields);
+            }
+            Value::Array(items) => {
+                let fields = self.open(VALUE_LIST);
+                self.list(items);
+                return Some(fields);
+            }
         }
+        None
     }
 
     /// The fields of a string Value.
@@ -437,16 +463,16 @@ impl Writer {
     fn entry_with(&mut self, name: &str, value: impl FnOnce(&mut Writer)) {
         let (entry, inner) = self.open_entry(name);
         value(self);
-        self.close(inner);
-        self.close(entry);
+        self.close_together([inner, entry]);
     }
 
-    /// A Value holding a message (Struct or ListValue) whose fields `fields` writes.
+    /// A map entry whose value is a message (Struct or ListValue) whose fields `fields` writes.
     #[inline]
-    fn message_value(&mut self, tag: u32, fields: impl FnOnce(&mut Writer)) {
-        let inner = self.open(tag);
+    fn entry_message(&mut self, name: &str, tag: u32, fields: impl FnOnce(&mut Writer)) {
+        let (entry, inner) = self.open_entry(name);
+        let start = self.open(tag);
         fields(self);
-        self.close(inner);
+        self.close_together([start, inner, entry]);
     }
 
     /// A length: most are below 128, one byte, without prost's loop through `BufMut`.
@@ -477,6 +503,60 @@ impl Writer {
         } else {
             self.close_long(start, len);
         }
+    }
+
+    /// Ends messages that end at the same byte, innermost first (a Struct, its Value and the
+    /// map entry holding it): one comparison when all are short, and when some are long, their
+    /// bytes move once for all of their lengths rather than once per message.
+    #[inline]
+    fn close_together<const N: usize>(&mut self, starts: [usize; N]) {
+        let end = self.out.len();
+        if end - starts[N - 1] < 0x80 {
+            for start in starts {
+                self.out[start - 1] = (end - start) as u8;
+            }
+        } else {
+            self.close_long_together(starts);
+        }
+    }
+
+    /// Ends messages that end together, the outermost of 128 bytes or more.
+    #[inline(never)]
+    fn close_long_together<const N: usize>(&mut self, starts: [usize; N]) {
+        let end = self.out.len();
+        if end - starts[N - 1] + N > PENDING {
+            // Lengths that may take three bytes or hold pending ones: one at a time.
+            for start in starts {
+                self.close(start);
+            }
+            return;
+        }
+        // Each length counts the byte each long one inside it adds; all take one or two.
+        let mut lens = [0; N];
+        let mut extra = 0;
+        for (len, start) in lens.iter_mut().zip(starts) {
+            *len = end - start + extra;
+            extra += usize::from(*len >= 0x80);
+        }
+        for _ in 0..extra {
+            self.out.push(0);
+        }
+        // From the innermost out, the bytes after each placeholder move up by the bytes the
+        // lengths before them add, and the length goes in front of them.
+        let mut shift = extra;
+        let mut moved = end;
+        for (start, len) in starts.into_iter().zip(lens) {
+            self.out.copy_within(start..moved, start + shift);
+            if len < 0x80 {
+                self.out[start + shift - 1] = len as u8;
+            } else {
+                self.out[start + shift - 2] = len as u8 | 0x80;
+                self.out[start + shift - 1] = (len >> 7) as u8;
+                shift -= 1;
+            }
+            moved = start - 1;
+        }
+        debug_assert_eq!(shift, 0);
     }
 
     /// Ends a message of 128 bytes or more, `len` of them in the buffer. Below `PENDING`
@@ -531,8 +611,9 @@ impl<'w> ObjectWriter<'w> {
         }
     }
 
-    /// Writes the member `name`, whose Value's fields `value` writes.
-    fn member(&mut self, name: &str, value: impl FnOnce(&mut Writer)) {
+    /// Checks, in a debug build, that `name` comes after the last member.
+    #[inline]
+    fn check_order(&mut self, name: &str) {
         #[cfg(debug_assertions)]
         {
             debug_assert!(
@@ -542,40 +623,44 @@ impl<'w> ObjectWriter<'w> {
             );
             self.last = Some(name.to_owned());
         }
-        self.writer.entry_with(name, value);
+        #[cfg(not(debug_assertions))]
+        let _ = name;
     }
 
     pub fn string(&mut self, name: &str, text: &str) {
-        self.member(name, |w| w.string(text));
+        self.check_order(name);
+        self.writer.entry_with(name, |w| w.string(text));
     }
 
     /// A JSON value as it is, such as one taken from the request.
     pub fn value(&mut self, name: &str, value: &Value) {
-        self.member(name, |w| w.value(value));
+        self.check_order(name);
+        self.writer.member(name, value);
     }
 
     /// A JSON object as it is.
     pub fn map(&mut self, name: &str, map: &Map<String, Value>) {
-        self.member(name, |w| w.message_value(VALUE_STRUCT, |w| w.object(map)));
+        self.check_order(name);
+        self.writer
+            .entry_message(name, VALUE_STRUCT, |w| w.object(map));
     }
 
     /// A nested object, written member by member in key order.
     pub fn object(&mut self, name: &str, write: impl FnOnce(&mut ObjectWriter<'_>)) {
-        self.member(name, |w| {
-            w.message_value(VALUE_STRUCT, |w| write(&mut ObjectWriter::new(w)))
-        });
+        self.check_order(name);
+        self.writer
+            .entry_message(name, VALUE_STRUCT, |w| write(&mut ObjectWriter::new(w)));
     }
 
     /// A list of strings.
     pub fn strings<'s>(&mut self, name: &str, items: impl IntoIterator<Item = &'s str>) {
-        self.member(name, |w| {
-            w.message_value(VALUE_LIST, |w| {
-                for item in items {
-                    let inner = w.open(LIST_VALUES);
-                    w.string(item);
-                    w.close(inner);
-                }
-            })
+        self.check_order(name);
+        self.writer.entry_message(name, VALUE_LIST, |w| {
+            for item in items {
+                let inner = w.open(LIST_VALUES);
+                w.string(item);
+                w.close(inner);
+            }
         });
     }
 }
