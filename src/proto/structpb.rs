@@ -72,7 +72,9 @@ impl Struct {
     #[inline(never)]
     pub fn write(write: impl FnOnce(&mut ObjectWriter<'_>)) -> Struct {
         let mut writer = Writer::with_buffer(Vec::with_capacity(WRITTEN.get()));
+        writer.wide = WIDE.get();
         write(&mut ObjectWriter::new(&mut writer));
+        WIDE.set(writer.wide_now);
         let bytes = writer.into_vec();
         WRITTEN.set(bytes.len() + bytes.len() / 8 + 16);
         Struct {
@@ -221,6 +223,9 @@ thread_local! {
     static SCRATCH: Cell<Vec<u8>> = const { Cell::new(Vec::new()) };
     /// The capacity the next [`Struct::write`] starts with: a little more than the last took.
     static WRITTEN: Cell<usize> = const { Cell::new(256) };
+    /// Which nested messages of the last [`Struct::write`] had two-byte lengths (see
+    /// [`Writer::wide`]).
+    static WIDE: Cell<u64> = const { Cell::new(0) };
 }
 
 /// A scratch buffer larger than this is not kept for the next Struct: one unusually large
@@ -272,6 +277,18 @@ struct Writer {
     pending: Vec<(usize, usize)>,
     /// The bytes the varints in `pending` take beyond their placeholders.
     pending_extra: usize,
+    /// A guess, for each of the first 64 nested messages [`Writer::entry_message`] writes (in
+    /// [`Struct::write`]: `metadata`, `spec`, `forProvider`...), that the three lengths of the
+    /// member (its entry, Value, and Struct or ListValue) take two bytes. Those get two-byte
+    /// placeholders, filled in place when the guess is right, so none of the member's bytes
+    /// move; a wrong guess moves them back to one-byte placeholders and closes as usual.
+    /// A composition writes resources of the same shape one after another, so the guess is
+    /// what the last Struct written on the thread had (`wide_now` of that one).
+    wide: u64,
+    /// What `wide` will be for the next Struct: the members that took two-byte lengths.
+    wide_now: u64,
+    /// How many members `entry_message` started.
+    messages: u32,
 }
 
 /// The size from which a message's length waits in `pending`: its varint takes three bytes.
@@ -287,6 +304,9 @@ impl Writer {
             out,
             pending: Vec::new(),
             pending_extra: 0,
+            wide: 0,
+            wide_now: 0,
+            messages: 0,
         }
     }
 
@@ -466,13 +486,78 @@ impl Writer {
         self.close_together([inner, entry]);
     }
 
-    /// A map entry whose value is a message (Struct or ListValue) whose fields `fields` writes.
+    /// A map entry whose value is a message (Struct or ListValue) whose fields `fields` writes,
+    /// with two-byte placeholders where `wide` guesses they fit.
     #[inline]
     fn entry_message(&mut self, name: &str, tag: u32, fields: impl FnOnce(&mut Writer)) {
-        let (entry, inner) = self.open_entry(name);
-        let start = self.open(tag);
+        let bit = 1u64.checked_shl(self.messages).unwrap_or(0);
+        self.messages += 1;
+        let wide = self.wide & bit != 0 && name.len() < 0x80;
+        let starts = if wide {
+            let entry = self.out.len() + 3;
+            self.out.extend_from_slice(&[
+                key(STRUCT_FIELDS, WireType::LengthDelimited),
+                0,
+                0,
+                key(ENTRY_KEY, WireType::LengthDelimited),
+                name.len() as u8,
+            ]);
+            self.out.extend_from_slice(name.as_bytes());
+            let inner = self.open_wide(ENTRY_VALUE);
+            [self.open_wide(tag), inner, entry]
+        } else {
+            let (entry, inner) = self.open_entry(name);
+            [self.open(tag), inner, entry]
+        };
         fields(self);
-        self.close_together([start, inner, entry]);
+        let [start, _, entry] = starts;
+        let end = self.out.len();
+        if wide {
+            if end - start >= 0x80 && end - entry < PENDING {
+                for start in starts {
+                    let len = end - start;
+                    self.out[start - 2] = len as u8 | 0x80;
+                    self.out[start - 1] = (len >> 7) as u8;
+                }
+                self.wide_now |= bit;
+            } else {
+                self.close_narrowed(starts);
+            }
+        } else {
+            // All three lengths take two bytes: the Struct's or ListValue's, and the entry's
+            // once the two lengths inside it have.
+            if end - start >= 0x80 && end - entry + 2 < PENDING {
+                self.wide_now |= bit;
+            }
+            self.close_together(starts);
+        }
+    }
+
+    /// Starts the length-delimited field `tag` with a two-byte length placeholder.
+    #[inline]
+    fn open_wide(&mut self, tag: u32) -> usize {
+        self.out
+            .extend_from_slice(&[key(tag, WireType::LengthDelimited), 0, 0]);
+        self.out.len()
+    }
+
+    /// Closes a member written with two-byte placeholders whose lengths do not all take two
+    /// bytes: its bytes move back to one-byte placeholders (and the pending lengths inside
+    /// with them), and it closes as any other.
+    #[cold]
+    fn close_narrowed(&mut self, [start, inner, entry]: [usize; 3]) {
+        let end = self.out.len();
+        self.out.copy_within(entry..inner - 2, entry - 1);
+        self.out.copy_within(inner..start - 2, inner - 2);
+        self.out.copy_within(start..end, start - 3);
+        self.out.truncate(end - 3);
+        for pending in self.pending.iter_mut().rev() {
+            if pending.0 < start {
+                break;
+            }
+            pending.0 -= 3;
+        }
+        self.close_together([start - 3, inner - 2, entry - 1]);
     }
 
     /// A length: most are below 128, one byte, without prost's loop through `BufMut`.
@@ -1189,17 +1274,29 @@ mod tests {
             let ours = Struct::from(members.clone()).encode_to_vec();
             let theirs = prost_types::Struct::decode(ours.as_slice()).unwrap();
             assert_eq!(theirs.encode_to_vec(), ours);
-            let written = Struct::write(|o| {
-                for (name, value) in &members {
-                    match value {
-                        Value::Object(map) => o.map(name, map),
-                        value => o.value(name, value),
-                    }
+            // Written twice: the second time, with the first's guesses of two-byte lengths.
+            for _ in 0..2 {
+                let written = Struct::write(|o| write_members(o, &members));
+                assert_eq!(written.encode_to_vec(), ours);
+                let decoded = Struct::decode(ours.as_slice()).unwrap();
+                assert_eq!(written.into_fields(), decoded.into_fields());
+            }
+        }
+    }
+
+    /// Writes `members` through each of `ObjectWriter`'s ways.
+    fn write_members(o: &mut ObjectWriter<'_>, members: &Map<String, Value>) {
+        for (name, value) in members {
+            match value {
+                Value::Object(map) if name.len() % 2 == 0 => {
+                    o.object(name, |o| write_members(o, map))
                 }
-            });
-            assert_eq!(written.encode_to_vec(), ours);
-            let decoded = Struct::decode(ours.as_slice()).unwrap();
-            assert_eq!(written.into_fields(), decoded.into_fields());
+                Value::Object(map) => o.map(name, map),
+                Value::Array(items) if items.iter().all(Value::is_string) => {
+                    o.strings(name, items.iter().filter_map(Value::as_str))
+                }
+                value => o.value(name, value),
+            }
         }
     }
 
