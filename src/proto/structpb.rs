@@ -415,14 +415,42 @@ impl Writer {
         self.close(inner);
     }
 
-    /// The fields of a ListValue.
+    /// The fields of a ListValue. Its items tend to be alike (the composite's status lists a
+    /// Struct of a few hundred bytes per repository): an object or list item whose item
+    /// before took two-byte lengths gets two-byte placeholders (see [`Writer::close_wide`]).
     fn list(&mut self, items: &[Value]) {
+        let mut wide = false;
         for item in items {
-            let inner = self.open(LIST_VALUES);
-            match self.open_value(item) {
-                Some(fields) => self.close_together([fields, inner]),
-                None => self.close(inner),
+            let tag = match item {
+                Value::Object(_) => VALUE_STRUCT,
+                Value::Array(_) => VALUE_LIST,
+                scalar => {
+                    let inner = self.open(LIST_VALUES);
+                    self.scalar(scalar);
+                    self.close(inner);
+                    wide = false;
+                    continue;
+                }
+            };
+            let starts = if wide {
+                let inner = self.open_wide(LIST_VALUES);
+                [self.open_wide(tag), inner]
+            } else {
+                let inner = self.open(LIST_VALUES);
+                [self.open(tag), inner]
+            };
+            match item {
+                Value::Object(map) => self.object(map),
+                Value::Array(items) => self.list(items),
+                _ => {}
             }
+            wide = if wide {
+                self.close_wide(starts)
+            } else {
+                let two_bytes = self.two_bytes(starts);
+                self.close_together(starts);
+                two_bytes
+            };
         }
     }
 
@@ -438,6 +466,27 @@ impl Writer {
     #[inline]
     fn open_value(&mut self, value: &Value) -> Option<usize> {
         match value {
+            Value::Object(map) => {
+                let fields = self.open(VALUE_STRUCT);
+                self.object(map);
+                Some(fields)
+            }
+            Value::Array(items) => {
+                let fields = self.open(VALUE_LIST);
+                self.list(items);
+                Some(fields)
+            }
+            scalar => {
+                self.scalar(scalar);
+                None
+            }
+        }
+    }
+
+    /// The fields of a Value holding neither an object nor a list.
+    #[inline]
+    fn scalar(&mut self, value: &Value) {
+        match value {
             Value::Null => self
                 .out
                 .extend_from_slice(&[key(VALUE_NULL, WireType::Varint), 0]),
@@ -451,18 +500,9 @@ impl Writer {
                 self.out.extend_from_slice(&field);
             }
             Value::String(text) => self.string(text),
-            Value::Object(map) => {
-                let fields = self.open(VALUE_STRUCT);
-                self.object(map);
-                return Some(fields);
-            }
-            Value::Array(items) => {
-                let fields = self.open(VALUE_LIST);
-                self.list(items);
-                return Some(fields);
-            }
+            // Not reached (callers write objects and lists themselves), but as a Value.
+            Value::Object(_) | Value::Array(_) => self.value(value),
         }
-        None
     }
 
     /// The fields of a string Value.
@@ -510,26 +550,15 @@ impl Writer {
             [self.open(tag), inner, entry]
         };
         fields(self);
-        let [start, _, entry] = starts;
-        let end = self.out.len();
-        if wide {
-            if end - start >= 0x80 && end - entry < PENDING {
-                for start in starts {
-                    let len = end - start;
-                    self.out[start - 2] = len as u8 | 0x80;
-                    self.out[start - 1] = (len >> 7) as u8;
-                }
-                self.wide_now |= bit;
-            } else {
-                self.close_narrowed(starts);
-            }
+        let two_bytes = if wide {
+            self.close_wide(starts)
         } else {
-            // All three lengths take two bytes: the Struct's or ListValue's, and the entry's
-            // once the two lengths inside it have.
-            if end - start >= 0x80 && end - entry + 2 < PENDING {
-                self.wide_now |= bit;
-            }
+            let two_bytes = self.two_bytes(starts);
             self.close_together(starts);
+            two_bytes
+        };
+        if two_bytes {
+            self.wide_now |= bit;
         }
     }
 
@@ -541,23 +570,59 @@ impl Writer {
         self.out.len()
     }
 
-    /// Closes a member written with two-byte placeholders whose lengths do not all take two
-    /// bytes: its bytes move back to one-byte placeholders (and the pending lengths inside
-    /// with them), and it closes as any other.
-    #[cold]
-    fn close_narrowed(&mut self, [start, inner, entry]: [usize; 3]) {
+    /// Whether messages that end together, innermost first, opened with one-byte
+    /// placeholders, will all take two-byte lengths: the innermost's, and the outermost's
+    /// once the lengths inside it have.
+    #[inline]
+    fn two_bytes<const N: usize>(&self, starts: [usize; N]) -> bool {
         let end = self.out.len();
-        self.out.copy_within(entry..inner - 2, entry - 1);
-        self.out.copy_within(inner..start - 2, inner - 2);
-        self.out.copy_within(start..end, start - 3);
-        self.out.truncate(end - 3);
+        end - starts[0] >= 0x80 && end - starts[N - 1] + N - 1 < PENDING
+    }
+
+    /// Ends messages that end together, innermost first, opened with two-byte placeholders
+    /// ([`Writer::open_wide`]), and returns whether their lengths all took two bytes: then
+    /// they go in place and nothing moves. Otherwise the bytes move back to one-byte
+    /// placeholders (and any pending lengths inside with them) and close as any others.
+    #[inline]
+    fn close_wide<const N: usize>(&mut self, starts: [usize; N]) -> bool {
+        let end = self.out.len();
+        if end - starts[0] >= 0x80 && end - starts[N - 1] < PENDING {
+            for start in starts {
+                let len = end - start;
+                self.out[start - 2] = len as u8 | 0x80;
+                self.out[start - 1] = (len >> 7) as u8;
+            }
+            true
+        } else {
+            self.close_narrowed(starts);
+            false
+        }
+    }
+
+    /// Moves the bytes after each two-byte placeholder back by one byte for it and each one
+    /// before it, and closes the messages as any others.
+    #[cold]
+    fn close_narrowed<const N: usize>(&mut self, starts: [usize; N]) {
+        let end = self.out.len();
+        let mut narrowed = starts;
+        for outer in (0..N).rev() {
+            let start = starts[outer];
+            let stretch_end = if outer == 0 {
+                end
+            } else {
+                starts[outer - 1] - 2
+            };
+            narrowed[outer] = start - (N - outer);
+            self.out.copy_within(start..stretch_end, narrowed[outer]);
+        }
+        self.out.truncate(end - N);
         for pending in self.pending.iter_mut().rev() {
-            if pending.0 < start {
+            if pending.0 < starts[0] {
                 break;
             }
-            pending.0 -= 3;
+            pending.0 -= N;
         }
-        self.close_together([start - 3, inner - 2, entry - 1]);
+        self.close_together(narrowed);
     }
 
     /// A length: most are below 128, one byte, without prost's loop through `BufMut`.
