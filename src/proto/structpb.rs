@@ -68,7 +68,7 @@ impl Struct {
     /// The bytes are written in the buffer the Struct keeps, not copied out of a scratch
     /// buffer: a composition writes resources of much the same size one after another, so a
     /// buffer a little larger than the last Struct's rarely grows, and rarely wastes enough to
-    /// be shrunk (see [`Writer::into_vec`]).
+    /// be shrunk (see `Writer::into_vec`).
     #[inline(never)]
     pub fn write(write: impl FnOnce(&mut ObjectWriter<'_>)) -> Struct {
         let mut writer = Writer::with_buffer(Vec::with_capacity(WRITTEN.get()));
@@ -255,21 +255,26 @@ const fn key(tag: u32, wire_type: WireType) -> u8 {
 
 /// Writes Struct, Value and ListValue fields in one walk of the tree (measuring first would
 /// walk it twice, a BTreeMap per object). Every nested message is preceded by its length,
-/// unknown until the message is written, so each gets a one-byte placeholder: right for the
-/// many shorter than 128 bytes.
+/// unknown until the message is written, so each gets a placeholder, filled in when it closes
+/// with the shortest varint, as prost writes it:
 ///
-/// A message of 128 bytes to 16 kB needs a two-byte length: when it closes, its bytes move up
-/// one to make room ([`Writer::close`]). That moves a subtree once per long message around it
-/// (a resource's `forProvider` six times, for its entry, Value and Struct and those of
-/// `spec`), which for a few hundred bytes costs less than any bookkeeping would. A message of
-/// 16 kB or more (a three-byte length or longer) does not move: its length waits in `pending`
-/// and is written as the bytes are copied out at their exact size ([`Writer::bytes`]: a copy
-/// made anyway for a Struct encoded from JSON, and rarely needed for one written directly), so
-/// each of its bytes moves once, not once per level (at 1,000 repositories the composite's
-/// status, 280 kB, sits in six). Any message around a pending one is at least
-/// as large, so pending too: a message that moves never holds a pending length, and a pending
-/// length's placeholder never moves before the copy. A message's length counts the extra bytes
-/// of the pending lengths inside it, which are not in the buffer yet.
+/// - One byte, right for the many messages under 128 bytes. A message of 128 bytes to 16 kB
+///   then needs two, and its bytes move up one to make room ([`Writer::close_long`]).
+///   Messages that end at the same byte (a member's entry, Value and Struct) close together
+///   ([`Writer::close_together`]): their bytes move once for all their lengths, not once per
+///   message.
+/// - Two bytes where a guess says so, and then nothing moves: for a nested member that
+///   [`Struct::write`] writes (`metadata`, `spec`, `forProvider`), whether the same member of
+///   the last Struct written on the thread took two-byte lengths (`wide`), as a composition
+///   writes resources of one shape after another; for an object or list item of a list,
+///   whether the item before did ([`Writer::list`]). A wrong guess moves the bytes back to
+///   one-byte placeholders, which close as above ([`Writer::close_wide`]).
+/// - None yet for a message of 16 kB or more (a varint of three bytes or more): its length
+///   waits in `pending` and is written as the bytes are copied out ([`Writer::bytes`]), so its
+///   bytes move once, not once per level (at 1,000 repositories the composite's status,
+///   280 kB, sits in six messages). Any message around a pending one is at least as large,
+///   so pending too: a message whose bytes move never holds a pending length. A message's
+///   length counts the extra bytes of the pending lengths inside it, not in the buffer yet.
 struct Writer {
     out: Vec<u8>,
     /// Lengths not yet written, in the order their messages closed: the placeholder's index
