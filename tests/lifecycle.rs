@@ -8,8 +8,8 @@ use function_artifactory::proto::v1::{
 };
 use serde_json::{json, Value};
 use support::requests::{
-    composite, desired_resources, fatal_message, input, live, namespaced_composite, request,
-    resource, status_repositories,
+    composite, desired_composite, desired_resources, fatal_message, input, live,
+    namespaced_composite, request, resource, status_repositories,
 };
 
 const LOCAL_MAVEN: &str = "local.artifactory.jfrog.crossplane.io/v1alpha1";
@@ -182,18 +182,7 @@ fn a_removed_repository_is_orphaned_first_then_released() {
     );
     assert!(results(&first, Severity::Warning)[0]
         .starts_with("RepositoryRetiring: repository old (key old-libs) is gone from the spec"));
-    let status = first
-        .desired
-        .as_ref()
-        .unwrap()
-        .composite
-        .as_ref()
-        .unwrap()
-        .resource
-        .clone()
-        .unwrap()
-        .into_value()["status"]
-        .clone();
+    let status = desired_composite(&first)["status"].clone();
     assert_eq!(
         status["retiring"],
         json!([{"name": "old", "key": "old-libs", "deletion": "Orphan"}])

@@ -7,7 +7,9 @@ use function_artifactory::proto::v1::{RunFunctionRequest, RunFunctionResponse, S
 use function_artifactory::run_function;
 use prost::Message;
 use serde_json::json;
-use support::requests::{composite, desired_resources, fatal_message, input, request, resource};
+use support::requests::{
+    composite, desired_composite, desired_resources, fatal_message, input, request, resource,
+};
 
 fn spec() -> serde_json::Value {
     json!({"repositories": [
@@ -42,14 +44,7 @@ fn other_steps_resources_and_context_pass_through() {
     assert_eq!(resources["from-earlier-step"], other);
     assert_eq!(resources.len(), 4);
     assert_eq!(response.context, req.context);
-    let composite = response
-        .desired
-        .unwrap()
-        .composite
-        .unwrap()
-        .resource
-        .unwrap()
-        .into_value();
+    let composite = desired_composite(&response);
     assert_eq!(composite["status"]["other"], "kept");
     assert_eq!(
         composite["status"]["repositories"]
@@ -67,14 +62,7 @@ fn the_desired_composite_of_earlier_steps_is_merged_not_replaced() {
     let run = |earlier: serde_json::Value| {
         let mut req = request(composite(spec())).build();
         req.desired.as_mut().unwrap().composite = Some(resource(earlier));
-        run_function(&req)
-            .desired
-            .unwrap()
-            .composite
-            .unwrap()
-            .resource
-            .unwrap()
-            .into_value()
+        desired_composite(&run_function(&req))
     };
     let merged = run(json!({
         "apiVersion": "platform.example.org/v1alpha1",

@@ -122,6 +122,21 @@ pub fn fatal_message(response: &RunFunctionResponse) -> Option<String> {
         .map(|r| r.message.clone())
 }
 
+/// The desired composite resource of a response, as JSON; panics when there is none.
+pub fn desired_composite(response: &RunFunctionResponse) -> Value {
+    desired_composite_object(response)
+        .expect("a desired composite")
+        .into_value()
+}
+
+fn desired_composite_object(response: &RunFunctionResponse) -> Option<Struct> {
+    response
+        .desired
+        .as_ref()
+        .and_then(|d| d.composite.as_ref())
+        .and_then(|c| c.resource.clone())
+}
+
 /// Asserts success and returns the desired composed resources by name.
 pub fn desired_resources(response: &RunFunctionResponse) -> BTreeMap<String, Value> {
     if let Some(message) = fatal_message(response) {
@@ -146,12 +161,9 @@ pub fn desired_resources(response: &RunFunctionResponse) -> BTreeMap<String, Val
 
 /// `status.repositories` of the desired composite.
 pub fn status_repositories(response: &RunFunctionResponse) -> Vec<Value> {
-    let composite = response
-        .desired
-        .as_ref()
-        .and_then(|d| d.composite.as_ref())
-        .and_then(|c| c.resource.clone());
-    let value = composite.unwrap_or_default().into_value();
+    let value = desired_composite_object(response)
+        .unwrap_or_default()
+        .into_value();
     value["status"]["repositories"]
         .as_array()
         .cloned()
