@@ -245,8 +245,8 @@ fn federated_members(p: &Planned, input: &Input) -> Option<Value> {
     if let Some(members) = &p.entry.members {
         return Some(Value::Array(members.iter().copied().cloned().collect()));
     }
-    let base = input.artifactory_url.as_deref()?;
-    Some(json!([{"url": format!("{base}/artifactory/{}", p.key), "enabled": true}]))
+    let url = input.repository_url(&p.key)?;
+    Some(json!([{"url": url, "enabled": true}]))
 }
 
 /// A typed field and the same field in `forProvider` must agree.

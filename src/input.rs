@@ -67,6 +67,15 @@ impl Default for Input {
     }
 }
 
+impl Input {
+    /// The URL of the repository `key` in Artifactory, `<artifactoryUrl>/artifactory/<key>`,
+    /// when the input gives Artifactory's URL.
+    pub fn repository_url(&self, key: &str) -> Option<String> {
+        let base = self.artifactory_url.as_deref()?;
+        Some(format!("{base}/artifactory/{key}"))
+    }
+}
+
 /// Reads the input; problems go to `findings` and the defaults stand in for bad fields.
 pub fn read_input(object: Option<&Map<String, Value>>, findings: &mut Findings) -> Input {
     let mut input = Input::default();

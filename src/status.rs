@@ -61,8 +61,8 @@ fn write_repository_status(
     item.string("rclass", p.kind.rclass.as_str());
     item.bool("ready", condition_true(observed, "Ready"));
     item.bool("synced", condition_true(observed, "Synced"));
-    if let Some(base) = &input.artifactory_url {
-        item.string("url", &format!("{base}/artifactory/{}", p.key));
+    if let Some(url) = input.repository_url(&p.key) {
+        item.string("url", &url);
     }
     item.strings("warnings", warnings.iter().map(String::as_str));
 }
