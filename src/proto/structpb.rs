@@ -21,6 +21,7 @@ use prost::bytes::{Buf, BufMut};
 use prost::encoding::{encode_varint, encoded_len_varint, skip_field, DecodeContext, WireType};
 use prost::DecodeError;
 use serde_json::{Map, Number, Value};
+use std::borrow::Cow;
 use std::cell::Cell;
 use std::fmt;
 use std::sync::OnceLock;
@@ -50,7 +51,48 @@ pub struct Struct {
     decoded: OnceLock<Map<String, Value>>,
     /// The encoded fields, once something asked for them or when written directly; `OnceLock`
     /// because a message must be `Sync`. `fields`, or else these bytes, are the object.
-    encoded: OnceLock<Vec<u8>>,
+    encoded: OnceLock<Encoded>,
+}
+
+/// A Struct's encoded fields: the bytes, but for the lengths of its messages of
+/// [`PENDING`] bytes or more, which go in as the bytes are copied into a response. A large
+/// object (the composite's status at 1,000 repositories is 280 kB) is then copied once, into
+/// the response, rather than once more to put its lengths in place.
+#[derive(Clone, Default)]
+struct Encoded {
+    bytes: Vec<u8>,
+    /// Where each length goes (the byte left for it in `bytes`) and the length, in order.
+    lengths: Box<[(usize, usize)]>,
+    /// The bytes the lengths take beyond the bytes left for them.
+    extra: usize,
+}
+
+impl Encoded {
+    fn len(&self) -> usize {
+        self.bytes.len() + self.extra
+    }
+
+    /// Writes the encoded fields, each length in its place.
+    fn write_to(&self, buf: &mut impl BufMut) {
+        let mut from = 0;
+        for &(at, len) in self.lengths.iter() {
+            buf.put_slice(&self.bytes[from..at]);
+            encode_varint(len as u64, buf);
+            from = at + 1;
+        }
+        buf.put_slice(&self.bytes[from..]);
+    }
+
+    /// The encoded fields in one piece.
+    fn contiguous(&self) -> Cow<'_, [u8]> {
+        if self.lengths.is_empty() {
+            Cow::Borrowed(&self.bytes)
+        } else {
+            let mut bytes = Vec::with_capacity(self.len());
+            self.write_to(&mut bytes);
+            Cow::Owned(bytes)
+        }
+    }
 }
 
 impl Struct {
@@ -66,21 +108,35 @@ impl Struct {
     /// inlined: profiles then show what writing a resource costs.
     ///
     /// The bytes are written in the buffer the Struct keeps, not copied out of a scratch
-    /// buffer: a composition writes resources of much the same size one after another, so a
-    /// buffer a little larger than the last Struct's rarely grows, and rarely wastes enough to
-    /// be shrunk (see `Writer::into_vec`).
+    /// buffer: a composition writes resources of much the same size and shape one after
+    /// another, so a buffer a little larger than the last Struct's rarely grows, rarely wastes
+    /// enough to be shrunk (see `Writer::into_encoded`), and the last one's lengths say which
+    /// of this one's take two bytes (see `Writer::wide`).
     #[inline(never)]
     pub fn write(write: impl FnOnce(&mut ObjectWriter<'_>)) -> Struct {
         let mut writer = Writer::with_buffer(Vec::with_capacity(WRITTEN.get()));
         writer.wide = WIDE.get();
         write(&mut ObjectWriter::new(&mut writer));
         WIDE.set(writer.wide_now);
-        let bytes = writer.into_vec();
-        WRITTEN.set(bytes.len() + bytes.len() / 8 + 16);
+        let encoded = writer.into_encoded();
+        WRITTEN.set(encoded.bytes.len() + encoded.bytes.len() / 8 + 16);
+        Struct::written(encoded)
+    }
+
+    /// A Struct unlike those [`Struct::write`] writes one after another (the composite, after
+    /// its resources), written the same way into a buffer of `capacity` bytes, without
+    /// guesses taken from them or left for them.
+    pub fn write_one(capacity: usize, write: impl FnOnce(&mut ObjectWriter<'_>)) -> Struct {
+        let mut writer = Writer::with_buffer(Vec::with_capacity(capacity));
+        write(&mut ObjectWriter::new(&mut writer));
+        Struct::written(writer.into_encoded())
+    }
+
+    fn written(encoded: Encoded) -> Struct {
         Struct {
             fields: None,
             decoded: OnceLock::new(),
-            encoded: OnceLock::from(bytes),
+            encoded: OnceLock::from(encoded),
         }
     }
 
@@ -117,19 +173,19 @@ impl Struct {
 
     /// The object decoded from the bytes it was written as.
     fn decode_written(&self) -> Map<String, Value> {
-        let Some(bytes) = self.encoded.get() else {
+        let Some(encoded) = self.encoded.get() else {
             return Map::new();
         };
         let mut object = Struct::from(Map::new());
         // Only bytes our Writer wrote get here, and they decode; see the type's docs.
-        let _ = prost::Message::merge(&mut object, &bytes[..]);
+        let _ = prost::Message::merge(&mut object, &encoded.contiguous()[..]);
         object.into_fields()
     }
 
     /// The encoded fields, encoded on first use.
-    fn encoded(&self) -> &[u8] {
+    fn encoded(&self) -> &Encoded {
         self.encoded
-            .get_or_init(|| encode_object_fields(self.fields()).into_vec())
+            .get_or_init(|| encode_object_fields(self.fields()))
     }
 }
 
@@ -148,11 +204,7 @@ impl From<Map<String, Value>> for Struct {
 impl Clone for Struct {
     fn clone(&self) -> Self {
         match (&self.fields, self.encoded.get()) {
-            (None, Some(bytes)) => Struct {
-                fields: None,
-                decoded: OnceLock::new(),
-                encoded: OnceLock::from(bytes.clone()),
-            },
+            (None, Some(encoded)) => Struct::written(encoded.clone()),
             _ => Struct::from(self.fields().clone()),
         }
     }
@@ -185,7 +237,7 @@ const LIST_VALUES: u32 = 1;
 
 impl prost::Message for Struct {
     fn encode_raw(&self, buf: &mut impl BufMut) {
-        buf.put_slice(self.encoded());
+        self.encoded().write_to(buf);
     }
 
     fn merge_field(
@@ -234,10 +286,10 @@ const SCRATCH_KEPT: usize = 256 * 1024;
 
 /// The fields of a Struct, encoded. Never inlined: profiles then show what it costs.
 #[inline(never)]
-fn encode_object_fields(map: &Map<String, Value>) -> Box<[u8]> {
+fn encode_object_fields(map: &Map<String, Value>) -> Encoded {
     let mut writer = Writer::scratch();
     writer.object(map);
-    writer.take_bytes()
+    writer.take_encoded()
 }
 
 /// Encodes with a fresh [`Writer`]: for the decoding helpers below, which are messages only
@@ -270,7 +322,7 @@ const fn key(tag: u32, wire_type: WireType) -> u8 {
 ///   whether the item before did ([`Writer::list`]). A wrong guess moves the bytes back to
 ///   one-byte placeholders, which close as above ([`Writer::close_wide`]).
 /// - None yet for a message of 16 kB or more (a varint of three bytes or more): its length
-///   waits in `pending` and is written as the bytes are copied out ([`Writer::bytes`]), so its
+///   waits in `pending` and is written as the bytes are copied out ([`Encoded::write_to`]), so its
 ///   bytes move once, not once per level (at 1,000 repositories the composite's status,
 ///   280 kB, sits in six messages). Any message around a pending one is at least as large,
 ///   so pending too: a message whose bytes move never holds a pending length. A message's
@@ -324,52 +376,42 @@ impl Writer {
 
     /// The bytes written into the scratch buffer, copied out at their exact size; the buffer
     /// goes back for the next Struct.
-    fn take_bytes(mut self) -> Box<[u8]> {
-        let bytes = self.bytes();
+    fn take_encoded(mut self) -> Encoded {
+        let encoded = Encoded {
+            bytes: self.out.clone(),
+            lengths: self.pending_in_order(),
+            extra: self.pending_extra,
+        };
         if self.out.capacity() <= SCRATCH_KEPT {
             SCRATCH.set(self.out);
         }
-        bytes
+        encoded
     }
 
     /// The bytes written, every length in place, in a box of their exact size.
-    fn bytes(&mut self) -> Box<[u8]> {
-        if self.pending.is_empty() {
-            Box::from(self.out.as_slice())
-        } else {
-            self.spread()
+    fn bytes(self) -> Box<[u8]> {
+        self.into_encoded().contiguous().into()
+    }
+
+    /// The bytes written and the lengths not yet in place, in the buffer they were written in
+    /// unless it is more than a quarter too large: a response holds every resource's bytes
+    /// until it is written (1,000 of them at 1,000 repositories).
+    fn into_encoded(mut self) -> Encoded {
+        if self.out.capacity() - self.out.len() > self.out.len() / 4 {
+            self.out.shrink_to_fit();
+        }
+        Encoded {
+            lengths: self.pending_in_order(),
+            bytes: self.out,
+            extra: self.pending_extra,
         }
     }
 
-    /// The bytes written, every length in place, in the buffer they were written in unless it
-    /// is more than a quarter too large: a response holds every resource's bytes until it is
-    /// written (1,000 of them at 1,000 repositories).
-    fn into_vec(mut self) -> Vec<u8> {
-        if self.pending.is_empty() {
-            if self.out.capacity() - self.out.len() > self.out.len() / 4 {
-                self.out.shrink_to_fit();
-            }
-            self.out
-        } else {
-            self.spread().into_vec()
-        }
-    }
-
-    /// The bytes copied out with the pending lengths written at their placeholders.
-    #[cold]
-    fn spread(&mut self) -> Box<[u8]> {
-        // A message closes after those inside it, whose placeholders follow its own.
+    /// The pending lengths, in the order of their places.
+    fn pending_in_order(&mut self) -> Box<[(usize, usize)]> {
+        // A message closes after those inside it, whose places follow its own.
         self.pending.sort_unstable_by_key(|&(at, _)| at);
-        let mut bytes = Vec::with_capacity(self.out.len() + self.pending_extra);
-        let mut from = 0;
-        for &(at, len) in &self.pending {
-            bytes.extend_from_slice(&self.out[from..at]);
-            encode_varint(len as u64, &mut bytes);
-            from = at + 1;
-        }
-        bytes.extend_from_slice(&self.out[from..]);
-        debug_assert_eq!(bytes.len(), self.out.len() + self.pending_extra);
-        bytes.into_boxed_slice()
+        std::mem::take(&mut self.pending).into_boxed_slice()
     }
 
     /// The fields of a Struct: one map entry per member.
@@ -1613,6 +1655,25 @@ mod tests {
         expected.extend([json!("two"), json!({"last": false})]);
         let json = Struct::from_value(json!({ "items": expected }));
         assert_eq!(written_bytes(&written), written_bytes(&json));
+        // The 20 kB item's lengths go in as the bytes are copied out: counted, and read back.
+        assert_eq!(written.encoded_len(), written_bytes(&json).len());
+        assert_eq!(written.fields(), json.fields());
+    }
+
+    #[test]
+    fn a_struct_written_alone_is_written_as_any_other() {
+        let members = |o: &mut ObjectWriter| {
+            o.string("big", &"x".repeat(20_000));
+            o.object("small", |s| s.bool("ok", true));
+        };
+        // A buffer too small, and one too large, for what is written.
+        for capacity in [0, 100_000] {
+            let alone = Struct::write_one(capacity, members);
+            assert_eq!(
+                written_bytes(&alone),
+                written_bytes(&Struct::write(members))
+            );
+        }
     }
 
     fn written_bytes(s: &Struct) -> Vec<u8> {
