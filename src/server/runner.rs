@@ -24,8 +24,12 @@ impl Runner {
         }
     }
 
-    /// Answers one request, given and answered as encoded bytes.
-    pub async fn run(&self, package: &'static str, request: Bytes) -> Result<Vec<u8>, Status> {
+    /// Answers one request, given as encoded bytes.
+    pub async fn run(
+        &self,
+        package: &'static str,
+        request: Bytes,
+    ) -> Result<RunFunctionResponse, Status> {
         // Owned, and moved into the blocking task: a call whose handler timed out still holds its
         // permit until the core returns, so the bound is on cores busy, not on handlers waiting.
         let permit = Arc::clone(&self.cores)
@@ -39,8 +43,10 @@ impl Runner {
             return answer(package, &request);
         }
         // Off the async workers, so a long call cannot stall health checks, keepalives or
-        // accepts. Decoding, the core, encoding and both drops happen on this one thread: the
-        // request's tree is built, read and freed where it stays in the cache.
+        // accepts. Decoding, the core and the request's drop happen on this one thread: the
+        // request's tree is built, read and freed where it stays in the cache. The response is
+        // encoded by the transport (`service.rs`): its resources are bytes already, which
+        // encoding copies once, into the transport's buffer.
         tokio::task::spawn_blocking(move || {
             let response = answer(package, &request);
             drop(permit);
@@ -55,13 +61,12 @@ impl Runner {
 /// a few dozen observed resources, well under 1 ms of work on a slow core.
 const INLINE_LIMIT: usize = 40 * 1024;
 
-/// Decodes, runs and encodes one call. A request that does not decode is answered as tonic's
-/// prost codec answers it: INTERNAL, with prost's message.
-fn answer(package: &'static str, request: &[u8]) -> Result<Vec<u8>, Status> {
+/// Decodes and runs one call. A request that does not decode is answered as tonic's prost
+/// codec answers it: INTERNAL, with prost's message.
+fn answer(package: &'static str, request: &[u8]) -> Result<RunFunctionResponse, Status> {
     let request =
         RunFunctionRequest::decode(request).map_err(|error| Status::internal(error.to_string()))?;
-    let response = run_logged(package, &request)?;
-    Ok(response.encode_to_vec())
+    run_logged(package, &request)
 }
 
 /// Runs the core once and logs the call: at debug level, or as an error if the core panicked.

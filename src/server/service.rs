@@ -4,15 +4,19 @@
 //! response there too, so a call the runner hands to a blocking thread was split three ways:
 //! its tree decoded on one thread, read and replaced on another, encoded and dropped back on
 //! the first. At 1,000 repositories that split cost more CPU than the work it moved
-//! (BENCHMARKS.md). This service takes the request as bytes ([`BytesCodec`]) and answers
-//! bytes, so the runner decodes, runs, encodes and drops a call on one thread, whichever that
-//! is. Decoding errors are what tonic's prost codec answers: INTERNAL with prost's message.
+//! (BENCHMARKS.md). This service takes the request as bytes ([`RequestBytesCodec`]), so the
+//! runner decodes, runs and drops it on one thread, whichever that is. The response is encoded
+//! by the transport straight into its buffer: its resources are bytes already, so that is one
+//! copy, where encoding it on the runner's thread made two. Decoding errors are what tonic's
+//! prost codec answers: INTERNAL with prost's message.
 //!
 //! The generated servers stay (the codegen drift test keeps them), unused by `serve`; the
 //! generated clients and their codec (`codec.rs`) serve the tests and benchmarks.
 
 use super::runner::Runner;
-use prost::bytes::{Buf, BufMut, Bytes};
+use crate::proto::v1::RunFunctionResponse;
+use prost::bytes::{Buf, Bytes};
+use prost::Message;
 use std::convert::Infallible;
 use std::future::Future;
 use std::marker::PhantomData;
@@ -111,7 +115,8 @@ where
         };
         let limits = (Some(self.max_request_bytes), Some(self.max_response_bytes));
         Box::pin(async move {
-            let mut grpc = Grpc::new(BytesCodec).apply_max_message_size_config(limits.0, limits.1);
+            let mut grpc =
+                Grpc::new(RequestBytesCodec).apply_max_message_size_config(limits.0, limits.1);
             Ok(grpc.unary(call, request).await)
         })
     }
@@ -124,8 +129,8 @@ struct RunFunction {
 }
 
 impl UnaryService<Bytes> for RunFunction {
-    type Response = Vec<u8>;
-    type Future = BoxFuture<Response<Vec<u8>>, Status>;
+    type Response = RunFunctionResponse;
+    type Future = BoxFuture<Response<RunFunctionResponse>, Status>;
 
     fn call(&mut self, request: Request<Bytes>) -> Self::Future {
         let runner = self.runner.clone();
@@ -139,32 +144,34 @@ impl UnaryService<Bytes> for RunFunction {
     }
 }
 
-/// Messages as bytes: the request as received, the response as encoded by the runner.
+/// The request as bytes, as received, for the runner to decode; the response as a message.
 #[derive(Debug, Clone, Copy, Default)]
-pub struct BytesCodec;
+pub struct RequestBytesCodec;
 
-impl Codec for BytesCodec {
-    type Encode = Vec<u8>;
+impl Codec for RequestBytesCodec {
+    type Encode = RunFunctionResponse;
     type Decode = Bytes;
-    type Encoder = BytesCodec;
-    type Decoder = BytesCodec;
+    type Encoder = RequestBytesCodec;
+    type Decoder = RequestBytesCodec;
 
     fn encoder(&mut self) -> Self::Encoder {
-        BytesCodec
+        RequestBytesCodec
     }
 
     fn decoder(&mut self) -> Self::Decoder {
-        BytesCodec
+        RequestBytesCodec
     }
 }
 
-impl Encoder for BytesCodec {
-    type Item = Vec<u8>;
+impl Encoder for RequestBytesCodec {
+    type Item = RunFunctionResponse;
     type Error = Status;
 
-    fn encode(&mut self, item: Vec<u8>, buf: &mut EncodeBuf<'_>) -> Result<(), Status> {
-        buf.reserve(item.len());
-        buf.put_slice(&item);
+    /// Straight into the transport's buffer: the composed resources are bytes already
+    /// (`Struct::write`), so encoding is mostly copying them, once.
+    fn encode(&mut self, item: Self::Item, buf: &mut EncodeBuf<'_>) -> Result<(), Status> {
+        buf.reserve(item.encoded_len());
+        item.encode_raw(buf);
         Ok(())
     }
 
@@ -173,7 +180,7 @@ impl Encoder for BytesCodec {
     }
 }
 
-impl Decoder for BytesCodec {
+impl Decoder for RequestBytesCodec {
     type Item = Bytes;
     type Error = Status;
 
