@@ -3,7 +3,7 @@
 
 use crate::catalog::{catalog, NodeId, Rclass};
 use crate::input::Input;
-use crate::keys::{key_label_value, KEY_LABEL};
+use crate::keys::{key_label, KEY_LABEL};
 use crate::path::FieldPath;
 use crate::plan::{Planned, Setting};
 use crate::problems::{quoted, suggestion, Category, Findings};
@@ -96,7 +96,7 @@ fn write_metadata(p: &Planned, metadata: &mut ObjectWriter) {
         }
     });
     metadata.object("labels", |labels| {
-        labels.string(KEY_LABEL, &key_label_value(&p.key));
+        labels.string(KEY_LABEL, &key_label(&p.key));
     });
 }
 
@@ -147,6 +147,12 @@ impl<'p> Fields<'p> {
         self.position(name).is_ok()
     }
 
+    /// Adds a field named after every field so far, as a `Map`'s fields come, with no search.
+    fn push_in_order(&mut self, name: &'p str, field: Sourced<'p>) {
+        debug_assert!(self.0.last().is_none_or(|(last, _)| *last < name));
+        self.0.push((name, field));
+    }
+
     fn insert(&mut self, name: &'p str, field: Sourced<'p>) {
         match self.position(name) {
             Ok(i) => self.0[i].1 = field,
@@ -186,7 +192,7 @@ fn for_provider<'p>(
             );
             continue;
         }
-        fields.insert(
+        fields.push_in_order(
             name,
             Sourced {
                 value: Cow::Borrowed(value),
@@ -306,7 +312,7 @@ fn check_for_provider(p: &Planned, fields: &Fields, findings: &mut Findings) {
                 ),
                 format!(
                     "remove it or correct its name: {}",
-                    suggestion(name, node.properties.keys().map(String::as_str))
+                    suggestion(name, node.properties.names())
                 ),
             ),
         }

@@ -104,7 +104,7 @@ impl Checker<'_> {
             } else {
                 let fix = format!(
                     "remove it or correct its name: {}",
-                    suggestion(name, node.properties.keys().map(String::as_str))
+                    suggestion(name, node.properties.names())
                 );
                 self.problem(
                     &field_path,
