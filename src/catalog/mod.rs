@@ -152,9 +152,9 @@ pub struct Catalog {
 }
 
 /// Values by name, for the lookups made for every repository of every call:
-/// sorted by length, then by bytes, so that a binary search decides most
-/// steps on the lengths and compares bytes only between names of one length,
-/// where a `BTreeMap<String, _>` calls `memcmp` at every key it passes.
+/// sorted by length, so that a lookup finds the names of its length by their
+/// lengths alone and compares bytes only with those few, where a
+/// `BTreeMap<String, _>` calls `memcmp` at every key it passes.
 #[derive(Debug, Clone)]
 pub struct ByName<T>(Vec<(String, T)>);
 
@@ -170,11 +170,14 @@ impl<T> ByName<T> {
     }
 
     pub fn get(&self, name: &str) -> Option<&T> {
-        let wanted = Self::key(name);
-        self.0
-            .binary_search_by(|(known, _)| Self::key(known).cmp(&wanted))
-            .ok()
-            .map(|i| &self.0[i].1)
+        let first = self
+            .0
+            .partition_point(|(known, _)| known.len() < name.len());
+        self.0[first..]
+            .iter()
+            .take_while(|(known, _)| known.len() == name.len())
+            .find(|(known, _)| known == name)
+            .map(|(_, value)| value)
     }
 
     fn insert(&mut self, name: String, value: T) {
