@@ -3,7 +3,7 @@
 
 use crate::catalog::{catalog, NodeId, Rclass};
 use crate::input::Input;
-use crate::keys::{key_label_value, KEY_LABEL};
+use crate::keys::{key_label, KEY_LABEL};
 use crate::path::FieldPath;
 use crate::plan::{Planned, Setting};
 use crate::problems::{quoted, suggestion, Category, Findings};
@@ -96,7 +96,7 @@ fn write_metadata(p: &Planned, metadata: &mut ObjectWriter) {
         }
     });
     metadata.object("labels", |labels| {
-        labels.string(KEY_LABEL, &key_label_value(&p.key));
+        labels.string(KEY_LABEL, &key_label(&p.key));
     });
 }
 
@@ -108,7 +108,10 @@ fn write_spec(p: &Planned, for_provider: &Fields, spec: &mut ObjectWriter) {
     }
     spec.object("forProvider", |fields| {
         for (name, field) in for_provider.iter() {
-            fields.value(name, &field.value);
+            match &field.value {
+                FieldValue::Json(value) => fields.value(name, value),
+                FieldValue::Text(text) => fields.string(name, text),
+            }
         }
     });
     if let Some(policies) = &p.management_policies {
@@ -122,8 +125,35 @@ fn write_spec(p: &Planned, for_provider: &Fields, spec: &mut ObjectWriter) {
 /// A `forProvider` field with the path of the claim field it came from.
 /// Fields given in the claim are borrowed from it, not copied.
 struct Sourced<'p> {
-    value: Cow<'p, Value>,
+    value: FieldValue<'p>,
     path: FieldPath<'p>,
+}
+
+/// A `forProvider` field's value. The typed fields that are strings (`description`, `url`,
+/// ...) are borrowed as the text they are: nearly every entry has a description, and a
+/// `Value` of it would be a copy per resource.
+enum FieldValue<'p> {
+    Json(Cow<'p, Value>),
+    Text(&'p str),
+}
+
+impl FieldValue<'_> {
+    /// As a JSON value, for messages.
+    fn to_json(&self) -> Cow<'_, Value> {
+        match self {
+            FieldValue::Json(value) => Cow::Borrowed(value),
+            FieldValue::Text(text) => Cow::Owned(Value::from(*text)),
+        }
+    }
+
+    fn is_same(&self, other: &FieldValue) -> bool {
+        match (self, other) {
+            (FieldValue::Text(a), FieldValue::Text(b)) => a == b,
+            (FieldValue::Json(json), FieldValue::Text(text))
+            | (FieldValue::Text(text), FieldValue::Json(json)) => json.as_str() == Some(*text),
+            (FieldValue::Json(a), FieldValue::Json(b)) => a == b,
+        }
+    }
 }
 
 /// `forProvider` fields by name, sorted. A repository has a handful, so a
@@ -147,6 +177,12 @@ impl<'p> Fields<'p> {
         self.position(name).is_ok()
     }
 
+    /// Adds a field named after every field so far, as a `Map`'s fields come, with no search.
+    fn push_in_order(&mut self, name: &'p str, field: Sourced<'p>) {
+        debug_assert!(self.0.last().is_none_or(|(last, _)| *last < name));
+        self.0.push((name, field));
+    }
+
     fn insert(&mut self, name: &'p str, field: Sourced<'p>) {
         match self.position(name) {
             Ok(i) => self.0[i].1 = field,
@@ -164,7 +200,7 @@ impl<'p> Fields<'p> {
 fn for_provider<'p>(
     p: &'p Planned,
     input: &Input,
-    project_key: Option<&str>,
+    project_key: Option<&'p str>,
     for_provider_path: &'p FieldPath<'p>,
     findings: &mut Findings,
 ) -> Fields<'p> {
@@ -186,53 +222,50 @@ fn for_provider<'p>(
             );
             continue;
         }
-        fields.insert(
+        fields.push_in_order(
             name,
             Sourced {
-                value: Cow::Borrowed(value),
+                value: FieldValue::Json(Cow::Borrowed(value)),
                 path,
             },
         );
     }
-    let mut typed = |field: &'static str, value: Option<Value>, path: FieldPath<'p>| {
+    let mut typed = |field: &'static str, value: Option<FieldValue<'p>>, path: FieldPath<'p>| {
         if let Some(value) = value {
-            let value = Cow::Owned(value);
             merge_typed(p, &mut fields, field, Sourced { value, path }, findings);
         }
     };
+    let text = |text: Option<&'p str>| text.map(FieldValue::Text);
+    let json = |value: Option<Value>| value.map(|value| FieldValue::Json(Cow::Owned(value)));
     typed(
         "description",
-        entry.description.map(Value::from),
+        text(entry.description),
         entry.at_field("description"),
     );
-    typed(
-        "notes",
-        entry.notes.map(Value::from),
-        entry.at_field("notes"),
-    );
+    typed("notes", text(entry.notes), entry.at_field("notes"));
     typed(
         "projectKey",
-        project_key.map(Value::from),
+        text(project_key),
         FieldPath::Root("spec.projectKey"),
     );
     match entry.rclass {
-        Some(Rclass::Remote) => typed("url", entry.url.map(Value::from), entry.at_field("url")),
+        Some(Rclass::Remote) => typed("url", text(entry.url), entry.at_field("url")),
         Some(Rclass::Virtual) => {
             let members = entry.repositories.is_some() || entry.external_repositories.is_some();
             typed(
                 "repositories",
-                members.then(|| json!(p.member_keys)),
+                json(members.then(|| json!(p.member_keys))),
                 entry.at_field("repositories"),
             );
             typed(
                 "defaultDeploymentRepo",
-                p.default_deployment_key.clone().map(Value::from),
+                text(p.default_deployment_key.as_deref()),
                 entry.at_field("defaultDeploymentRepo"),
             );
         }
         Some(Rclass::Federated) => typed(
             "member",
-            federated_members(p, input),
+            json(federated_members(p, input)),
             entry.at_field("members"),
         ),
         _ => {}
@@ -258,7 +291,7 @@ fn merge_typed<'p>(
     findings: &mut Findings,
 ) {
     if let Some(existing) = fields.get(field) {
-        if existing.value != typed.value {
+        if !existing.value.is_same(&typed.value) {
             let path = typed.path;
             findings.problem(
                 Category::InvalidProviderFields,
@@ -267,8 +300,8 @@ fn merge_typed<'p>(
                 format!(
                     "{}: forProvider.{field} is {} but {path} gives {}",
                     p.entry.label(),
-                    quoted(&existing.value),
-                    quoted(&typed.value)
+                    quoted(&existing.value.to_json()),
+                    quoted(&typed.value.to_json())
                 ),
                 format!("give {field} once, as {path}"),
             );
@@ -286,15 +319,25 @@ fn check_for_provider(p: &Planned, fields: &Fields, findings: &mut Findings) {
     };
     let node = catalog.node(node_id);
     for (name, field) in fields.iter() {
-        match node.properties.get(*name) {
-            Some(child) => schema::check(
-                catalog,
-                *child,
-                &field.value,
-                &field.path,
-                Some(p.entry.index),
-                findings,
-            ),
+        match node.properties.get(name) {
+            Some(child) => match &field.value {
+                FieldValue::Json(value) => schema::check(
+                    catalog,
+                    *child,
+                    value,
+                    &field.path,
+                    Some(p.entry.index),
+                    findings,
+                ),
+                FieldValue::Text(text) => schema::check_text(
+                    catalog,
+                    *child,
+                    text,
+                    &field.path,
+                    Some(p.entry.index),
+                    findings,
+                ),
+            },
             None => findings.problem(
                 Category::InvalidProviderFields,
                 field.path.to_string(),
@@ -306,7 +349,7 @@ fn check_for_provider(p: &Planned, fields: &Fields, findings: &mut Findings) {
                 ),
                 format!(
                     "remove it or correct its name: {}",
-                    suggestion(name, node.properties.keys().map(String::as_str))
+                    suggestion(name, node.properties.names())
                 ),
             ),
         }

@@ -315,17 +315,13 @@ struct KeyScan {
 
 impl KeyScan {
     fn of(key: &str) -> KeyScan {
-        if key.is_ascii() {
-            let mut scan = KeyScan {
+        let classes = byte_classes(key);
+        if classes & NON_ASCII == 0 {
+            return KeyScan {
                 length: key.len(),
-                forbidden: false,
-                upper_or_underscore: false,
+                forbidden: classes & FORBIDDEN_BYTE != 0,
+                upper_or_underscore: classes & (UPPER | UNDERSCORE) != 0,
             };
-            for &byte in key.as_bytes() {
-                scan.forbidden |= FORBIDDEN_ASCII[usize::from(byte)];
-                scan.upper_or_underscore |= byte.is_ascii_uppercase() || byte == b'_';
-            }
-            return scan;
         }
         KeyScan {
             length: key.chars().count(),
@@ -335,30 +331,57 @@ impl KeyScan {
     }
 }
 
-/// The ASCII characters Artifactory forbids in keys, by code: those of [`FORBIDDEN`] and the
-/// ASCII white space of `char::is_whitespace` (tab, line feed, vertical tab, form feed,
-/// carriage return, space).
-const FORBIDDEN_ASCII: [bool; 128] = {
-    let mut table = [false; 128];
-    let bytes = FORBIDDEN.as_bytes();
+/// The classes of a byte that the checks of keys and labels ask about, one bit each: every
+/// check is an OR of the classes of a text's bytes, a table lookup a byte with no branch.
+const FORBIDDEN_BYTE: u8 = 1;
+const UPPER: u8 = 2;
+const UNDERSCORE: u8 = 4;
+const NON_ASCII: u8 = 8;
+/// Not a character of a label value: not an ASCII letter or digit, '-', '_' or '.'.
+const NOT_IN_LABEL: u8 = 16;
+
+/// The classes of each byte. Forbidden are the ASCII characters of [`FORBIDDEN`] and the ASCII
+/// white space of `char::is_whitespace` (tab, line feed, vertical tab, form feed, carriage
+/// return, space); other characters [`is_forbidden`] decides.
+const BYTE_CLASSES: [u8; 256] = {
+    let mut table = [0u8; 256];
+    let mut byte = 0;
+    while byte < 256 {
+        let b = byte as u8;
+        if b.is_ascii_uppercase() {
+            table[byte] |= UPPER;
+        }
+        if b >= 0x80 {
+            table[byte] |= NON_ASCII;
+        }
+        if !(b.is_ascii_alphanumeric() || matches!(b, b'-' | b'_' | b'.')) {
+            table[byte] |= NOT_IN_LABEL;
+        }
+        if (b >= 0x09 && b <= 0x0d) || b == b' ' {
+            table[byte] |= FORBIDDEN_BYTE;
+        }
+        byte += 1;
+    }
+    table[b'_' as usize] |= UNDERSCORE;
+    let forbidden = FORBIDDEN.as_bytes();
     let mut i = 0;
-    while i < bytes.len() {
-        table[bytes[i] as usize] = true;
+    while i < forbidden.len() {
+        table[forbidden[i] as usize] |= FORBIDDEN_BYTE;
         i += 1;
     }
-    let mut space = 0x09;
-    while space <= 0x0d {
-        table[space] = true;
-        space += 1;
-    }
-    table[b' ' as usize] = true;
     table
 };
+
+/// The classes of all of `text`'s bytes together.
+fn byte_classes(text: &str) -> u8 {
+    text.bytes()
+        .fold(0, |classes, byte| classes | BYTE_CLASSES[usize::from(byte)])
+}
 
 /// Whether Artifactory forbids `c` in keys: the characters of [`FORBIDDEN`] and white space.
 fn is_forbidden(c: char) -> bool {
     if c.is_ascii() {
-        FORBIDDEN_ASCII[c as usize]
+        BYTE_CLASSES[c as usize] & FORBIDDEN_BYTE != 0
     } else {
         c.is_whitespace()
     }
@@ -366,13 +389,10 @@ fn is_forbidden(c: char) -> bool {
 
 /// `text.to_lowercase()`, borrowed when it is already lower case ASCII, as nearly every key is.
 fn lower_case(text: &str) -> Cow<'_, str> {
-    // One pass for the common case: no byte is upper case ASCII or non-ASCII.
-    if text
-        .bytes()
-        .all(|b| b.is_ascii() && !b.is_ascii_uppercase())
-    {
+    let classes = byte_classes(text);
+    if classes & (UPPER | NON_ASCII) == 0 {
         Cow::Borrowed(text)
-    } else if !text.is_ascii() {
+    } else if classes & NON_ASCII != 0 {
         Cow::Owned(text.to_lowercase())
     } else {
         Cow::Owned(text.to_ascii_lowercase())
@@ -490,9 +510,15 @@ pub fn key_warnings(key: &str, entry: &Entry, project_key: Option<&str>, finding
 /// value, else `sha256-` and the first 56 hex digits of its digest. Lower case
 /// because Artifactory compares keys ignoring case.
 pub fn key_label_value(key: &str) -> String {
+    key_label(key).into_owned()
+}
+
+/// [`key_label_value`], borrowed from the key when that is the value, as it is for a key in
+/// lower case that is a valid label value.
+pub fn key_label(key: &str) -> Cow<'_, str> {
     let lower = lower_case(key);
     if is_label_value(&lower) {
-        return lower.into_owned();
+        return lower;
     }
     let digest = Sha256::digest(lower.as_bytes());
     let mut label = String::with_capacity(63);
@@ -500,7 +526,7 @@ pub fn key_label_value(key: &str) -> String {
     for byte in &digest[..28] {
         write!(label, "{byte:02x}").expect("writing to a String cannot fail");
     }
-    label
+    Cow::Owned(label)
 }
 
 /// `(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?`, at most 63 characters.
@@ -512,9 +538,7 @@ pub fn is_label_value(text: &str) -> bool {
     bytes.len() <= 63
         && bytes[0].is_ascii_alphanumeric()
         && bytes[bytes.len() - 1].is_ascii_alphanumeric()
-        && bytes
-            .iter()
-            .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'-' | b'_' | b'.'))
+        && byte_classes(text) & NOT_IN_LABEL == 0
 }
 
 #[cfg(test)]
@@ -548,7 +572,7 @@ mod tests {
 
     #[test]
     fn the_one_pass_scan_agrees_with_the_character_rules() {
-        for code in 0u8..128 {
+        for code in 0u8..=255 {
             let c = char::from(code);
             assert_eq!(
                 is_forbidden(c),
@@ -584,6 +608,14 @@ mod tests {
                 "{key:?}"
             );
             assert_eq!(lower_case(key), key.to_lowercase(), "{key:?}");
+            let label_characters = key
+                .bytes()
+                .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'-' | b'_' | b'.'));
+            assert_eq!(
+                byte_classes(key) & NOT_IN_LABEL == 0,
+                label_characters,
+                "{key:?}"
+            );
         }
     }
 

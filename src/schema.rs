@@ -28,6 +28,23 @@ pub fn check(
     .check(node, value, path);
 }
 
+/// [`check`] for a string, with no `Value` built for it where nothing can be wrong: against
+/// a string schema without an enum, as those of the typed fields (`description`, `url`, ...) are.
+pub fn check_text(
+    catalog: &Catalog,
+    node: NodeId,
+    text: &str,
+    path: &FieldPath,
+    entry: Option<usize>,
+    findings: &mut Findings,
+) {
+    let schema = catalog.node(node);
+    if schema.type_ == "string" && schema.enum_values.is_none() {
+        return;
+    }
+    check(catalog, node, &Value::from(text), path, entry, findings);
+}
+
 /// [`check`] for an object held as a map, without copying it into a `Value`.
 pub fn check_object(
     catalog: &Catalog,
@@ -104,7 +121,7 @@ impl Checker<'_> {
             } else {
                 let fix = format!(
                     "remove it or correct its name: {}",
-                    suggestion(name, node.properties.keys().map(String::as_str))
+                    suggestion(name, node.properties.names())
                 );
                 self.problem(
                     &field_path,

@@ -101,7 +101,7 @@ pub struct Node {
     #[serde(rename = "type")]
     pub type_: String,
     #[serde(default)]
-    pub properties: BTreeMap<String, NodeId>,
+    pub properties: Properties,
     #[serde(default)]
     pub items: Option<NodeId>,
     #[serde(default, rename = "additionalProperties")]
@@ -148,7 +148,72 @@ pub struct Catalog {
     /// the kind's index; built after loading, so a lookup by a borrowed
     /// package type needs no allocation.
     #[serde(skip)]
-    index: [[BTreeMap<String, usize>; 4]; 3],
+    index: [[ByName<usize>; 4]; 3],
+}
+
+/// Values by name, for the lookups made for every repository of every call:
+/// sorted by length, so that a lookup finds the names of its length by their
+/// lengths alone and compares bytes only with those few, where a
+/// `BTreeMap<String, _>` calls `memcmp` at every key it passes.
+#[derive(Debug, Clone)]
+pub struct ByName<T>(Vec<(String, T)>);
+
+impl<T> Default for ByName<T> {
+    fn default() -> Self {
+        ByName(Vec::new())
+    }
+}
+
+impl<T> ByName<T> {
+    fn key(name: &str) -> (usize, &[u8]) {
+        (name.len(), name.as_bytes())
+    }
+
+    pub fn get(&self, name: &str) -> Option<&T> {
+        let first = self
+            .0
+            .partition_point(|(known, _)| known.len() < name.len());
+        self.0[first..]
+            .iter()
+            .take_while(|(known, _)| known.len() == name.len())
+            .find(|(known, _)| known == name)
+            .map(|(_, value)| value)
+    }
+
+    fn insert(&mut self, name: String, value: T) {
+        let wanted = Self::key(&name);
+        match self
+            .0
+            .binary_search_by(|(known, _)| Self::key(known).cmp(&wanted))
+        {
+            Ok(i) => self.0[i].1 = value,
+            Err(i) => self.0.insert(i, (name, value)),
+        }
+    }
+
+    /// The names in alphabetical order, as messages list them.
+    pub fn names(&self) -> Vec<&str> {
+        let mut names: Vec<&str> = self.0.iter().map(|(name, _)| name.as_str()).collect();
+        names.sort_unstable();
+        names
+    }
+}
+
+/// A schema node's properties: the schema's name of each to its node.
+pub type Properties = ByName<NodeId>;
+
+impl<T> From<BTreeMap<String, T>> for ByName<T> {
+    fn from(map: BTreeMap<String, T>) -> Self {
+        let mut entries: Vec<(String, T)> = map.into_iter().collect();
+        entries.sort_unstable_by(|(a, _), (b, _)| Self::key(a).cmp(&Self::key(b)));
+        ByName(entries)
+    }
+}
+
+impl<'de, T: Deserialize<'de>> Deserialize<'de> for ByName<T> {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        BTreeMap::<String, T>::deserialize(deserializer).map(ByName::from)
+    }
 }
 
 /// Package types people write that the CRDs spell differently.
