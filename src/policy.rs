@@ -2,7 +2,7 @@
 //! repository entry > composite spec > function input > provider default.
 
 use crate::problems::{quoted, suggestion};
-use crate::reader::ObjectReader;
+use crate::reader::{Members, ObjectReader};
 use serde::Deserialize;
 use serde_json::Value;
 
@@ -33,7 +33,9 @@ pub const MANAGEMENT_POLICIES: [&str; 6] = [
 ];
 
 /// Reads `deletionPolicy`, reporting values other than Delete and Orphan.
-pub fn read_deletion_policy(reader: &mut ObjectReader) -> Option<DeletionPolicy> {
+pub fn read_deletion_policy<'a, M: Members<'a>>(
+    reader: &mut ObjectReader<'a, '_, M>,
+) -> Option<DeletionPolicy> {
     let text = reader.string("deletionPolicy")?;
     match text {
         "Delete" => Some(DeletionPolicy::Delete),
@@ -54,13 +56,15 @@ pub fn read_deletion_policy(reader: &mut ObjectReader) -> Option<DeletionPolicy>
 }
 
 /// Reads `managementPolicies`, reporting unknown policies and an empty list.
-pub fn read_management_policies(reader: &mut ObjectReader) -> Option<Vec<String>> {
+pub fn read_management_policies<'a, M: Members<'a>>(
+    reader: &mut ObjectReader<'a, '_, M>,
+) -> Option<Vec<String>> {
     let policies: Vec<String> = reader
         .string_list("managementPolicies")?
         .into_iter()
         .map(str::to_owned)
         .collect();
-    let path = |reader: &ObjectReader| reader.path_of("managementPolicies");
+    let path = |reader: &ObjectReader<'a, '_, M>| reader.path_of("managementPolicies");
     let mut valid = true;
     for (index, policy) in policies.iter().enumerate() {
         if !MANAGEMENT_POLICIES.contains(&policy.as_str()) {

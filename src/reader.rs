@@ -8,9 +8,9 @@ use crate::path::FieldPath;
 use crate::problems::{quoted, suggestion, Category, Findings};
 use serde_json::{Map, Value};
 
-pub struct ObjectReader<'a, 'f> {
+pub struct ObjectReader<'a, 'f, M = LookedUp<'a>> {
     object: &'a Map<String, Value>,
-    names: NameFilter,
+    members: M,
     /// How many of the object's fields were read: when all were, none is unknown.
     fields_read: usize,
     path: FieldPath<'f>,
@@ -19,6 +19,43 @@ pub struct ObjectReader<'a, 'f> {
     known: Known,
     ignored: &'static [&'static str],
     findings: &'f mut Findings,
+}
+
+/// How a reader finds an object's fields by name.
+///
+/// The reading methods are always inlined: they are called with constant
+/// names, so a `get` that matches the name (as `contract::EntryMembers` does)
+/// folds to the field's place, and reading one of the many absent fields of
+/// an entry costs a few instructions instead of a call and a search.
+pub trait Members<'a> {
+    fn of(object: &'a Map<String, Value>) -> Self;
+
+    /// The member named `name`, if the object has it.
+    fn get(&self, name: &str) -> Option<&'a Value>;
+}
+
+/// Fields looked up in the object's map as they are read: the way for
+/// objects read once a call. Objects read once per repository entry sort
+/// their members by name in one walk instead (see `contract::EntryMembers`).
+pub struct LookedUp<'a> {
+    object: &'a Map<String, Value>,
+    names: NameFilter,
+}
+
+impl<'a> Members<'a> for LookedUp<'a> {
+    fn of(object: &'a Map<String, Value>) -> Self {
+        LookedUp {
+            object,
+            names: NameFilter::of(object),
+        }
+    }
+
+    fn get(&self, name: &str) -> Option<&'a Value> {
+        if !self.names.may_contain(name) {
+            return None;
+        }
+        self.object.get(name)
+    }
 }
 
 /// A 64-bit summary of an object's field names, one bit per name chosen by
@@ -87,8 +124,33 @@ impl<'a, 'f> ObjectReader<'a, 'f> {
         category: Category,
         findings: &'f mut Findings,
     ) -> Option<Self> {
+        Self::with_members(value, path, entry, category, findings)
+    }
+
+    /// Starts reading an object the protocol already guarantees is one (a
+    /// `google.protobuf.Struct`), without wrapping it in a `Value` first.
+    pub fn of_object(
+        object: &'a Map<String, Value>,
+        path: FieldPath<'f>,
+        entry: Option<usize>,
+        category: Category,
+        findings: &'f mut Findings,
+    ) -> Self {
+        Self::of_members(object, path, entry, category, findings)
+    }
+}
+
+impl<'a, 'f, M: Members<'a>> ObjectReader<'a, 'f, M> {
+    /// [`ObjectReader::new`], finding the fields through `M`.
+    pub fn with_members(
+        value: &'a Value,
+        path: FieldPath<'f>,
+        entry: Option<usize>,
+        category: Category,
+        findings: &'f mut Findings,
+    ) -> Option<Self> {
         match value.as_object() {
-            Some(object) => Some(Self::of_object(object, path, entry, category, findings)),
+            Some(object) => Some(Self::of_members(object, path, entry, category, findings)),
             None => {
                 findings.problem(
                     category,
@@ -102,9 +164,7 @@ impl<'a, 'f> ObjectReader<'a, 'f> {
         }
     }
 
-    /// Starts reading an object the protocol already guarantees is one (a
-    /// `google.protobuf.Struct`), without wrapping it in a `Value` first.
-    pub fn of_object(
+    fn of_members(
         object: &'a Map<String, Value>,
         path: FieldPath<'f>,
         entry: Option<usize>,
@@ -113,7 +173,7 @@ impl<'a, 'f> ObjectReader<'a, 'f> {
     ) -> Self {
         ObjectReader {
             object,
-            names: NameFilter::of(object),
+            members: M::of(object),
             fields_read: 0,
             path,
             entry,
@@ -147,6 +207,7 @@ impl<'a, 'f> ObjectReader<'a, 'f> {
 
     /// The raw value of a field; `null` counts as absent. Each field is read
     /// once (see [`Self::reread`]), so that `finish` can count them.
+    #[inline(always)]
     pub fn value(&mut self, name: &'static str) -> Option<&'a Value> {
         let value = self.look_up(name);
         if value.is_some() {
@@ -163,18 +224,18 @@ impl<'a, 'f> ObjectReader<'a, 'f> {
     /// [`Self::value`] of a field read before, for a second look. The name is
     /// listed among the known fields again (the suggestions for unknown fields
     /// have always listed it twice then), but the field is counted once.
+    #[inline(always)]
     pub fn reread(&mut self, name: &'static str) -> Option<&'a Value> {
         self.known.push(name);
         self.look_up(name).filter(|v| !v.is_null())
     }
 
+    #[inline(always)]
     fn look_up(&self, name: &str) -> Option<&'a Value> {
-        if !self.names.may_contain(name) {
-            return None;
-        }
-        self.object.get(name)
+        self.members.get(name)
     }
 
+    #[inline(always)]
     pub fn string(&mut self, name: &'static str) -> Option<&'a str> {
         let value = self.value(name)?;
         match value.as_str() {
@@ -183,6 +244,7 @@ impl<'a, 'f> ObjectReader<'a, 'f> {
         }
     }
 
+    #[inline(always)]
     pub fn bool(&mut self, name: &'static str) -> Option<bool> {
         let value = self.value(name)?;
         match value.as_bool() {
@@ -191,6 +253,7 @@ impl<'a, 'f> ObjectReader<'a, 'f> {
         }
     }
 
+    #[inline(always)]
     pub fn object(&mut self, name: &'static str) -> Option<&'a Map<String, Value>> {
         let value = self.value(name)?;
         match value.as_object() {
@@ -199,6 +262,7 @@ impl<'a, 'f> ObjectReader<'a, 'f> {
         }
     }
 
+    #[inline(always)]
     pub fn array(&mut self, name: &'static str) -> Option<&'a Vec<Value>> {
         let value = self.value(name)?;
         match value.as_array() {
