@@ -959,6 +959,10 @@ mod direct {
     }
 
     /// The fields of one map entry, merged as the message one level below `depth`.
+    ///
+    /// Inlined, with [`merge_value`], into the loop of [`object`]: one call per object instead
+    /// of two per entry, each with its frame and its result copied out (~6% of decoding).
+    #[inline(always)]
     fn entry(bytes: &[u8], depth: u32) -> Option<(String, Value)> {
         let depth = depth.checked_sub(1)?;
         let mut reader = Reader(bytes);
