@@ -1060,8 +1060,8 @@ mod direct {
         const HIGH: u64 = 0x8080_8080_8080_8080;
         match (bytes.len(), bytes.last_chunk::<8>()) {
             (8..=64, Some(last)) => {
-                let (words, _) = bytes.as_chunks::<8>();
-                let all = words.iter().map(|word| u64::from_le_bytes(*word));
+                let words = bytes.chunks_exact(8).flat_map(<&[u8; 8]>::try_from);
+                let all = words.map(|word| u64::from_le_bytes(*word));
                 all.fold(u64::from_le_bytes(*last), |or, word| or | word) & HIGH == 0
             }
             (4..=7, _) => match (bytes.first_chunk::<4>(), bytes.last_chunk::<4>()) {
