@@ -1001,6 +1001,10 @@ mod direct {
     }
 
     /// The fields of one map entry, merged as the message one level below `depth`.
+    ///
+    /// Inlined, with [`merge_value`], into the loop of [`object`]: one call per object instead
+    /// of two per entry, each with its frame and its result copied out (~6% of decoding).
+    #[inline(always)]
     fn entry(bytes: &[u8], depth: u32) -> Option<(String, Value)> {
         let depth = depth.checked_sub(1)?;
         let mut reader = Reader(bytes);
@@ -1021,6 +1025,7 @@ mod direct {
     }
 
     /// A Value's fields, merged into `value`: each kind replaces what came before.
+    #[inline(always)]
     fn merge_value(bytes: &[u8], depth: u32, value: &mut Value) -> Option<()> {
         let mut reader = Reader(bytes);
         while !reader.0.is_empty() {
@@ -1089,19 +1094,19 @@ mod direct {
         }
     }
 
-    /// Whether `bytes` are all ASCII. From 4 to 16 bytes (most keys and many values), two
-    /// overlapping loads cover them; other lengths use std's `is_ascii`.
+    /// Whether `bytes` are all ASCII. From 4 to 64 bytes (nearly every key and value), a few
+    /// word loads cover them, the last overlapping the others; std's `is_ascii` checks the
+    /// tail byte by byte, and takes other lengths.
     #[inline(always)]
     fn ascii(bytes: &[u8]) -> bool {
         const HIGH: u64 = 0x8080_8080_8080_8080;
-        match bytes.len() {
-            8..=16 => match (bytes.first_chunk::<8>(), bytes.last_chunk::<8>()) {
-                (Some(first), Some(last)) => {
-                    (u64::from_le_bytes(*first) | u64::from_le_bytes(*last)) & HIGH == 0
-                }
-                _ => false,
-            },
-            4..=7 => match (bytes.first_chunk::<4>(), bytes.last_chunk::<4>()) {
+        match (bytes.len(), bytes.last_chunk::<8>()) {
+            (8..=64, Some(last)) => {
+                let words = bytes.chunks_exact(8).flat_map(<&[u8; 8]>::try_from);
+                let all = words.map(|word| u64::from_le_bytes(*word));
+                all.fold(u64::from_le_bytes(*last), |or, word| or | word) & HIGH == 0
+            }
+            (4..=7, _) => match (bytes.first_chunk::<4>(), bytes.last_chunk::<4>()) {
                 (Some(first), Some(last)) => {
                     (u32::from_le_bytes(*first) | u32::from_le_bytes(*last)) & HIGH as u32 == 0
                 }
