@@ -399,8 +399,8 @@ fn read_members<'a>(reader: &mut EntryReader<'a, '_>, entry: &Entry) -> Option<V
 
 fn check_unique_names(entries: &[Entry], findings: &mut Findings) {
     // Hashed, not ordered: only the first entry of each name is looked up.
-    let mut first_by_name: std::collections::HashMap<&str, &Entry> =
-        std::collections::HashMap::with_capacity(entries.len());
+    let mut first_by_name: std::collections::HashMap<&str, &Entry, foldhash::fast::RandomState> =
+        std::collections::HashMap::with_capacity_and_hasher(entries.len(), Default::default());
     for entry in entries {
         let Some(name) = entry.name else {
             continue;
