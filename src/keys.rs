@@ -301,12 +301,14 @@ pub fn check_key(
             format!("use \"{}\"", sanitize(key, true)),
         );
     }
-    check_reserved(key, &mut report);
+    check_reserved(key, scan.classes, &mut report);
 }
 
 /// What [`check_key`] needs from a key's characters, found in one pass. Nearly every key is
 /// ASCII, and for those the pass is over bytes, with no character decoding.
 struct KeyScan {
+    /// The [`byte_classes`] of the key, for the checks that follow.
+    classes: u8,
     /// In characters.
     length: usize,
     forbidden: bool,
@@ -318,12 +320,14 @@ impl KeyScan {
         let classes = byte_classes(key);
         if classes & NON_ASCII == 0 {
             return KeyScan {
+                classes,
                 length: key.len(),
                 forbidden: classes & FORBIDDEN_BYTE != 0,
                 upper_or_underscore: classes & (UPPER | UNDERSCORE) != 0,
             };
         }
         KeyScan {
+            classes,
             length: key.chars().count(),
             forbidden: key.chars().any(is_forbidden),
             upper_or_underscore: key.chars().any(|c| c.is_uppercase() || c == '_'),
@@ -389,7 +393,11 @@ fn is_forbidden(c: char) -> bool {
 
 /// `text.to_lowercase()`, borrowed when it is already lower case ASCII, as nearly every key is.
 fn lower_case(text: &str) -> Cow<'_, str> {
-    let classes = byte_classes(text);
+    lower_case_classified(text, byte_classes(text))
+}
+
+/// [`lower_case`] of a text whose [`byte_classes`] are known.
+fn lower_case_classified(text: &str, classes: u8) -> Cow<'_, str> {
     if classes & (UPPER | NON_ASCII) == 0 {
         Cow::Borrowed(text)
     } else if classes & NON_ASCII != 0 {
@@ -399,8 +407,9 @@ fn lower_case(text: &str) -> Cow<'_, str> {
     }
 }
 
-fn check_reserved(key: &str, report: &mut impl FnMut(String, String)) {
-    let lower = lower_case(key);
+/// `classes` are the key's [`byte_classes`].
+fn check_reserved(key: &str, classes: u8, report: &mut impl FnMut(String, String)) {
+    let lower = lower_case_classified(key, classes);
     if RESERVED_KEYS.contains(&&*lower) {
         report(
             "is reserved by Artifactory".into(),
@@ -458,7 +467,8 @@ pub fn check_unique_keys<'a>(
     use std::collections::hash_map::{Entry as Slot, HashMap};
     // Hashed, not ordered: only the first entry of each key is looked up.
     let keyed = keyed.into_iter();
-    let mut seen: HashMap<Cow<str>, &Entry> = HashMap::with_capacity(keyed.size_hint().0);
+    let mut seen: HashMap<Cow<str>, &Entry, KeyHashing> =
+        HashMap::with_capacity_and_hasher(keyed.size_hint().0, KeyHashing::new());
     for (entry, key) in keyed {
         match seen.entry(lower_case(key)) {
             Slot::Vacant(slot) => {
@@ -480,6 +490,63 @@ pub fn check_unique_keys<'a>(
                 );
             }
         }
+    }
+}
+
+/// Hashing for [`check_unique_keys`]: std's SipHash costs more on a short key than the rest of
+/// the check. A folded multiply per eight bytes (as foldhash and wyhash do) is a few instructions;
+/// its seed is random for every map, so that keys chosen to collide cannot make the check
+/// quadratic.
+struct KeyHashing {
+    seed: u64,
+}
+
+impl KeyHashing {
+    fn new() -> KeyHashing {
+        use std::hash::{BuildHasher, RandomState};
+        KeyHashing {
+            seed: RandomState::new().hash_one(()),
+        }
+    }
+}
+
+impl std::hash::BuildHasher for KeyHashing {
+    type Hasher = KeyHasher;
+
+    fn build_hasher(&self) -> KeyHasher {
+        KeyHasher(self.seed)
+    }
+}
+
+struct KeyHasher(u64);
+
+impl KeyHasher {
+    /// Odd, with its bits spread (the fractional digits of pi), as a multiplier must be.
+    const MULTIPLIER: u64 = 0x243f_6a88_85a3_08d3;
+
+    fn mix(&mut self, word: u64) {
+        let product = u128::from(self.0 ^ word) * u128::from(Self::MULTIPLIER);
+        self.0 = (product as u64) ^ (product >> 64) as u64;
+    }
+}
+
+impl std::hash::Hasher for KeyHasher {
+    fn write(&mut self, bytes: &[u8]) {
+        // The length first: the last word is padded with zeros.
+        self.mix(bytes.len() as u64);
+        for chunk in bytes.chunks(8) {
+            let mut word = [0; 8];
+            word[..chunk.len()].copy_from_slice(chunk);
+            self.mix(u64::from_le_bytes(word));
+        }
+    }
+
+    fn write_u8(&mut self, byte: u8) {
+        self.mix(u64::from(byte));
+    }
+
+    fn finish(&self) -> u64 {
+        self.0
     }
 }
 
@@ -516,8 +583,16 @@ pub fn key_label_value(key: &str) -> String {
 /// [`key_label_value`], borrowed from the key when that is the value, as it is for a key in
 /// lower case that is a valid label value.
 pub fn key_label(key: &str) -> Cow<'_, str> {
-    let lower = lower_case(key);
-    if is_label_value(&lower) {
+    let classes = byte_classes(key);
+    let lower = lower_case_classified(key, classes);
+    // Lower-casing ASCII changes no byte's label class, so the key's classes are its lower
+    // case's; other characters may lower-case to ASCII (the Kelvin sign to 'k'): scanned again.
+    let lower_classes = if classes & NON_ASCII == 0 {
+        classes
+    } else {
+        byte_classes(&lower)
+    };
+    if is_label_value_classified(&lower, lower_classes) {
         return lower;
     }
     let digest = Sha256::digest(lower.as_bytes());
@@ -531,6 +606,11 @@ pub fn key_label(key: &str) -> Cow<'_, str> {
 
 /// `(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?`, at most 63 characters.
 pub fn is_label_value(text: &str) -> bool {
+    is_label_value_classified(text, byte_classes(text))
+}
+
+/// [`is_label_value`] of a text whose [`byte_classes`] are known.
+fn is_label_value_classified(text: &str, classes: u8) -> bool {
     let bytes = text.as_bytes();
     if bytes.is_empty() {
         return true;
@@ -538,7 +618,7 @@ pub fn is_label_value(text: &str) -> bool {
     bytes.len() <= 63
         && bytes[0].is_ascii_alphanumeric()
         && bytes[bytes.len() - 1].is_ascii_alphanumeric()
-        && byte_classes(text) & NOT_IN_LABEL == 0
+        && classes & NOT_IN_LABEL == 0
 }
 
 #[cfg(test)]
@@ -684,5 +764,7 @@ mod tests {
         let long = key_label_value(&"a".repeat(64));
         assert!(long.starts_with("sha256-") && long.len() == 63 && is_label_value(&long));
         assert_eq!(key_label_value("a'b"), key_label_value("A'B"));
+        // The Kelvin sign lower-cases to ASCII 'k'.
+        assert_eq!(key_label_value("\u{212a}ey"), "key");
     }
 }

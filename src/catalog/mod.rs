@@ -176,7 +176,9 @@ impl<T> ByName<T> {
         self.0[first..]
             .iter()
             .take_while(|(known, _)| known.len() == name.len())
-            .find(|(known, _)| known == name)
+            // Names of one length mostly differ in their first byte: a byte compared inline
+            // skips most of them without a call to `memcmp`.
+            .find(|(known, _)| known.as_bytes().first() == name.as_bytes().first() && known == name)
             .map(|(_, value)| value)
     }
 
@@ -254,10 +256,10 @@ pub fn normalize_package_type(text: &str) -> String {
 /// (lower-case ASCII without separators), as nearly every entry's is.
 fn normalized_package_type(text: &str) -> Cow<'_, str> {
     let is_separator = |c: char| matches!(c, '-' | '_' | ' ' | '.');
-    if text
-        .chars()
-        .all(|c| c.is_ascii() && !c.is_ascii_uppercase() && !is_separator(c))
-    {
+    // Bytes, not characters: a byte of a multi-byte character is not ASCII either.
+    let normalized =
+        |b: u8| b.is_ascii() && !b.is_ascii_uppercase() && !is_separator(char::from(b));
+    if text.bytes().all(normalized) {
         return Cow::Borrowed(text);
     }
     text.chars()
