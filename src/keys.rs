@@ -467,8 +467,9 @@ pub fn check_unique_keys<'a>(
     use std::collections::hash_map::{Entry as Slot, HashMap};
     // Hashed, not ordered: only the first entry of each key is looked up.
     let keyed = keyed.into_iter();
-    let mut seen: HashMap<Cow<str>, &Entry, KeyHashing> =
-        HashMap::with_capacity_and_hasher(keyed.size_hint().0, KeyHashing::new());
+    // foldhash, not SipHash, which cost more than the rest of the check.
+    let mut seen: HashMap<Cow<str>, &Entry, foldhash::fast::RandomState> =
+        HashMap::with_capacity_and_hasher(keyed.size_hint().0, Default::default());
     for (entry, key) in keyed {
         match seen.entry(lower_case(key)) {
             Slot::Vacant(slot) => {
@@ -490,63 +491,6 @@ pub fn check_unique_keys<'a>(
                 );
             }
         }
-    }
-}
-
-/// Hashing for [`check_unique_keys`]: std's SipHash costs more on a short key than the rest of
-/// the check. A folded multiply per eight bytes (as foldhash and wyhash do) is a few instructions;
-/// its seed is random for every map, so that keys chosen to collide cannot make the check
-/// quadratic.
-struct KeyHashing {
-    seed: u64,
-}
-
-impl KeyHashing {
-    fn new() -> KeyHashing {
-        use std::hash::{BuildHasher, RandomState};
-        KeyHashing {
-            seed: RandomState::new().hash_one(()),
-        }
-    }
-}
-
-impl std::hash::BuildHasher for KeyHashing {
-    type Hasher = KeyHasher;
-
-    fn build_hasher(&self) -> KeyHasher {
-        KeyHasher(self.seed)
-    }
-}
-
-struct KeyHasher(u64);
-
-impl KeyHasher {
-    /// Odd, with its bits spread (the fractional digits of pi), as a multiplier must be.
-    const MULTIPLIER: u64 = 0x243f_6a88_85a3_08d3;
-
-    fn mix(&mut self, word: u64) {
-        let product = u128::from(self.0 ^ word) * u128::from(Self::MULTIPLIER);
-        self.0 = (product as u64) ^ (product >> 64) as u64;
-    }
-}
-
-impl std::hash::Hasher for KeyHasher {
-    fn write(&mut self, bytes: &[u8]) {
-        // The length first: the last word is padded with zeros.
-        self.mix(bytes.len() as u64);
-        for chunk in bytes.chunks(8) {
-            let mut word = [0; 8];
-            word[..chunk.len()].copy_from_slice(chunk);
-            self.mix(u64::from_le_bytes(word));
-        }
-    }
-
-    fn write_u8(&mut self, byte: u8) {
-        self.mix(u64::from(byte));
-    }
-
-    fn finish(&self) -> u64 {
-        self.0
     }
 }
 
