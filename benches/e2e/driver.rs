@@ -101,6 +101,8 @@ struct Server {
 struct Figures {
     cold_start_ms: f64,
     cpu_us_per_call: f64,
+    /// The share of that CPU time spent in the kernel (socket reads and writes), in percent.
+    kernel_percent: f64,
     rps: f64,
     p50_ms: f64,
     p99_ms: f64,
@@ -126,6 +128,19 @@ fn cpu_ns(pid: u32) -> u64 {
         .filter_map(|t| std::fs::read_to_string(t.path().join("schedstat")).ok())
         .filter_map(|s| s.split_whitespace().next()?.parse::<u64>().ok())
         .sum()
+}
+
+/// User and system CPU time of a process, all threads, in clock ticks (fields 14 and 15 of
+/// /proc/PID/stat). Ticks are coarse (10 ms), so they only split schedstat's total.
+fn user_system_ticks(pid: u32) -> (u64, u64) {
+    let Ok(stat) = std::fs::read_to_string(format!("/proc/{pid}/stat")) else {
+        return (0, 0);
+    };
+    // The command name (field 2) is in parentheses and may hold spaces: count after it.
+    let after_name = stat.rsplit_once(')').map_or("", |(_, rest)| rest);
+    let mut fields = after_name.split_whitespace().skip(11);
+    let mut next = || fields.next().and_then(|f| f.parse().ok()).unwrap_or(0);
+    (next(), next())
 }
 
 fn peak_rss_kb(pid: u32) -> u64 {
@@ -298,9 +313,13 @@ fn measure(
         // Warm up, then measure.
         h2load(&address, body, (requests / 10).max(50), concurrency);
         let before = cpu_ns(pid);
+        let (user_before, system_before) = user_system_ticks(pid);
         let (rps, p50, p99, bad) = h2load(&address, body, requests, concurrency);
         let after = cpu_ns(pid);
+        let (user_after, system_after) = user_system_ticks(pid);
         figures.cpu_us_per_call = (after - before) as f64 / requests as f64 / 1e3;
+        let (user, system) = (user_after - user_before, system_after - system_before);
+        figures.kernel_percent = 100.0 * system as f64 / (user + system).max(1) as f64;
         figures.rps = rps;
         figures.p50_ms = p50;
         figures.p99_ms = p99;
@@ -416,11 +435,11 @@ fn main() {
     println!(
         "\n{requests} calls per row, {concurrency} in flight on one HTTP/2 connection, loopback\n"
     );
-    println!("| repos | server | correct | cold start ms | CPU us/call | req/s | p50 ms | p99 ms | peak RSS MB |");
-    println!("|---|---|---|---|---|---|---|---|---|");
+    println!("| repos | server | correct | cold start ms | CPU us/call | kernel % | req/s | p50 ms | p99 ms | peak RSS MB |");
+    println!("|---|---|---|---|---|---|---|---|---|---|");
     for (n, name, f) in &table {
         println!(
-            "| {n} | {name} | {} | {:.1} | {:.1} | {:.0} | {:.2} | {:.2} | {:.1} |",
+            "| {n} | {name} | {} | {:.1} | {:.1} | {:.0} | {:.0} | {:.2} | {:.2} | {:.1} |",
             if f.ok {
                 "yes".to_string()
             } else {
@@ -428,6 +447,7 @@ fn main() {
             },
             f.cold_start_ms,
             f.cpu_us_per_call,
+            f.kernel_percent,
             f.rps,
             f.p50_ms,
             f.p99_ms,
