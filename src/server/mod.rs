@@ -1,6 +1,7 @@
 //! The gRPC face: flags, start-up and shutdown around [`crate::run_function`]. It only
 //! translates; every decision about a request is the core's.
 
+mod coalesce;
 pub(crate) mod codec;
 mod error;
 mod logging;

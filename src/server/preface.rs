@@ -18,6 +18,8 @@ use tokio::time::Sleep;
 use tokio_stream::Stream;
 use tonic::transport::server::{Connected, TcpIncoming};
 
+use super::coalesce::Coalesced;
+
 /// A client sends the preface right after connecting; a real one on a cluster network takes
 /// milliseconds. The same bound as the TLS handshake's.
 pub const PREFACE_TIMEOUT: Duration = Duration::from_secs(10);
@@ -25,7 +27,8 @@ pub const PREFACE_TIMEOUT: Duration = Duration::from_secs(10);
 /// The length of the HTTP/2 client preface, `PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n`.
 pub const PREFACE_BYTES: usize = 24;
 
-/// The accepted connections, each with the deadline for its preface.
+/// The accepted connections, each with the deadline for its preface and its writes gathered
+/// (see [`Coalesced`]).
 pub struct Incoming {
     tcp: TcpIncoming,
     timeout: Duration,
@@ -42,13 +45,13 @@ impl Incoming {
 }
 
 impl Stream for Incoming {
-    type Item = io::Result<Deadlined<TcpStream>>;
+    type Item = io::Result<Deadlined<Coalesced<TcpStream>>>;
 
     fn poll_next(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Self::Item>> {
         let timeout = self.timeout;
-        Pin::new(&mut self.tcp)
-            .poll_next(cx)
-            .map(|next| next.map(|accepted| accepted.map(|io| Deadlined::new(io, timeout))))
+        Pin::new(&mut self.tcp).poll_next(cx).map(|next| {
+            next.map(|accepted| accepted.map(|io| Deadlined::new(Coalesced::new(io), timeout)))
+        })
     }
 }
 

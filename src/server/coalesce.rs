@@ -1,0 +1,378 @@
+//! A connection's writes gathered into one system call per turn of its task.
+//!
+//! h2 writes every DATA frame of more than a few hundred bytes with a `writev` of its own, and
+//! flushes after each: a 9 kB response (10 repositories) cost a system call, a 90 kB one (100)
+//! six, and eight answers finished together cost eight or more where one would do. On loopback
+//! those calls were a third of the server's CPU time per call (BENCHMARKS.md). So writes are
+//! copied into a buffer, and the bytes go out in one write when the task that owns the
+//! connection has nothing more to add:
+//!
+//! - A flush right after new bytes only schedules the task to run once more (it wakes itself)
+//!   and reports success: h2 flushes after each large frame and again when it has written
+//!   everything it had, and on the next turn the bytes of all of them go out together.
+//! - A flush with nothing new since the last one writes everything out.
+//! - A read writes everything out first, so nothing gathered waits while the task waits for
+//!   the peer (the TLS handshake writes, flushes, then reads the peer's answer).
+//! - Past [`GATHER_LIMIT`] bytes a write waits for the socket to take them: a slow peer holds
+//!   back the writer, as it did without the buffer.
+//! - Shutting down writes everything out first.
+
+use std::io;
+use std::pin::Pin;
+use std::task::{ready, Context, Poll};
+use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
+use tonic::transport::server::Connected;
+
+/// The most bytes gathered before a write waits for the socket. The eight answers of 100
+/// repositories that finish together (0.7 MB) go out in three writes, and each connection
+/// holds at most this much beyond what h2 holds.
+pub const GATHER_LIMIT: usize = 256 * 1024;
+
+/// A gathering buffer larger than this is given back once it is written out: one burst of
+/// large answers must not hold its memory on every idle connection.
+const KEPT: usize = 64 * 1024;
+
+/// A connection whose writes are gathered (see the module's documentation).
+pub struct Coalesced<IO> {
+    io: IO,
+    /// Bytes gathered; those before `sent` are already written.
+    gathered: Vec<u8>,
+    sent: usize,
+    /// Bytes were gathered since the last flush.
+    fresh: bool,
+    /// How many bytes the last batch gathered: a fresh buffer starts that large rather than
+    /// growing (and copying) from a few bytes, as the batches of one client look alike.
+    last_batch: usize,
+}
+
+impl<IO> Coalesced<IO> {
+    pub fn new(io: IO) -> Self {
+        Self {
+            io,
+            gathered: Vec::new(),
+            sent: 0,
+            fresh: false,
+            last_batch: 0,
+        }
+    }
+
+    fn unsent(&self) -> usize {
+        self.gathered.len() - self.sent
+    }
+
+    /// Gathers what fits of `bytes` below the limit; how many were taken.
+    fn gather(&mut self, bytes: &[u8]) -> usize {
+        if self.sent > 0 {
+            // Left over from a write the socket took in part: keep only what is unsent.
+            self.gathered.drain(..self.sent);
+            self.sent = 0;
+        }
+        let taken = bytes.len().min(GATHER_LIMIT - self.gathered.len());
+        if self.gathered.capacity() == 0 {
+            self.gathered
+                .reserve_exact(self.last_batch.clamp(taken, GATHER_LIMIT));
+        }
+        self.gathered.extend_from_slice(&bytes[..taken]);
+        self.fresh |= taken > 0;
+        taken
+    }
+}
+
+impl<IO: AsyncWrite + Unpin> Coalesced<IO> {
+    /// Writes out everything gathered, or registers for the socket's readiness.
+    fn poll_send(&mut self, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        while self.sent < self.gathered.len() {
+            let written =
+                ready!(Pin::new(&mut self.io).poll_write(cx, &self.gathered[self.sent..]))?;
+            if written == 0 {
+                return Poll::Ready(Err(io::ErrorKind::WriteZero.into()));
+            }
+            self.sent += written;
+        }
+        self.sent = 0;
+        self.last_batch = self.gathered.len();
+        if self.gathered.capacity() > KEPT {
+            self.gathered = Vec::new();
+        } else {
+            self.gathered.clear();
+        }
+        Poll::Ready(Ok(()))
+    }
+
+    /// Makes room below the limit, waiting for the socket if need be.
+    fn poll_room(&mut self, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        if self.unsent() >= GATHER_LIMIT {
+            ready!(self.poll_send(cx))?;
+        }
+        Poll::Ready(Ok(()))
+    }
+}
+
+impl<IO: AsyncRead + AsyncWrite + Unpin> AsyncRead for Coalesced<IO> {
+    fn poll_read(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &mut ReadBuf<'_>,
+    ) -> Poll<io::Result<()>> {
+        let this = self.get_mut();
+        // Whatever was gathered goes out before waiting for the peer's next bytes. A socket
+        // that cannot take it now has registered this task; the read goes on meanwhile.
+        if this.unsent() > 0 {
+            if let Poll::Ready(Err(error)) = this.poll_send(cx) {
+                return Poll::Ready(Err(error));
+            }
+        }
+        Pin::new(&mut this.io).poll_read(cx, buf)
+    }
+}
+
+impl<IO: AsyncWrite + Unpin> AsyncWrite for Coalesced<IO> {
+    fn poll_write(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &[u8],
+    ) -> Poll<io::Result<usize>> {
+        let this = self.get_mut();
+        ready!(this.poll_room(cx))?;
+        Poll::Ready(Ok(this.gather(buf)))
+    }
+
+    fn poll_write_vectored(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        bufs: &[io::IoSlice<'_>],
+    ) -> Poll<io::Result<usize>> {
+        let this = self.get_mut();
+        ready!(this.poll_room(cx))?;
+        let mut taken = 0;
+        for buf in bufs {
+            let part = this.gather(buf);
+            taken += part;
+            if part < buf.len() {
+                break;
+            }
+        }
+        Poll::Ready(Ok(taken))
+    }
+
+    fn is_write_vectored(&self) -> bool {
+        true
+    }
+
+    fn poll_flush(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        let this = self.get_mut();
+        if this.unsent() > 0 {
+            if this.fresh {
+                // More may come on this turn of the task; the next turn writes it all.
+                this.fresh = false;
+                cx.waker().wake_by_ref();
+                return Poll::Ready(Ok(()));
+            }
+            ready!(this.poll_send(cx))?;
+        }
+        Pin::new(&mut this.io).poll_flush(cx)
+    }
+
+    fn poll_shutdown(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        let this = self.get_mut();
+        ready!(this.poll_send(cx))?;
+        Pin::new(&mut this.io).poll_shutdown(cx)
+    }
+}
+
+impl<IO: Connected> Connected for Coalesced<IO> {
+    type ConnectInfo = IO::ConnectInfo;
+
+    fn connect_info(&self) -> Self::ConnectInfo {
+        self.io.connect_info()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    use std::sync::Arc;
+    use tokio::io::{AsyncReadExt, AsyncWriteExt, DuplexStream};
+
+    /// Long enough for any exchange here; a stuck one fails instead of hanging the suite.
+    const WAIT: std::time::Duration = std::time::Duration::from_secs(5);
+
+    fn runtime() -> tokio::runtime::Runtime {
+        tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .unwrap()
+    }
+
+    /// A duplex stream that counts the writes that reach it.
+    struct Counted {
+        io: DuplexStream,
+        writes: Arc<AtomicUsize>,
+    }
+
+    impl AsyncRead for Counted {
+        fn poll_read(
+            mut self: Pin<&mut Self>,
+            cx: &mut Context<'_>,
+            buf: &mut ReadBuf<'_>,
+        ) -> Poll<io::Result<()>> {
+            Pin::new(&mut self.io).poll_read(cx, buf)
+        }
+    }
+
+    impl AsyncWrite for Counted {
+        fn poll_write(
+            mut self: Pin<&mut Self>,
+            cx: &mut Context<'_>,
+            buf: &[u8],
+        ) -> Poll<io::Result<usize>> {
+            self.writes.fetch_add(1, Ordering::Relaxed);
+            Pin::new(&mut self.io).poll_write(cx, buf)
+        }
+
+        fn poll_flush(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+            Pin::new(&mut self.io).poll_flush(cx)
+        }
+
+        fn poll_shutdown(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+            Pin::new(&mut self.io).poll_shutdown(cx)
+        }
+    }
+
+    fn counted(capacity: usize) -> (DuplexStream, Coalesced<Counted>, Arc<AtomicUsize>) {
+        let (peer, io) = tokio::io::duplex(capacity);
+        let writes = Arc::new(AtomicUsize::new(0));
+        let io = Coalesced::new(Counted {
+            io,
+            writes: writes.clone(),
+        });
+        (peer, io, writes)
+    }
+
+    #[test]
+    fn frames_flushed_one_by_one_go_out_in_one_write() {
+        runtime().block_on(async {
+            let (mut peer, mut io, writes) = counted(1 << 20);
+            // As h2 writes a response: each frame, then a flush.
+            for frame in 0..6u8 {
+                io.write_all(&[frame; 1000]).await.unwrap();
+                io.flush().await.unwrap();
+            }
+            assert_eq!(writes.load(Ordering::Relaxed), 0, "nothing written yet");
+            // The next turn's flush, with nothing new, writes everything.
+            io.flush().await.unwrap();
+            assert_eq!(writes.load(Ordering::Relaxed), 1);
+            let mut received = vec![0; 6000];
+            peer.read_exact(&mut received).await.unwrap();
+            let expected: Vec<u8> = (0..6u8).flat_map(|f| [f; 1000]).collect();
+            assert_eq!(received, expected);
+        });
+    }
+
+    #[test]
+    fn a_deferred_flush_wakes_its_task() {
+        runtime().block_on(async {
+            let (_peer, mut io, _) = counted(1024);
+            io.write_all(b"frame").await.unwrap();
+            let waker = counting_waker();
+            let mut cx = Context::from_waker(&waker.0);
+            let flushed = Pin::new(&mut io).poll_flush(&mut cx);
+            assert!(matches!(flushed, Poll::Ready(Ok(()))));
+            assert_eq!(
+                waker.1.load(Ordering::Relaxed),
+                1,
+                "the task runs once more"
+            );
+        });
+    }
+
+    #[test]
+    fn a_read_sends_what_was_gathered_first() {
+        runtime().block_on(async {
+            let (mut peer, mut io, _) = counted(1024);
+            // A handshake: write, flush (deferred), then wait for the peer's answer.
+            io.write_all(b"hello").await.unwrap();
+            io.flush().await.unwrap();
+            let server = async {
+                let mut answer = [0; 6];
+                io.read_exact(&mut answer).await.unwrap();
+                answer
+            };
+            let client = async {
+                let mut hello = [0; 5];
+                peer.read_exact(&mut hello).await.unwrap();
+                assert_eq!(&hello, b"hello");
+                peer.write_all(b"hello!").await.unwrap();
+            };
+            // Were the gathered bytes kept back, both would wait for each other.
+            let exchange = tokio::time::timeout(WAIT, async { tokio::join!(server, client) });
+            let (answer, ()) = exchange.await.expect("the peer got the bytes");
+            assert_eq!(&answer, b"hello!");
+        });
+    }
+
+    #[test]
+    fn a_peer_that_does_not_read_holds_the_writer_back() {
+        runtime().block_on(async {
+            let (_peer, mut io, _) = counted(1024);
+            let chunk = vec![7u8; 64 * 1024];
+            let mut written = 0;
+            let blocked = loop {
+                let write = tokio::time::timeout(
+                    std::time::Duration::from_millis(50),
+                    io.write_all(&chunk),
+                );
+                match write.await {
+                    Ok(result) => {
+                        result.unwrap();
+                        written += chunk.len();
+                    }
+                    Err(_) => break true,
+                }
+                if written > 4 * GATHER_LIMIT {
+                    break false;
+                }
+            };
+            assert!(blocked, "wrote {written} bytes to a peer that reads none");
+            assert!(io.unsent() <= GATHER_LIMIT);
+        });
+    }
+
+    #[test]
+    fn shutdown_sends_everything_then_closes() {
+        runtime().block_on(async {
+            let (mut peer, mut io, _) = counted(1 << 20);
+            let body = vec![3u8; 300 * 1024];
+            let server = async {
+                io.write_all(&body).await.unwrap();
+                io.shutdown().await.unwrap();
+            };
+            let client = async {
+                let mut received = Vec::new();
+                peer.read_to_end(&mut received).await.unwrap();
+                received
+            };
+            let exchange = tokio::time::timeout(WAIT, async { tokio::join!(server, client) });
+            let ((), received) = exchange.await.expect("the peer got everything and the end");
+            assert_eq!(received.len(), body.len());
+            assert!(received.iter().all(|&b| b == 3));
+        });
+    }
+
+    /// A waker that counts its wakes.
+    fn counting_waker() -> (std::task::Waker, Arc<AtomicUsize>) {
+        struct Count(Arc<AtomicUsize>);
+        impl std::task::Wake for Count {
+            fn wake(self: Arc<Self>) {
+                self.0.fetch_add(1, Ordering::Relaxed);
+            }
+            fn wake_by_ref(self: &Arc<Self>) {
+                self.0.fetch_add(1, Ordering::Relaxed);
+            }
+        }
+        let count = Arc::new(AtomicUsize::new(0));
+        let waker = std::task::Waker::from(Arc::new(Count(count.clone())));
+        (waker, count)
+    }
+}
