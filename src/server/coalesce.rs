@@ -25,12 +25,8 @@ use tonic::transport::server::Connected;
 
 /// The most bytes gathered before a write waits for the socket. The eight answers of 100
 /// repositories that finish together (0.7 MB) go out in three writes, and each connection
-/// holds at most this much beyond what h2 holds.
+/// keeps a buffer of at most this size (a few hundred kB) beyond what h2 holds.
 pub const GATHER_LIMIT: usize = 256 * 1024;
-
-/// A gathering buffer larger than this is given back once it is written out: one burst of
-/// large answers must not hold its memory on every idle connection.
-const KEPT: usize = 64 * 1024;
 
 /// A connection whose writes are gathered (see the module's documentation).
 pub struct Coalesced<IO> {
@@ -40,9 +36,6 @@ pub struct Coalesced<IO> {
     sent: usize,
     /// Bytes were gathered since the last flush.
     fresh: bool,
-    /// How many bytes the last batch gathered: a fresh buffer starts that large rather than
-    /// growing (and copying) from a few bytes, as the batches of one client look alike.
-    last_batch: usize,
 }
 
 impl<IO> Coalesced<IO> {
@@ -52,7 +45,6 @@ impl<IO> Coalesced<IO> {
             gathered: Vec::new(),
             sent: 0,
             fresh: false,
-            last_batch: 0,
         }
     }
 
@@ -68,10 +60,6 @@ impl<IO> Coalesced<IO> {
             self.sent = 0;
         }
         let taken = bytes.len().min(GATHER_LIMIT - self.gathered.len());
-        if self.gathered.capacity() == 0 {
-            self.gathered
-                .reserve_exact(self.last_batch.clamp(taken, GATHER_LIMIT));
-        }
         self.gathered.extend_from_slice(&bytes[..taken]);
         self.fresh |= taken > 0;
         taken
@@ -89,13 +77,10 @@ impl<IO: AsyncWrite + Unpin> Coalesced<IO> {
             }
             self.sent += written;
         }
+        // The buffer is kept for the next batch: giving it back and taking it again cost a
+        // page fault now and then; it holds at most `GATHER_LIMIT` bytes.
         self.sent = 0;
-        self.last_batch = self.gathered.len();
-        if self.gathered.capacity() > KEPT {
-            self.gathered = Vec::new();
-        } else {
-            self.gathered.clear();
-        }
+        self.gathered.clear();
         Poll::Ready(Ok(()))
     }
 
