@@ -5,7 +5,7 @@
 #   functions) under target/bench-peers when ../shared/bench exists; then the driver starts each
 #   server, measures cold start, checks an answer, loads it with h2load and prints the figures.
 #
-#   scripts/bench-e2e.sh [--sizes 10,100,1000] [--requests 2000] [--concurrency 8]
+#   scripts/bench-e2e.sh [--sizes 10,100,1000] [--requests 2000] [--concurrency 8] [--rounds 1]
 #
 # Environment: SHARED_BENCH (default ../shared/bench relative to the repository).
 set -euo pipefail

@@ -4,7 +4,11 @@
 //!
 //! bench-e2e --ours BIN --noop BIN [--ts "node SCRIPT"] [--python "PY SCRIPT"]
 //!           [--peer-requests DIR] [--sizes 10,100,1000] [--requests 2000] [--concurrency 8]
-//!           [--out DIR]
+//!           [--rounds 1] [--before BIN] [--out DIR]
+//!
+//! With `--rounds R`, each size is measured R times, every server once a round in turn, and the
+//! table holds the medians: the machine is shared and one run of a server can fall on a noisy
+//! spell that the next server misses.
 //!
 //! A peer's requests are DIR/peer-N.bin (gRPC-framed, `make_request.py --bin`); ours and the
 //! floor's are generated here: the same N repositories and package types, in our contract.
@@ -101,8 +105,9 @@ struct Server {
 struct Figures {
     cold_start_ms: f64,
     cpu_us_per_call: f64,
-    /// The share of that CPU time spent in the kernel (socket reads and writes), in percent.
-    kernel_percent: f64,
+    /// The share of that CPU time spent in the kernel (socket reads and writes), in percent;
+    /// none when the run took too few clock ticks to tell.
+    kernel_percent: Option<f64>,
     rps: f64,
     p50_ms: f64,
     p99_ms: f64,
@@ -129,6 +134,9 @@ fn cpu_ns(pid: u32) -> u64 {
         .filter_map(|s| s.split_whitespace().next()?.parse::<u64>().ok())
         .sum()
 }
+
+/// Clock ticks (10 ms) a run must take for its kernel share to be told: 0.5 s, to within 2%.
+const MIN_TICKS: u64 = 50;
 
 /// User and system CPU time of a process, all threads, in clock ticks (fields 14 and 15 of
 /// /proc/PID/stat). Ticks are coarse (10 ms), so they only split schedstat's total.
@@ -319,7 +327,8 @@ fn measure(
         let (user_after, system_after) = user_system_ticks(pid);
         figures.cpu_us_per_call = (after - before) as f64 / requests as f64 / 1e3;
         let (user, system) = (user_after - user_before, system_after - system_before);
-        figures.kernel_percent = 100.0 * system as f64 / (user + system).max(1) as f64;
+        figures.kernel_percent =
+            (user + system >= MIN_TICKS).then(|| 100.0 * system as f64 / (user + system) as f64);
         figures.rps = rps;
         figures.p50_ms = p50;
         figures.p99_ms = p99;
@@ -336,6 +345,32 @@ fn measure(
     figures.peak_rss_mb = peak_rss_kb(pid) as f64 / 1024.0;
     stop(&mut child);
     figures
+}
+
+/// One row from the rounds of one server: the median of each time and rate, the largest peak
+/// RSS, correct only if every round was.
+fn combined(rounds: &[Figures]) -> Figures {
+    let median = |figure: fn(&Figures) -> f64| {
+        let mut values: Vec<f64> = rounds.iter().map(figure).collect();
+        values.sort_by(f64::total_cmp);
+        values[values.len() / 2]
+    };
+    let wrong = rounds.iter().find(|f| !f.ok);
+    Figures {
+        cold_start_ms: median(|f| f.cold_start_ms),
+        cpu_us_per_call: median(|f| f.cpu_us_per_call),
+        kernel_percent: {
+            let mut shares: Vec<f64> = rounds.iter().filter_map(|f| f.kernel_percent).collect();
+            shares.sort_by(f64::total_cmp);
+            shares.get(shares.len() / 2).copied()
+        },
+        rps: median(|f| f.rps),
+        p50_ms: median(|f| f.p50_ms),
+        p99_ms: median(|f| f.p99_ms),
+        peak_rss_mb: rounds.iter().map(|f| f.peak_rss_mb).fold(0.0, f64::max),
+        ok: wrong.is_none(),
+        note: wrong.map(|f| f.note.clone()).unwrap_or_default(),
+    }
 }
 
 fn arg(args: &[String], name: &str) -> Option<String> {
@@ -356,6 +391,8 @@ fn main() {
         .collect();
     let requests: usize = arg(&args, "--requests").map_or(2000, |s| s.parse().unwrap());
     let concurrency: usize = arg(&args, "--concurrency").map_or(8, |s| s.parse().unwrap());
+    let rounds: usize = arg(&args, "--rounds").map_or(1, |s| s.parse().unwrap());
+    assert!((1..=9).contains(&rounds), "--rounds from 1 to 9");
     assert!(requests <= 100_000, "bounded counts");
     let out = PathBuf::from(arg(&args, "--out").unwrap_or_else(|| "target/bench-e2e".into()));
     std::fs::create_dir_all(&out).unwrap();
@@ -375,6 +412,16 @@ fn main() {
             expected: |_| 0,
         },
     ];
+    // Another build of ours (`--before BIN`, such as main's before a change): before and after
+    // side by side in one run.
+    if let Some(before) = arg(&args, "--before") {
+        servers.push(Server {
+            name: "before",
+            command: vec![before],
+            peer_format: false,
+            expected: |n| n,
+        });
+    }
     for (flag, name) in [("--ts", "ts"), ("--python", "python")] {
         match (arg(&args, flag), &peer_requests) {
             (Some(command), Some(_)) => servers.push(Server {
@@ -396,50 +443,59 @@ fn main() {
         let ours_request = our_request(n);
         let ours_body = out.join(format!("ours-{n}.bin"));
         std::fs::write(&ours_body, framed(&ours_request.encode_to_vec())).unwrap();
-        for server in &servers {
-            let (body, request) = if server.peer_format {
-                let body = peer_requests
-                    .as_ref()
-                    .unwrap()
-                    .join(format!("peer-{n}.bin"));
-                let Ok(bytes) = std::fs::read(&body) else {
-                    println!("{} at {n}: skipped (no {})", server.name, body.display());
-                    continue;
+        // Rounds take every server in turn, so a noisy spell of the machine falls on all.
+        let mut rounds_of: Vec<Vec<Figures>> = vec![Vec::new(); servers.len()];
+        for round in 1..=rounds {
+            for (server, measured) in servers.iter().zip(&mut rounds_of) {
+                let (body, request) = if server.peer_format {
+                    let body = peer_requests
+                        .as_ref()
+                        .unwrap()
+                        .join(format!("peer-{n}.bin"));
+                    let Ok(bytes) = std::fs::read(&body) else {
+                        println!("{} at {n}: skipped (no {})", server.name, body.display());
+                        continue;
+                    };
+                    let request = RunFunctionRequest::decode(&bytes[5..]).expect("a peer request");
+                    (body, request)
+                } else {
+                    (ours_body.clone(), ours_request.clone())
                 };
-                let request = RunFunctionRequest::decode(&bytes[5..]).expect("a peer request");
-                (body, request)
-            } else {
-                (ours_body.clone(), ours_request.clone())
-            };
-            let figures = measure(
-                &runtime,
-                server,
-                n,
-                &body,
-                &request,
-                requests,
-                concurrency,
-                &out,
-            );
-            eprintln!(
-                "{:>6} {:<7} cpu {:>9.1} us/call  {}",
-                n,
-                server.name,
-                figures.cpu_us_per_call,
-                if figures.ok { "ok" } else { &figures.note }
-            );
-            table.push((n, server.name, figures));
+                let figures = measure(
+                    &runtime,
+                    server,
+                    n,
+                    &body,
+                    &request,
+                    requests,
+                    concurrency,
+                    &out,
+                );
+                eprintln!(
+                    "{:>6} {:<7} round {round}: cpu {:>9.1} us/call  {}",
+                    n,
+                    server.name,
+                    figures.cpu_us_per_call,
+                    if figures.ok { "ok" } else { &figures.note }
+                );
+                measured.push(figures);
+            }
+        }
+        for (server, measured) in servers.iter().zip(&rounds_of) {
+            if !measured.is_empty() {
+                table.push((n, server.name, combined(measured)));
+            }
         }
     }
 
     println!(
-        "\n{requests} calls per row, {concurrency} in flight on one HTTP/2 connection, loopback\n"
+        "\n{requests} calls per row and round, {concurrency} in flight on one HTTP/2 connection, loopback; {rounds} round(s), medians (peak RSS: the largest)\n"
     );
     println!("| repos | server | correct | cold start ms | CPU us/call | kernel % | req/s | p50 ms | p99 ms | peak RSS MB |");
     println!("|---|---|---|---|---|---|---|---|---|---|");
     for (n, name, f) in &table {
         println!(
-            "| {n} | {name} | {} | {:.1} | {:.1} | {:.0} | {:.0} | {:.2} | {:.2} | {:.1} |",
+            "| {n} | {name} | {} | {:.1} | {:.1} | {} | {:.0} | {:.2} | {:.2} | {:.1} |",
             if f.ok {
                 "yes".to_string()
             } else {
@@ -447,7 +503,8 @@ fn main() {
             },
             f.cold_start_ms,
             f.cpu_us_per_call,
-            f.kernel_percent,
+            f.kernel_percent
+                .map_or_else(|| "-".to_owned(), |share| format!("{share:.0}")),
             f.rps,
             f.p50_ms,
             f.p99_ms,
@@ -464,7 +521,7 @@ fn main() {
         };
         let Some(ours) = find("ours") else { continue };
         let mut parts = Vec::new();
-        for peer in ["ts", "python"] {
+        for peer in ["before", "ts", "python"] {
             if let Some(p) = find(peer) {
                 parts.push(format!(
                     "{peer}/ours CPU {:.1}x, req/s {:.1}x",
