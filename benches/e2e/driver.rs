@@ -135,8 +135,8 @@ fn cpu_ns(pid: u32) -> u64 {
         .sum()
 }
 
-/// Clock ticks (10 ms) a run must take for its kernel share to be told: 0.5 s, to within 2%.
-const MIN_TICKS: u64 = 50;
+/// Clock ticks (10 ms) a run must take for its kernel share to be told: 0.3 s, to within 3%.
+const MIN_TICKS: u64 = 30;
 
 /// User and system CPU time of a process, all threads, in clock ticks (fields 14 and 15 of
 /// /proc/PID/stat). Ticks are coarse (10 ms), so they only split schedstat's total.
