@@ -209,19 +209,13 @@ impl<IO: Connected> Connected for Coalesced<IO> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::server::test_runtime as runtime;
     use std::sync::atomic::{AtomicUsize, Ordering};
     use std::sync::Arc;
     use tokio::io::{AsyncReadExt, AsyncWriteExt, DuplexStream};
 
     /// Long enough for any exchange here; a stuck one fails instead of hanging the suite.
     const WAIT: std::time::Duration = std::time::Duration::from_secs(5);
-
-    fn runtime() -> tokio::runtime::Runtime {
-        tokio::runtime::Builder::new_current_thread()
-            .enable_all()
-            .build()
-            .unwrap()
-    }
 
     /// A duplex stream that counts the reads and writes that reach it.
     struct Counted {

@@ -29,6 +29,16 @@ use tonic_health::ServingStatus;
 type V1Service = RunFunctionServer<V1>;
 type V1beta1Service = RunFunctionServer<V1beta1>;
 
+/// A runtime on the test's thread, with timers and I/O, for the unit tests of the connection
+/// adapters (`preface.rs`, `coalesce.rs`).
+#[cfg(test)]
+fn test_runtime() -> tokio::runtime::Runtime {
+    tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .expect("a current-thread runtime")
+}
+
 /// After SIGTERM, calls in flight get this long to finish. Kubernetes kills a pod 30 s after
 /// SIGTERM by default; stopping before that ends the pod cleanly.
 const DRAIN_TIMEOUT: Duration = Duration::from_secs(25);

@@ -152,16 +152,10 @@ impl<IO: Connected> Connected for Deadlined<IO> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::server::test_runtime as runtime;
     use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
     const SHORT: Duration = Duration::from_millis(100);
-
-    fn runtime() -> tokio::runtime::Runtime {
-        tokio::runtime::Builder::new_current_thread()
-            .enable_all()
-            .build()
-            .unwrap()
-    }
 
     #[test]
     fn a_silent_peer_times_out() {
