@@ -350,27 +350,28 @@ fn measure(
 /// One row from the rounds of one server: the median of each time and rate, the largest peak
 /// RSS, correct only if every round was.
 fn combined(rounds: &[Figures]) -> Figures {
-    let median = |figure: fn(&Figures) -> f64| {
-        let mut values: Vec<f64> = rounds.iter().map(figure).collect();
-        values.sort_by(f64::total_cmp);
-        values[values.len() / 2]
-    };
+    // `rounds` is never empty, so every time and rate has a median.
+    let of_rounds = |figure: fn(&Figures) -> f64| median(rounds.iter().map(figure)).unwrap_or(0.0);
     let wrong = rounds.iter().find(|f| !f.ok);
     Figures {
-        cold_start_ms: median(|f| f.cold_start_ms),
-        cpu_us_per_call: median(|f| f.cpu_us_per_call),
-        kernel_percent: {
-            let mut shares: Vec<f64> = rounds.iter().filter_map(|f| f.kernel_percent).collect();
-            shares.sort_by(f64::total_cmp);
-            shares.get(shares.len() / 2).copied()
-        },
-        rps: median(|f| f.rps),
-        p50_ms: median(|f| f.p50_ms),
-        p99_ms: median(|f| f.p99_ms),
+        cold_start_ms: of_rounds(|f| f.cold_start_ms),
+        cpu_us_per_call: of_rounds(|f| f.cpu_us_per_call),
+        // Only the rounds long enough to tell it.
+        kernel_percent: median(rounds.iter().filter_map(|f| f.kernel_percent)),
+        rps: of_rounds(|f| f.rps),
+        p50_ms: of_rounds(|f| f.p50_ms),
+        p99_ms: of_rounds(|f| f.p99_ms),
         peak_rss_mb: rounds.iter().map(|f| f.peak_rss_mb).fold(0.0, f64::max),
         ok: wrong.is_none(),
         note: wrong.map(|f| f.note.clone()).unwrap_or_default(),
     }
+}
+
+/// The middle value (the upper one of an even count), none of no values.
+fn median(values: impl Iterator<Item = f64>) -> Option<f64> {
+    let mut values: Vec<f64> = values.collect();
+    values.sort_by(f64::total_cmp);
+    values.get(values.len() / 2).copied()
 }
 
 fn arg(args: &[String], name: &str) -> Option<String> {
