@@ -65,6 +65,24 @@ impl Crds {
         Ok(crds)
     }
 
+    /// The CRDs among named, parsed YAML documents.
+    pub fn from_documents(
+        documents: impl IntoIterator<Item = (String, Value)>,
+    ) -> Result<Crds, String> {
+        let mut crds = Crds {
+            kinds: BTreeMap::new(),
+            env: Arc::new(cel_env()?),
+        };
+        for (name, doc) in documents {
+            crds.add_document(&doc, Path::new(&name))
+                .map_err(|e| format!("{name}: {e}"))?;
+        }
+        if crds.kinds.is_empty() {
+            return Err("no CRD given".to_string());
+        }
+        Ok(crds)
+    }
+
     /// Every (apiVersion, kind, scope) known, sorted.
     pub fn kinds(&self) -> Vec<(String, String, String)> {
         self.kinds
@@ -150,6 +168,11 @@ impl Crds {
         let text = std::fs::read_to_string(file).map_err(|e| e.to_string())?;
         let doc: Value =
             serde_yaml_ng::from_str(&text).map_err(|e| format!("invalid YAML: {e}"))?;
+        self.add_document(&doc, file)
+    }
+
+    /// Adds every served version of one parsed CRD; `file` names it in messages.
+    fn add_document(&mut self, doc: &Value, file: &Path) -> Result<(), String> {
         if doc["kind"] != "CustomResourceDefinition" {
             return Err(format!(
                 "not a CustomResourceDefinition: kind {}",
@@ -185,18 +208,35 @@ impl Crds {
     }
 }
 
-/// The project's shared folder if present: env FUNCTION_ARTIFACTORY_SHARED, else
-/// `<CARGO_MANIFEST_DIR>/../shared`. When absent prints a visible line to stderr and returns
-/// None, so tests needing it skip loudly instead of failing on machines without it.
-pub fn shared_dir(what: &str) -> Option<PathBuf> {
-    let dir = match std::env::var_os("FUNCTION_ARTIFACTORY_SHARED") {
-        Some(dir) => PathBuf::from(dir),
-        None => Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared"),
-    };
-    if dir.is_dir() {
-        Some(dir)
-    } else {
-        eprintln!("SKIP {what}: ../shared not found (set FUNCTION_ARTIFACTORY_SHARED)");
+/// The provider CRDs of one API generation (`flat`, `cluster`, `namespaced`) in the newest
+/// release that has it, from the repository's `crds/` (read by the `codegen` feature's
+/// reader; without that feature the tests that need them print a visible SKIP line).
+pub fn provider_crds(api: &str) -> Option<Crds> {
+    let documents = provider_crd_documents(api)?;
+    Some(Crds::from_documents(documents).unwrap_or_else(|e| panic!("{e}")))
+}
+
+/// The documents behind [`provider_crds`]: (file name, parsed CRD), by file name.
+pub fn provider_crd_documents(api: &str) -> Option<Vec<(String, Value)>> {
+    #[cfg(feature = "codegen")]
+    {
+        use function_artifactory::catalog::{catalog, ProviderApi};
+        let api = ProviderApi::parse(api).expect("a provider API");
+        let catalog = catalog();
+        let release = catalog.release_name(catalog.effective_release(None, api));
+        let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+        let release = function_artifactory::codegen::crds::release(root, release)
+            .unwrap_or_else(|e| panic!("{e}"));
+        let namespaced = api == ProviderApi::Namespaced;
+        let documents = release.crds.into_iter().filter(|(_, crd)| {
+            let group = crd["spec"]["group"].as_str().unwrap_or_default();
+            group.contains(".m.") == namespaced
+        });
+        Some(documents.collect())
+    }
+    #[cfg(not(feature = "codegen"))]
+    {
+        eprintln!("SKIP CRD validation ({api}): run the tests with --all-features");
         None
     }
 }
