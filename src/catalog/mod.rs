@@ -7,6 +7,8 @@
 //! same. It is parsed once, on first use; the index of the newest release of each API (what
 //! a call without `providerVersion` uses) is built then, an older release's on first use.
 
+pub mod openapi;
+
 use serde::Deserialize;
 use serde_json::Value;
 use std::borrow::Cow;
