@@ -14,8 +14,8 @@ use crate::lifecycle::{self, Retirement};
 use crate::plan::{self, Planned};
 use crate::problems::{Category, Findings};
 use crate::proto::v1::{
-    Capability, Requirements, Resource, ResponseMeta, Result as FnResult, RunFunctionRequest,
-    RunFunctionResponse, Severity, State, Target,
+    Capability, Condition, Requirements, Resource, ResponseMeta, Result as FnResult,
+    RunFunctionRequest, RunFunctionResponse, Severity, State, Status as ConditionStatus, Target,
 };
 use crate::proto::Struct;
 use crate::status;
@@ -51,7 +51,7 @@ fn run(request: &RunFunctionRequest, findings: &mut Findings) -> RunFunctionResp
             "the request has no observed composite resource",
             "run the function as a step of a Composition pipeline",
         );
-        return fatal(response, findings);
+        return fatal(request, response, findings);
     };
 
     // Plan keys, kinds and wiring for every entry, then check them against
@@ -60,7 +60,7 @@ fn run(request: &RunFunctionRequest, findings: &mut Findings) -> RunFunctionResp
     let spec = contract::read_spec(composite, findings);
     let api = resolve_api(request, &input, &spec, &meta);
     if !release_has_api(&input, api, findings) {
-        return fatal(response, findings);
+        return fatal(request, response, findings);
     }
     let ctx = plan::Context {
         spec: &spec,
@@ -114,7 +114,7 @@ fn run(request: &RunFunctionRequest, findings: &mut Findings) -> RunFunctionResp
         .collect();
     check_name_collisions(request, &planned, findings);
     if findings.has_problems() {
-        return fatal(response, findings);
+        return fatal(request, response, findings);
     }
 
     // Repositories gone from the spec are retired without deleting them by accident.
@@ -229,8 +229,38 @@ fn start_response(request: &RunFunctionRequest, input: &Input) -> RunFunctionRes
     }
 }
 
+/// How many problems the claim's condition and event show, and how long each may be: a
+/// condition message is stored in the object, events are cut by the API server.
+const CLAIM_PROBLEMS: usize = 5;
+const CLAIM_PROBLEM_CHARS: usize = 400;
+
 /// A fatal result lists every problem; the desired state stays as it came in.
-fn fatal(mut response: RunFunctionResponse, findings: &Findings) -> RunFunctionResponse {
+///
+/// Crossplane applies a fatal response's conditions, and sets those a function did not return
+/// to Unknown: where it honours conditions, `RepositoriesReady` says False with the problems
+/// (the first of them, and how many), and a Warning result takes them to the claim's events,
+/// so that a claim's author sees what to fix without the composite.
+fn fatal(
+    request: &RunFunctionRequest,
+    mut response: RunFunctionResponse,
+    findings: &Findings,
+) -> RunFunctionResponse {
+    if advertises(request, Capability::Conditions) {
+        let summary = findings.summary(CLAIM_PROBLEMS, CLAIM_PROBLEM_CHARS);
+        response.conditions.push(Condition {
+            r#type: status::CONDITION_TYPE.to_owned(),
+            status: ConditionStatus::ConditionFalse as i32,
+            reason: findings.fatal_reason().to_owned(),
+            message: Some(summary.clone()),
+            target: Some(Target::CompositeAndClaim as i32),
+        });
+        response.results.push(FnResult {
+            severity: Severity::Warning as i32,
+            message: summary,
+            reason: Some(findings.fatal_reason().to_owned()),
+            target: Some(Target::CompositeAndClaim as i32),
+        });
+    }
     response.results.push(FnResult {
         severity: Severity::Fatal as i32,
         message: findings.fatal_message(),
