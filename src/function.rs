@@ -162,6 +162,7 @@ fn run(request: &RunFunctionRequest, findings: &mut Findings) -> RunFunctionResp
         .results
         .extend(status::change_results(&report, &previous));
     response.results.extend(composite_warnings(findings));
+    findings.rendered = Some((api, planned.len()));
     response
 }
 
