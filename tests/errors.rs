@@ -334,3 +334,27 @@ fn the_flat_api_has_no_federated_repositories() {
     let m = fatal_message(&response).unwrap();
     assert_line(&m, "spec.repositories[0].packageType: repository \"f\": the flat provider API has no federated repository of package type \"maven\" (the cluster and namespaced provider APIs have it); fix: the flat API has no federated repositories at all: use another rclass, or providerApi cluster or namespaced");
 }
+
+/// A remote proxies its url: every remote needs one while it may be created or updated, also
+/// where the provider's CRD has no rule for it (npm, ansible, huggingfaceml).
+#[test]
+fn every_remote_needs_a_url_while_it_may_be_created_or_updated() {
+    for (package_type, kind) in [
+        ("npm", "NPMRepository"),
+        ("ansible", "AnsibleRepository"),
+        ("huggingfaceml", "HuggingFaceMLRepository"),
+        ("maven", "MavenRepository"),
+    ] {
+        let remote = json!({"name": "upstream", "rclass": "remote", "packageType": package_type});
+        let message = fatal_for_entries(vec![remote.clone()]);
+        assert!(message.contains(": 1 problem"), "{message}");
+        assert_line(
+            &message,
+            &format!("spec.repositories[0].url: repository \"upstream\": {kind} requires spec.forProvider.url while it may create or update the repository; fix: set url to the upstream URL, such as https://repo1.maven.org/maven2"),
+        );
+        // Observed only: the provider creates nothing, so no url is needed.
+        let observed = with(remote, "managementPolicies", json!(["Observe"]));
+        let response = request(composite(json!({"repositories": [observed]}))).run();
+        assert_eq!(fatal_message(&response), None, "{package_type}");
+    }
+}
