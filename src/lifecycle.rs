@@ -101,7 +101,7 @@ mod tests {
 use crate::compose::EXTERNAL_NAME;
 use crate::keys::{key_label_value, KEY_LABEL};
 use crate::plan::Planned;
-use crate::problems::{Category, Findings};
+use crate::problems::{a_or_an, Category, Findings};
 use serde_json::{json, Map, Value};
 use std::collections::BTreeMap;
 
@@ -167,8 +167,10 @@ pub fn check_immutable(p: &Planned, live: &Object, findings: &mut Findings) {
             entry.path(),
             Some(entry.index),
             format!(
-                "{}: the live repository is a {live_kind} ({live_api_version}) and the spec now renders a {} ({}); the class and package type of a repository cannot change",
+                "{}: the live repository is {} {live_kind} ({live_api_version}) and the spec now renders {} {} ({}); the class and package type of a repository cannot change",
                 entry.label(),
+                a_or_an(live_kind),
+                a_or_an(&p.kind.kind),
                 p.kind.kind,
                 p.kind.api_version
             ),

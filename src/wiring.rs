@@ -5,7 +5,7 @@ use crate::catalog::{package_family, Rclass};
 use crate::contract::Entry;
 use crate::path::FieldPath;
 use crate::plan::Planned;
-use crate::problems::{suggestion, Category, Findings};
+use crate::problems::{a_or_an, suggestion, Category, Findings};
 use std::collections::BTreeMap;
 
 /// Resolves member keys of every virtual and checks the wiring rules.
@@ -156,9 +156,10 @@ fn check_member(p: &Planned, member: &Planned, path: &FieldPath, findings: &mut 
             path.to_string(),
             Some(p.entry.index),
             format!(
-                "{}: member \"{}\" is a {} repository, and this virtual aggregates {}",
+                "{}: member \"{}\" is {} {} repository, and this virtual aggregates {}",
                 p.entry.label(),
                 member.name,
+                a_or_an(&member.kind.package_type),
                 member.kind.package_type,
                 p.kind.package_type
             ),
@@ -187,8 +188,10 @@ fn resolve_default(
                     m.entry.rclass.map_or("", |r| r.as_str())
                 ),
                 Some(m) => format!(
-                    "is a {} repository, and this virtual aggregates {}",
-                    m.kind.package_type, p.kind.package_type
+                    "is {} {} repository, and this virtual aggregates {}",
+                    a_or_an(&m.kind.package_type),
+                    m.kind.package_type,
+                    p.kind.package_type
                 ),
             };
             let locals: Vec<&str> = p

@@ -240,7 +240,7 @@ fn wiring_errors() {
         ),
     ]);
     assert_line(&m, "spec.repositories[3].repositories[0]: repository \"libs\": member \"libs-relase\" names no repository entry of this composite; fix: name an entry of spec.repositories (did you mean \"libs-release\"?), or list a repository outside this composite by key in externalRepositories");
-    assert_line(&m, "spec.repositories[3].repositories[1]: repository \"libs\": member \"npm-local\" is a npm repository, and this virtual aggregates maven; fix: members of a virtual must share its package type; remove \"npm-local\" or change its packageType");
+    assert_line(&m, "spec.repositories[3].repositories[1]: repository \"libs\": member \"npm-local\" is an npm repository, and this virtual aggregates maven; fix: members of a virtual must share its package type; remove \"npm-local\" or change its packageType");
     assert_line(&m, "spec.repositories[3].repositories[2]: repository \"libs\": a virtual repository cannot contain itself; fix: remove \"libs\" from repositories");
     assert_line(&m, "spec.repositories[3].defaultDeploymentRepo: repository \"libs\": defaultDeploymentRepo \"remote\" is a remote repository; deployments go to a local one; fix: add a local repository to repositories and name it here, or remove defaultDeploymentRepo");
     assert_line(&m, "spec.repositories[4].url: repository \"plain\": url is for remote repositories, and this one is local; fix: remove url, or change rclass to remote");
