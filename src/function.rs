@@ -73,9 +73,11 @@ fn run(request: &RunFunctionRequest, findings: &mut Findings) -> RunFunctionResp
         .iter()
         .map(|p| observed_resource(request, p.name))
         .collect();
+    let renamed_by_project_key =
+        lifecycle::check_project_key_change(&planned, &live, spec.project_key, findings);
     for (p, live) in planned.iter().zip(&live) {
         if let Some(live) = live {
-            lifecycle::check_immutable(p, live, findings);
+            lifecycle::check_immutable(p, live, renamed_by_project_key, findings);
         }
     }
     if advertises(request, Capability::RequiredSchemas) {

@@ -139,10 +139,18 @@ pub fn live_key(object: &Object) -> Option<&str> {
 /// Keys and kinds are immutable: a live repository whose entry now yields
 /// another key or kind would be renamed (orphaning the old repository) or
 /// replaced. Both fail the call.
-pub fn check_immutable(p: &Planned, live: &Object, findings: &mut Findings) {
+///
+/// `renamed_by_project_key`: the key changes come from a changed `spec.projectKey`, reported
+/// once for them all ([`check_project_key_change`]), so not again here.
+pub fn check_immutable(
+    p: &Planned,
+    live: &Object,
+    renamed_by_project_key: bool,
+    findings: &mut Findings,
+) {
     let entry = p.entry;
     if let Some(live_key) = live_key(live) {
-        if live_key != p.key {
+        if live_key != p.key && !renamed_by_project_key {
             findings.problem(
                 Category::UnsafeChange,
                 crate::keys::key_path(entry),
@@ -177,6 +185,52 @@ pub fn check_immutable(p: &Planned, live: &Object, findings: &mut Findings) {
             "restore rclass and packageType; to move, add a new entry (with a new name and key) and remove this one, which is then retired safely",
         );
     }
+}
+
+/// When every live repository whose key would change gets the new `spec.projectKey` in its
+/// key and had not had it, the project key changed: that is the one cause, said once at
+/// `spec.projectKey` with the repositories it would rename. Returns whether it was.
+pub fn check_project_key_change(
+    planned: &[Planned],
+    live: &[Option<&Object>],
+    project_key: Option<&str>,
+    findings: &mut Findings,
+) -> bool {
+    let Some(project_key) = project_key else {
+        return false;
+    };
+    let renames: Vec<(&str, &str)> = planned
+        .iter()
+        .zip(live)
+        .filter_map(|(p, live)| Some((live_key((*live)?)?, p.key.as_str())))
+        .filter(|(old, new)| old != new)
+        .collect();
+    let from_project_key =
+        |(old, new): &(&str, &str)| new.contains(project_key) && !old.contains(project_key);
+    if renames.is_empty() || !renames.iter().all(from_project_key) {
+        return false;
+    }
+    let list: Vec<String> = renames
+        .iter()
+        .map(|(old, new)| format!("\"{old}\" -> \"{new}\""))
+        .collect();
+    let count = renames.len();
+    let noun = if count == 1 {
+        "repository"
+    } else {
+        "repositories"
+    };
+    findings.problem(
+        Category::UnsafeChange,
+        "spec.projectKey",
+        None,
+        format!(
+            "changing projectKey to \"{project_key}\" would rename {count} live {noun}: {}; keys are immutable in Artifactory, so each would be orphaned and a new one created",
+            list.join(", ")
+        ),
+        "restore projectKey to the value the live keys were made with; to move the repositories to the new project, add new entries and remove these, which are then retired safely",
+    );
+    true
 }
 
 /// The provider may have created a repository it did not record: a create

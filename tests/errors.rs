@@ -358,3 +358,65 @@ fn every_remote_needs_a_url_while_it_may_be_created_or_updated() {
         assert_eq!(fatal_message(&response), None, "{package_type}");
     }
 }
+
+/// A typo in an entry's rclass is reported once: the virtuals that list the entry do not add
+/// "names no repository entry" for it.
+#[test]
+fn a_bad_rclass_is_reported_once_not_again_by_the_virtuals_that_list_it() {
+    let message = fatal_for_entries(vec![
+        json!({"name": "libs-release", "rclass": "locl", "packageType": "maven"}),
+        local("libs-snapshot", "maven"),
+        json!({"name": "libs", "rclass": "virtual", "packageType": "maven",
+               "repositories": ["libs-release", "libs-snapshot"],
+               "defaultDeploymentRepo": "libs-release"}),
+    ]);
+    assert!(message.contains(": 1 problem"), "{message}");
+    assert!(message.contains("spec.repositories[0].rclass"), "{message}");
+    assert!(!message.contains("names no repository entry"), "{message}");
+    // A member that names no entry at all still is one, and the suggestion includes the
+    // entry that could not be planned.
+    let message = fatal_for_entries(vec![
+        json!({"name": "libs-release", "rclass": "locl", "packageType": "maven"}),
+        json!({"name": "libs", "rclass": "virtual", "packageType": "maven",
+               "repositories": ["libs-relase"]}),
+    ]);
+    assert!(
+        message.contains("member \"libs-relase\" names no repository entry of this composite; fix: name an entry of spec.repositories (did you mean \"libs-release\"?)"),
+        "{message}"
+    );
+}
+
+/// A changed projectKey renames every live repository: one problem at spec.projectKey that
+/// lists them, not one per repository that never names projectKey.
+#[test]
+fn a_changed_project_key_is_reported_once_at_spec_project_key() {
+    use support::requests::live;
+    let spec = json!({"projectKey": "team2", "repositories": [
+        local("libs-release", "maven"), local("libs-snapshot", "maven")]});
+    let response = request(composite(spec))
+        .observed(
+            "libs-release",
+            live(
+                "local.artifactory.jfrog.crossplane.io/v1alpha1",
+                "MavenRepository",
+                "team1-libs-release",
+                true,
+            ),
+        )
+        .observed(
+            "libs-snapshot",
+            live(
+                "local.artifactory.jfrog.crossplane.io/v1alpha1",
+                "MavenRepository",
+                "team1-libs-snapshot",
+                true,
+            ),
+        )
+        .run();
+    let message = fatal_message(&response).unwrap();
+    assert!(message.contains(": 1 problem"), "{message}");
+    assert_line(
+        &message,
+        "spec.projectKey: changing projectKey to \"team2\" would rename 2 live repositories: \"team1-libs-release\" -> \"team2-libs-release\", \"team1-libs-snapshot\" -> \"team2-libs-snapshot\"; keys are immutable in Artifactory, so each would be orphaned and a new one created; fix: restore projectKey to the value the live keys were made with; to move the repositories to the new project, add new entries and remove these, which are then retired safely",
+    );
+}
