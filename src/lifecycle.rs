@@ -277,8 +277,50 @@ pub fn retire<'a>(
         .filter(|(name, live)| {
             label(live, KEY_LABEL).is_some() && !planned.iter().any(|p| p.name == name.as_str())
         })
-        .map(|(name, live)| retire_one(name, live, protection))
+        .map(|(name, live)| {
+            let moving = live_key(live).is_some_and(|key| planned.iter().any(|p| p.key == key));
+            retire_one(name, live, protection || moving)
+        })
         .collect()
+}
+
+/// An entry renamed with its key kept: the repository moves from the retiring resource to the
+/// entry's new one.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Move<'r> {
+    pub from: &'r str,
+    pub to: &'r str,
+    pub key: &'r str,
+}
+
+/// The moves among the retirements: each retiring resource whose key a planned entry takes.
+/// The entry's resource is held back until the old one is gone, so that two managed resources
+/// never act on one repository; the old one is orphaned first, whatever deletion protection
+/// says, so that the repository stays.
+pub fn moves<'r>(retirements: &'r [Retirement], planned: &'r [Planned]) -> Vec<Move<'r>> {
+    retirements
+        .iter()
+        .filter_map(|retirement| {
+            let (from, key) = retirement.name_and_key();
+            let to = planned.iter().find(|p| p.key == key)?;
+            Some(Move {
+                from,
+                to: to.name,
+                key,
+            })
+        })
+        .collect()
+}
+
+impl Retirement {
+    /// The composed resource's name and the repository's key.
+    pub fn name_and_key(&self) -> (&str, &str) {
+        match self {
+            Retirement::Orphaning { name, key, .. }
+            | Retirement::Released { name, key }
+            | Retirement::Deleted { name, key } => (name, key),
+        }
+    }
 }
 
 fn retire_one(name: &str, live: &Object, protection: bool) -> Retirement {
