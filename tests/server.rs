@@ -151,6 +151,17 @@ async fn mtls_client_without_a_certificate_is_refused() {
         refused.is_err(),
         "a client without a certificate was served"
     );
+    // Said at info level (the default), with tonic's reason.
+    let refusal =
+        |l: &serde_json::Value| l["message"] == "refused a client: the TLS handshake failed";
+    let line = server
+        .wait_for_log(Duration::from_secs(5), refusal)
+        .unwrap_or_else(|| panic!("no refusal line; log: {:#?}", server.log()));
+    assert_eq!(line["level"], "INFO");
+    assert!(
+        line["error"].as_str().is_some_and(|e| !e.is_empty()),
+        "{line}"
+    );
     assert_still_serves(&server, &pki).await;
 }
 

@@ -1,7 +1,15 @@
 //! JSON lines on stderr: what log collectors of a Kubernetes pod read.
 
 use std::panic::PanicHookInfo;
-use tracing_subscriber::EnvFilter;
+use tracing::field::{Field, Visit};
+use tracing::{Event, Level, Subscriber};
+use tracing_subscriber::filter::Targets;
+use tracing_subscriber::layer::{Context, SubscriberExt};
+use tracing_subscriber::util::SubscriberInitExt;
+use tracing_subscriber::{EnvFilter, Layer};
+
+/// Where tonic reports a failed TLS handshake, at debug level.
+const TLS_ACCEPT_TARGET: &str = "tonic::transport::server::io_stream";
 
 /// Info by default. With `--debug`, this crate's debug lines (one per call) and tonic's server
 /// transport lines (a refused TLS handshake, a failed connection: what one needs when Crossplane
@@ -12,16 +20,56 @@ pub fn init(debug: bool) {
     } else {
         "info"
     };
-    // `try_init`: a second initialisation (only possible in tests) keeps the first.
-    let _ = tracing_subscriber::fmt()
+    let lines = tracing_subscriber::fmt::layer()
         .json()
         .flatten_event(true)
         .with_current_span(false)
         .with_span_list(false)
         .with_writer(std::io::stderr)
-        .with_env_filter(EnvFilter::new(filter))
+        .with_filter(EnvFilter::new(filter));
+    let refused =
+        RefusedClients.with_filter(Targets::new().with_target(TLS_ACCEPT_TARGET, Level::DEBUG));
+    // `try_init`: a second initialisation (only possible in tests) keeps the first.
+    let _ = tracing_subscriber::registry()
+        .with(lines)
+        .with(refused)
         .try_init();
     std::panic::set_hook(Box::new(log_panic));
+}
+
+/// A client refused at the TLS handshake (no certificate, another CA, expired) is what one
+/// needs to see when Crossplane cannot reach the function: tonic says it at debug level only,
+/// so each such event becomes one info line of ours, once per connection.
+struct RefusedClients;
+
+impl<S: Subscriber> Layer<S> for RefusedClients {
+    fn on_event(&self, event: &Event<'_>, _: Context<'_, S>) {
+        let mut fields = Fields::default();
+        event.record(&mut fields);
+        if fields.message == "tls accept error" {
+            tracing::info!(
+                error = fields.error,
+                "refused a client: the TLS handshake failed"
+            );
+        }
+    }
+}
+
+/// The message and error of an event.
+#[derive(Default)]
+struct Fields {
+    message: String,
+    error: String,
+}
+
+impl Visit for Fields {
+    fn record_debug(&mut self, field: &Field, value: &dyn std::fmt::Debug) {
+        match field.name() {
+            "message" => self.message = format!("{value:?}"),
+            "error" => self.error = format!("{value:?}"),
+            _ => {}
+        }
+    }
 }
 
 /// A panic becomes one JSON line like every other, instead of the default free text.
