@@ -8,6 +8,7 @@
 use crate::catalog::ProviderApi;
 use crate::compose::Composer;
 use crate::contract::{self, CompositeMeta};
+use crate::drift;
 use crate::input::{read_input, ApiChoice, Input};
 use crate::lifecycle::{self, Retirement};
 use crate::plan::{self, Planned};
@@ -127,6 +128,7 @@ fn run(request: &RunFunctionRequest, findings: &mut Findings) -> RunFunctionResp
         .iter()
         .map(|l| l.is_some_and(lifecycle::leak_suspected))
         .collect();
+    let drift_results = drift::drift_warnings(&planned, &live, &input, spec.project_key, findings);
     let report = status::Report {
         planned: &planned,
         live: &live,
@@ -142,6 +144,7 @@ fn run(request: &RunFunctionRequest, findings: &mut Findings) -> RunFunctionResp
     response
         .results
         .extend(status::change_results(&report, &previous));
+    response.results.extend(drift_results);
     response
 }
 
