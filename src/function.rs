@@ -8,6 +8,7 @@
 use crate::catalog::ProviderApi;
 use crate::compose::Composer;
 use crate::contract::{self, CompositeMeta};
+use crate::credentials;
 use crate::drift;
 use crate::input::{read_input, ApiChoice, Input};
 use crate::lifecycle::{self, Retirement};
@@ -64,7 +65,7 @@ fn run(request: &RunFunctionRequest, findings: &mut Findings) -> RunFunctionResp
         meta: &meta,
         api,
     };
-    let planned = plan::plan(&ctx, findings);
+    let mut planned = plan::plan(&ctx, findings);
     let live: Vec<Option<&Object>> = planned
         .iter()
         .map(|p| observed_resource(request, p.name))
@@ -75,8 +76,11 @@ fn run(request: &RunFunctionRequest, findings: &mut Findings) -> RunFunctionResp
         }
     }
     if advertises(request, Capability::RequiredResources) {
+        let mut resources = lifecycle::key_requirements(&planned);
+        resources.extend(credentials::secret_requirements(&planned));
+        credentials::read_versions(&mut planned, &request.required_resources, findings);
         response.requirements = Some(Requirements {
-            resources: lifecycle::key_requirements(&planned),
+            resources,
             ..Requirements::default()
         });
         for p in &planned {
@@ -85,6 +89,8 @@ fn run(request: &RunFunctionRequest, findings: &mut Findings) -> RunFunctionResp
                 .get(&lifecycle::requirement_name(p));
             lifecycle::check_conflicts(p, found, &meta, findings);
         }
+    } else {
+        credentials::warn_unversioned(&planned, findings);
     }
 
     // Render and check every resource; any problem fails the whole call and

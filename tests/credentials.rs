@@ -1,0 +1,222 @@
+//! Remote credentials (issue 18): `username` and `password.secretRef` rendered as
+//! the provider's secret references for each API, write-only passwords versioned
+//! by the Secret's resourceVersion, and no Secret value in any output.
+
+mod support;
+
+use function_artifactory::proto::v1::{
+    Capability, Resources, RunFunctionRequest, RunFunctionResponse, Severity,
+};
+use function_artifactory::run_function;
+use serde_json::{json, Value};
+use support::requests::{
+    composite, desired_resources, fatal_message, input, namespaced_composite, request, resource,
+    status_repositories,
+};
+
+/// A value that must never leave the Secret.
+const SECRET_VALUE: &str = "s3cr3t-Upstream-Passw0rd";
+
+fn remote(password: Value) -> Value {
+    json!({"name": "central", "rclass": "remote", "packageType": "maven",
+           "url": "https://repo1.maven.org/maven2", "username": "ci", "password": password})
+}
+
+fn spec(password: Value) -> Value {
+    json!({"repositories": [remote(password)]})
+}
+
+fn for_provider(response: &RunFunctionResponse) -> Value {
+    desired_resources(response)["central"]["spec"]["forProvider"].clone()
+}
+
+#[test]
+fn cluster_api_namespace_defaults_to_the_claims() {
+    let response = request(composite(spec(
+        json!({"secretRef": {"name": "upstream", "key": "password"}}),
+    )))
+    .run();
+    let fields = for_provider(&response);
+    assert_eq!(fields["username"], "ci");
+    assert_eq!(
+        fields["passwordSecretRef"],
+        json!({"key": "password", "name": "upstream", "namespace": "team1"})
+    );
+    assert!(fields.get("passwordWoSecretRef").is_none());
+    // A namespace given wins.
+    let response = request(composite(spec(
+        json!({"secretRef": {"name": "upstream", "key": "password", "namespace": "vault"}}),
+    )))
+    .run();
+    assert_eq!(
+        for_provider(&response)["passwordSecretRef"]["namespace"],
+        "vault"
+    );
+}
+
+#[test]
+fn cluster_api_without_claim_or_namespace_needs_one() {
+    let mut xr = composite(spec(
+        json!({"secretRef": {"name": "upstream", "key": "password"}}),
+    ));
+    xr["metadata"].as_object_mut().unwrap().remove("labels");
+    let message = fatal_message(&request(xr).run()).expect("a fatal result");
+    assert!(message.contains("- spec.repositories[0].password.secretRef.namespace: repository \"central\": the password's Secret has no namespace, and the composite has no claim or namespace to take it from; fix: set password.secretRef.namespace to the Secret's namespace"), "{message}");
+}
+
+#[test]
+fn namespaced_api_takes_a_local_reference() {
+    for password in [
+        json!({"secretRef": {"name": "upstream", "key": "password"}}),
+        json!({"secretRef": {"name": "upstream", "key": "password", "namespace": "team1"}}),
+    ] {
+        let response = request(namespaced_composite(spec(password))).run();
+        assert_eq!(
+            for_provider(&response)["passwordSecretRef"],
+            json!({"key": "password", "name": "upstream"})
+        );
+    }
+    let response = request(namespaced_composite(spec(
+        json!({"secretRef": {"name": "upstream", "key": "password", "namespace": "other"}}),
+    )))
+    .run();
+    let message = fatal_message(&response).expect("a fatal result");
+    assert!(message.contains("spec.repositories[0].password.secretRef.namespace: repository \"central\": the Secret's namespace \"other\" is not the composite's (team1)"), "{message}");
+}
+
+#[test]
+fn credentials_are_for_remotes_and_well_formed() {
+    let spec = json!({"repositories": [
+        {"name": "libs", "rclass": "local", "packageType": "maven", "username": "ci"},
+        remote(json!({"secretRef": {"name": "upstream"}})),
+    ]});
+    let message = fatal_message(&request(composite(spec)).run()).expect("a fatal result");
+    assert!(message.contains("spec.repositories[0].username: repository \"libs\": username is for remote repositories, and this one is local; fix: remove username, or make the entry a remote"), "{message}");
+    assert!(
+        message.contains(
+            "spec.repositories[1].password.secretRef.key: the password's secretRef has no key"
+        ),
+        "{message}"
+    );
+}
+
+fn write_only() -> Value {
+    input(json!({"writeOnlyPasswords": true}))
+}
+
+fn with_required_resources(mut req: RunFunctionRequest) -> RunFunctionRequest {
+    req.meta
+        .as_mut()
+        .unwrap()
+        .capabilities
+        .push(Capability::RequiredResources as i32);
+    req
+}
+
+fn secret(resource_version: &str) -> Resources {
+    Resources {
+        items: vec![resource(json!({
+            "apiVersion": "v1", "kind": "Secret",
+            "metadata": {"name": "upstream", "namespace": "team1", "resourceVersion": resource_version},
+            "data": {"password": SECRET_VALUE},
+            "stringData": {"password": SECRET_VALUE}
+        }))],
+    }
+}
+
+fn write_only_request() -> RunFunctionRequest {
+    with_required_resources(
+        request(namespaced_composite(spec(
+            json!({"secretRef": {"name": "upstream", "key": "password"}}),
+        )))
+        .input(write_only())
+        .build(),
+    )
+}
+
+#[test]
+fn write_only_password_asks_for_the_secret_and_versions_it() {
+    // First call: the Secret is asked for; the reference is rendered without a version.
+    let mut req = write_only_request();
+    let first = run_function(&req);
+    let selector = &first.requirements.as_ref().unwrap().resources["artifactory-password-central"];
+    assert_eq!(
+        (selector.api_version.as_str(), selector.kind.as_str()),
+        ("v1", "Secret")
+    );
+    assert_eq!(selector.namespace.as_deref(), Some("team1"));
+    let fields = for_provider(&first);
+    assert_eq!(
+        fields["passwordWoSecretRef"],
+        json!({"key": "password", "name": "upstream"})
+    );
+    assert!(fields.get("passwordSecretRef").is_none());
+    assert!(fields.get("passwordWoVersion").is_none());
+    // Crossplane answers: the version is the Secret's resourceVersion; the requirements are stable.
+    req.required_resources
+        .insert("artifactory-password-central".into(), secret("4711"));
+    let second = run_function(&req);
+    assert_eq!(second.requirements, first.requirements);
+    assert_eq!(for_provider(&second)["passwordWoVersion"], "4711");
+    // Rotating the Secret changes its resourceVersion, so the provider re-sends the password.
+    req.required_resources
+        .insert("artifactory-password-central".into(), secret("4790"));
+    assert_eq!(
+        for_provider(&run_function(&req))["passwordWoVersion"],
+        "4790"
+    );
+    // No value of the Secret in the response, whatever its encoding.
+    for response in [&first, &second] {
+        let debug = format!("{response:?}");
+        assert!(!debug.contains(SECRET_VALUE));
+        assert!(!debug.contains("stringData"));
+    }
+}
+
+#[test]
+fn write_only_password_with_a_missing_secret_fails() {
+    let mut req = write_only_request();
+    req.required_resources
+        .insert("artifactory-password-central".into(), Resources::default());
+    let message = fatal_message(&run_function(&req)).expect("a fatal result");
+    assert!(message.contains("spec.repositories[0].password.secretRef: repository \"central\": the Secret \"upstream\" of the password is not found in namespace \"team1\"; fix: create the Secret, or correct password.secretRef"), "{message}");
+}
+
+#[test]
+fn write_only_password_without_required_resources_warns() {
+    let response = request(namespaced_composite(spec(
+        json!({"secretRef": {"name": "upstream", "key": "password"}}),
+    )))
+    .input(write_only())
+    .run();
+    assert!(for_provider(&response).get("passwordWoVersion").is_none());
+    let warnings = &status_repositories(&response)[0]["warnings"];
+    assert!(
+        warnings[0]
+            .as_str()
+            .unwrap()
+            .contains("rotating the Secret will not re-send the password"),
+        "{warnings}"
+    );
+    assert!(response
+        .results
+        .iter()
+        .all(|r| r.severity != Severity::Fatal as i32));
+}
+
+#[test]
+fn the_flat_api_has_no_write_only_password() {
+    let response = request(composite(spec(
+        json!({"secretRef": {"name": "upstream", "key": "password"}}),
+    )))
+    .input(input(
+        json!({"providerApi": "flat", "writeOnlyPasswords": true}),
+    ))
+    .run();
+    let message = fatal_message(&response).expect("a fatal result");
+    assert!(
+        message
+            .contains("of the flat provider API has no write-only password (passwordWoSecretRef)"),
+        "{message}"
+    );
+}
