@@ -2,10 +2,10 @@
 # Runs every test of the project on a fresh machine: installs what the tests
 # need, then format, lint, the Rust tests (all features), the wasm32 build of
 # the core, a short soak of the server (scripts/soak.sh) and the WebAssembly package
-# (scripts/test-wasm.sh). Tests that need
-# ../shared (full CRD validation, the catalog drift check) print SKIP lines
-# where it is absent; the package tests print SKIP lines where skopeo and umoci
-# could not be installed.
+# (scripts/test-wasm.sh). The provider CRDs that rendered resources are
+# validated against are in the repository (crds/), so CRD validation never
+# skips; the package tests print SKIP lines where skopeo and umoci could not be
+# installed.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 

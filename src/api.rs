@@ -29,6 +29,8 @@ pub const KEY_PATTERN: &str = "^[^\\s!@#$%^&*()+={}\\[\\]:;<>,/?~`|\\\\\"]+$";
 /// An http(s) URL.
 pub const URL_PATTERN: &str = "^https?://\\S+$";
 /// A Go duration, as the function parses it (`60s`, `1m30s`, `1.5h`, `250ms`).
+/// A provider release as the provider tags them.
+pub const RELEASE_PATTERN: &str = "^v[0-9]+\\.[0-9]+\\.[0-9]+$";
 pub const DURATION_PATTERN: &str = "^([0-9]+(\\.[0-9]+)?(ns|us|µs|ms|s|m|h))+$";
 
 /// The `spec` of a composite resource (or claim) that describes Artifactory repositories.
@@ -264,9 +266,17 @@ pub struct InputSchema {
     #[cfg_attr(feature = "codegen", schemars(schema_with = "schemas::metadata"))]
     pub metadata: Option<Map<String, Value>>,
     /// Provider API to render for: auto (namespaced when the composite is namespaced,
-    /// else cluster), flat (provider releases up to v0.6.0), cluster or namespaced.
+    /// else cluster; with live schemas, the API whose kinds the cluster serves), flat
+    /// (provider releases v0.1.0 to v0.6.0), cluster (v0.7.0 and later) or namespaced
+    /// (v0.8.0 and later).
     #[serde(default)]
     pub provider_api: Option<ProviderApiChoice>,
+    /// The provider release the cluster runs, such as v0.14.0: its kinds and schemas are
+    /// rendered for (default: the newest release that has the provider API). A patch release
+    /// the function does not know uses the newest known release before it.
+    #[serde(default)]
+    #[cfg_attr(feature = "codegen", schemars(regex(pattern = RELEASE_PATTERN)))]
+    pub provider_version: Option<String>,
     /// How repository keys are computed.
     #[serde(default)]
     pub naming: Option<NamingSchema>,

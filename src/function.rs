@@ -5,7 +5,7 @@
 //! as a copy of the request's desired state and context, and this function
 //! adds only the resources and status it owns.
 
-use crate::catalog::ProviderApi;
+use crate::catalog::{catalog, ProviderApi};
 use crate::compose::Composer;
 use crate::contract::{self, CompositeMeta};
 use crate::credentials;
@@ -59,6 +59,9 @@ fn run(request: &RunFunctionRequest, findings: &mut Findings) -> RunFunctionResp
     let meta = contract::read_meta(composite);
     let spec = contract::read_spec(composite, findings);
     let api = resolve_api(input.provider_api, &meta);
+    if !release_has_api(&input, api, findings) {
+        return fatal(response, findings);
+    }
     let ctx = plan::Context {
         spec: &spec,
         input: &input,
@@ -243,6 +246,41 @@ fn resolve_api(choice: ApiChoice, meta: &CompositeMeta) -> ProviderApi {
         ApiChoice::Auto if meta.namespace.is_some() => ProviderApi::Namespaced,
         ApiChoice::Auto => ProviderApi::Cluster,
     }
+}
+
+/// A release named by `providerVersion` must have the provider API rendered for: every
+/// entry would fail otherwise, each for the same reason.
+fn release_has_api(input: &Input, api: ProviderApi, findings: &mut Findings) -> bool {
+    let catalog = catalog();
+    let Some(release) = input.provider_release else {
+        return true;
+    };
+    if catalog.has_api(release, api) {
+        return true;
+    }
+    let spans: Vec<String> = ProviderApi::ALL
+        .into_iter()
+        .map(|api| {
+            let (first, last) = catalog.api_releases(api);
+            format!(
+                "{api}: {} to {}",
+                catalog.release_name(first),
+                catalog.release_name(last)
+            )
+        })
+        .collect();
+    findings.problem(
+        Category::InvalidInput,
+        "input.providerVersion",
+        None,
+        format!(
+            "provider release {} has no {api} API ({})",
+            catalog.release_name(release),
+            spans.join("; ")
+        ),
+        "set providerApi to an API of that release, or providerVersion to the release the cluster runs",
+    );
+    false
 }
 
 /// Our resources are named after the entries; an earlier step must not own one of those names.

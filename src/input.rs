@@ -12,7 +12,7 @@
 //! ```
 //! A missing input means every default.
 
-use crate::catalog::ProviderApi;
+use crate::catalog::{catalog, ProviderApi, Release, ReleaseMatch};
 use crate::path::FieldPath;
 use crate::policy::{read_deletion_policy, read_management_policies, DeletionPolicy};
 use crate::problems::{quoted, Category, Findings};
@@ -44,6 +44,8 @@ pub struct Defaults {
 #[derive(Debug, Clone, PartialEq)]
 pub struct Input {
     pub provider_api: ApiChoice,
+    /// The provider release named by `providerVersion`; `None`: the newest of the API.
+    pub provider_release: Option<Release>,
     /// The key template; `None` means the default, which depends on `projectKey`.
     pub naming_format: Option<String>,
     /// Base URL of Artifactory, without a trailing slash.
@@ -61,6 +63,7 @@ impl Default for Input {
     fn default() -> Self {
         Input {
             provider_api: ApiChoice::Auto,
+            provider_release: None,
             naming_format: None,
             artifactory_url: None,
             defaults: Defaults::default(),
@@ -95,6 +98,9 @@ pub fn read_input(object: Option<&Map<String, Value>>, findings: &mut Findings) 
     reader.value("metadata");
     if let Some(api) = reader.string("providerApi") {
         input.provider_api = parse_api_choice(api, &mut reader);
+    }
+    if let Some(version) = reader.string("providerVersion") {
+        input.provider_release = read_provider_version(version, &mut reader);
     }
     if let Some(naming) = reader.value("naming") {
         input.naming_format = read_naming(naming, reader.findings());
@@ -159,6 +165,39 @@ fn parse_api_choice(text: &str, reader: &mut ObjectReader) -> ApiChoice {
                 "use auto, flat (provider up to v0.6.0), cluster or namespaced",
             );
             ApiChoice::Auto
+        }
+    }
+}
+
+/// `providerVersion`: a release of the catalog; a patch it has not got, or a release after
+/// its newest, uses the newest release before it (with a warning, since the provider may
+/// have changed a kind in between).
+fn read_provider_version(version: &str, reader: &mut ObjectReader) -> Option<Release> {
+    let catalog = catalog();
+    let known = catalog.release_names();
+    let path = reader.path_of("providerVersion");
+    match catalog.match_release(version) {
+        Some(ReleaseMatch::Exact(release)) => Some(release),
+        Some(ReleaseMatch::Nearest(release) | ReleaseMatch::Newer(release)) => {
+            let used = catalog.release_name(release);
+            reader.findings().warning(
+                path,
+                None,
+                format!("provider release {version} is not in the function's catalog: the kinds and schemas of {used} are used (live schemas, where Crossplane sends them, check against what the cluster serves)"),
+            );
+            Some(release)
+        }
+        None => {
+            reader.problem(
+                path,
+                format!("\"{version}\" is not a provider release"),
+                format!(
+                    "write the release of provider-jfrog-artifactory the cluster runs, as vX.Y.Z from {} to {} (or leave providerVersion out for the newest)",
+                    known.first().map_or("", String::as_str),
+                    known.last().map_or("", String::as_str)
+                ),
+            );
+            None
         }
     }
 }

@@ -82,7 +82,7 @@ fn plan_entry<'a>(
     findings: &mut Findings,
 ) -> Option<Planned<'a>> {
     let (name, rclass, package_type) = (entry.name?, entry.rclass?, entry.package_type?);
-    let kind = find_kind(ctx.api, entry, rclass, package_type, findings)?;
+    let kind = find_kind(ctx, entry, rclass, package_type, findings)?;
     let project_key = ctx.spec.project_key;
     let (key, origin) = match (entry.key, template) {
         (Some(key), _) => (key.to_owned(), KeyOrigin::Given),
@@ -120,18 +120,19 @@ fn plan_entry<'a>(
 }
 
 fn find_kind(
-    api: ProviderApi,
+    ctx: &Context<'_>,
     entry: &Entry,
     rclass: Rclass,
     package_type: &str,
     findings: &mut Findings,
 ) -> Option<&'static Kind> {
     let catalog = catalog();
-    match catalog.find(api, rclass, package_type) {
+    let (api, release) = (ctx.api, ctx.input.provider_release);
+    match catalog.find_in(release, api, rclass, package_type) {
         Ok(kind) => Some(kind),
         Err(available) => {
             let elsewhere: Vec<&str> = catalog
-                .exists_elsewhere(rclass, package_type)
+                .exists_elsewhere(release, rclass, package_type)
                 .iter()
                 .map(|a| a.as_str())
                 .collect();
@@ -145,8 +146,18 @@ fn find_kind(
                 };
                 format!(" (the {} provider {verb} it)", elsewhere.join(" and "))
             };
+            // A release the user named is part of what is missing.
+            let what = match release {
+                Some(release) => format!(
+                    "{api} provider API of release {}",
+                    catalog.release_name(release)
+                ),
+                None => format!("{api} provider API"),
+            };
             // The flat API has no federated kinds at all: say so rather than list nothing.
-            let fix = if available.is_empty() {
+            let fix = if available.is_empty() && release.is_some() {
+                format!("the {what} has no {rclass} repositories at all: use another rclass, or set providerVersion to the release the cluster runs")
+            } else if available.is_empty() {
                 format!("the {api} API has no {rclass} repositories at all: use another rclass, or providerApi cluster or namespaced")
             } else {
                 format!(
@@ -161,7 +172,7 @@ fn find_kind(
                 Category::InvalidComposite,
                 entry.field_path("packageType"),
                 Some(entry.index),
-                format!("{}: the {api} provider API has no {rclass} repository of package type \"{package_type}\"{where_else}", entry.label()),
+                format!("{}: the {what} has no {rclass} repository of package type \"{package_type}\"{where_else}", entry.label()),
                 fix,
             );
             None

@@ -1,27 +1,54 @@
 //! Regenerates every committed generated file. See `function_artifactory::codegen`.
+//!
+//! `codegen` regenerates from what the repository holds. To add a provider release that the
+//! repository does not have yet, give its package as the user downloaded it (an `.xpkg`
+//! tarball, an OCI image layout folder, or a folder of CRDs):
+//!
+//! `codegen --provider-package provider-jfrog-artifactory-v0.15.0.xpkg --release v0.15.0`
+//!
+//! Its repository CRDs are written to `crds/v0.15.0/`, and the catalog is regenerated with it.
 
-use std::path::PathBuf;
+use function_artifactory::codegen;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 fn main() -> ExitCode {
     let root = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
-    let shared = function_artifactory::codegen::shared_dir(&root);
-    match function_artifactory::codegen::generate_all(&root, shared.as_deref()) {
-        Ok(files) => match function_artifactory::codegen::write_all(&root, &files) {
-            Ok(()) => {
-                for file in &files {
-                    println!("wrote {}", file.path.display());
-                }
-                ExitCode::SUCCESS
-            }
-            Err(e) => {
-                eprintln!("codegen: cannot write: {e}");
-                ExitCode::FAILURE
-            }
-        },
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let result = match args.as_slice() {
+        [] => Ok(()),
+        [flag, package, release_flag, release]
+            if flag == "--provider-package" && release_flag == "--release" =>
+        {
+            import_package(&root, Path::new(package), release)
+        }
+        _ => Err("usage: codegen [--provider-package PATH --release vX.Y.Z]".to_owned()),
+    };
+    let result = result.and_then(|()| {
+        let files = codegen::generate_all(&root)?;
+        codegen::write_all(&root, &files).map_err(|e| format!("cannot write: {e}"))?;
+        for file in &files {
+            println!("wrote {}", file.path.display());
+        }
+        Ok(())
+    });
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
             eprintln!("codegen: {e}");
             ExitCode::FAILURE
         }
     }
+}
+
+/// Writes the repository CRDs of a provider package to `crds/<release>/`.
+fn import_package(root: &Path, package: &Path, release: &str) -> Result<(), String> {
+    let files = codegen::crds::package_release_files(package, release)?;
+    let dir = root.join(codegen::crds::CRDS_DIR).join(release);
+    std::fs::create_dir_all(&dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
+    for (name, text) in &files {
+        std::fs::write(dir.join(name), text).map_err(|e| format!("cannot write {name}: {e}"))?;
+    }
+    println!("wrote {} CRDs to {}", files.len(), dir.display());
+    Ok(())
 }

@@ -1,9 +1,13 @@
-//! The kind catalog: which provider kind renders a (provider API, repository
-//! class, package type), and the schema of its `spec`.
+//! The kind catalog: which provider kind renders a (provider release, provider API,
+//! repository class, package type), and the schema of its `spec`.
 //!
-//! `catalog.json` is generated from the provider CRDs by
-//! `cargo run --features codegen --bin codegen` and checked for drift by a
-//! test; see `codegen::catalog`. It is parsed once, on first use.
+//! `catalog.json` is generated from the provider CRDs of every release since v0.1.0
+//! (`crds/`) by `cargo run --features codegen --bin codegen` and checked for drift by a
+//! test; see `codegen::catalog`. Each kind is stored once for the releases in which it is the
+//! same. It is parsed once, on first use; the index of the newest release of each API (what
+//! a call without `providerVersion` uses) is built then, an older release's on first use.
+
+pub mod openapi;
 
 use serde::Deserialize;
 use serde_json::Value;
@@ -16,11 +20,11 @@ use std::sync::OnceLock;
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum ProviderApi {
-    /// Provider releases up to v0.6.0: `artifactory.jfrog.crossplane.io`, `Local<Type>Repository`.
+    /// Provider releases v0.1.0 to v0.6.0: `artifactory.jfrog.crossplane.io`, `Local<Type>Repository`.
     Flat,
     /// v0.7.0 and later, cluster scoped: `<rclass>.artifactory.jfrog.crossplane.io`.
     Cluster,
-    /// v0.7.0 and later, namespaced: `<rclass>.artifactory.jfrog.m.crossplane.io`.
+    /// v0.8.0 and later, namespaced: `<rclass>.artifactory.jfrog.m.crossplane.io`.
     Namespaced,
 }
 
@@ -132,6 +136,13 @@ pub struct Kind {
     /// `forProvider` fields the CRD's CEL rules require unless the management
     /// policies allow neither create nor update.
     pub required_when_managed: Vec<String>,
+    /// The first and last release (as named in the catalog) with this kind as recorded.
+    releases: [String; 2],
+    /// `releases` as indexes into the catalog's releases, set after loading.
+    #[serde(skip)]
+    first: usize,
+    #[serde(skip)]
+    last: usize,
     /// The `forProvider` and `providerConfigRef` nodes of `spec`, found after
     /// loading: every rendered repository needs them.
     #[serde(skip)]
@@ -142,13 +153,41 @@ pub struct Kind {
 
 #[derive(Debug, Deserialize)]
 pub struct Catalog {
+    /// Every provider release, oldest first.
+    releases: Vec<String>,
     nodes: Vec<Node>,
     kinds: Vec<Kind>,
-    /// By API and class (`[api as usize][rclass as usize]`), package type to
-    /// the kind's index; built after loading, so a lookup by a borrowed
-    /// package type needs no allocation.
+    /// The newest release that has kinds of each API (`[api as usize]`): what a call
+    /// without `providerVersion` renders for.
     #[serde(skip)]
-    index: [[ByName<usize>; 4]; 3],
+    newest: [Release; 3],
+    /// The kinds of the newest releases, by API and class.
+    #[serde(skip)]
+    index: KindIndex,
+    /// The kinds of each release, built on first use.
+    #[serde(skip)]
+    by_release: Vec<OnceLock<KindIndex>>,
+}
+
+/// By API and class (`[api as usize][rclass as usize]`), package type to the
+/// kind's index; built after loading, so a lookup by a borrowed package type
+/// needs no allocation.
+type KindIndex = [[ByName<usize>; 4]; 3];
+
+/// A provider release of the catalog (an index into its releases, oldest first).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Default)]
+pub struct Release(usize);
+
+/// What a release name given by a user picks.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ReleaseMatch {
+    /// A release of the catalog.
+    Exact(Release),
+    /// Not a release of the catalog, but a version between two: the newest older one, whose
+    /// kinds and schemas the given one has unless the provider changed them in a patch.
+    Nearest(Release),
+    /// Newer than every release of the catalog: the newest.
+    Newer(Release),
 }
 
 /// Values by name, for the lookups made for every repository of every call:
@@ -236,15 +275,30 @@ pub fn catalog() -> &'static Catalog {
     CATALOG.get_or_init(|| {
         let mut catalog: Catalog = serde_json::from_str(include_str!("catalog.json"))
             .expect("catalog.json is generated and checked by tests");
-        for (i, kind) in catalog.kinds.iter_mut().enumerate() {
+        let position = |name: &str| catalog.releases.iter().position(|r| r == name);
+        for kind in catalog.kinds.iter_mut() {
             let spec = &catalog.nodes[kind.spec].properties;
             kind.for_provider = spec.get("forProvider").copied();
             kind.provider_config_ref = spec.get("providerConfigRef").copied();
-            catalog.index[kind.api as usize][kind.rclass as usize]
-                .insert(kind.package_type.clone(), i);
+            kind.first = position(&kind.releases[0]).expect("a release of the catalog");
+            kind.last = position(&kind.releases[1]).expect("a release of the catalog");
+            let newest = &mut catalog.newest[kind.api as usize];
+            newest.0 = newest.0.max(kind.last);
         }
+        catalog.by_release = catalog.releases.iter().map(|_| OnceLock::new()).collect();
+        catalog.index = catalog.build_index(|api| catalog.newest[api as usize]);
         catalog
     })
+}
+
+/// `vX.Y.Z` as three numbers.
+pub fn parse_version(text: &str) -> Option<(u32, u32, u32)> {
+    let mut numbers = text
+        .strip_prefix('v')?
+        .split('.')
+        .map(|n| n.parse::<u32>().ok());
+    let version = (numbers.next()??, numbers.next()??, numbers.next()??);
+    numbers.next().is_none().then_some(version)
 }
 
 /// Lower case without separators: `docker-v2`, `Docker_V2` and `dockerv2` are one type.
@@ -281,19 +335,112 @@ pub fn package_family(package_type: &str) -> &str {
     }
 }
 
+impl Kind {
+    /// Whether the kind is as recorded in `release`.
+    pub fn in_release(&self, release: Release) -> bool {
+        (self.first..=self.last).contains(&release.0)
+    }
+}
+
 impl Catalog {
     pub fn node(&self, id: NodeId) -> &Node {
         &self.nodes[id]
     }
 
-    /// Every kind of one provider API.
-    pub fn kinds(&self, api: ProviderApi) -> impl Iterator<Item = &Kind> {
-        self.kinds.iter().filter(move |k| k.api == api)
+    /// The index of the kinds of the release `release_of(api)` for each API.
+    fn build_index(&self, release_of: impl Fn(ProviderApi) -> Release) -> KindIndex {
+        let mut index = KindIndex::default();
+        for (i, kind) in self.kinds.iter().enumerate() {
+            if kind.in_release(release_of(kind.api)) {
+                index[kind.api as usize][kind.rclass as usize].insert(kind.package_type.clone(), i);
+            }
+        }
+        index
     }
 
-    /// Every kind of every API.
-    pub fn all_kinds(&self) -> &[Kind] {
-        &self.kinds
+    /// The kinds of `release`, or of the newest release of each API for `None`.
+    fn index_of(&self, release: Option<Release>) -> &KindIndex {
+        match release {
+            None => &self.index,
+            Some(release) => {
+                self.by_release[release.0].get_or_init(|| self.build_index(|_| release))
+            }
+        }
+    }
+
+    /// The release a call renders for: the one named, else the newest that has `api`.
+    pub fn effective_release(&self, release: Option<Release>, api: ProviderApi) -> Release {
+        release.unwrap_or(self.newest[api as usize])
+    }
+
+    /// Every provider release, oldest first.
+    pub fn release_names(&self) -> &[String] {
+        &self.releases
+    }
+
+    /// The name of a release: `v0.14.0`.
+    pub fn release_name(&self, release: Release) -> &str {
+        &self.releases[release.0]
+    }
+
+    /// The release a user's version names: `v0.10.0` exactly; `v0.10.2` (a patch the
+    /// catalog has not got) the newest release before it; a version after every release the
+    /// newest. `None` for text that is not `vX.Y.Z`, or a version before the first release.
+    pub fn match_release(&self, text: &str) -> Option<ReleaseMatch> {
+        let wanted = parse_version(text)?;
+        let versions = self.releases.iter().map(|r| parse_version(r));
+        let older = versions
+            .take_while(|v| v.is_some_and(|v| v <= wanted))
+            .count();
+        let newest = older.checked_sub(1)?;
+        Some(if self.releases[newest] == text {
+            ReleaseMatch::Exact(Release(newest))
+        } else if older == self.releases.len() {
+            ReleaseMatch::Newer(Release(newest))
+        } else {
+            ReleaseMatch::Nearest(Release(newest))
+        })
+    }
+
+    /// The first and last release that have kinds of `api`.
+    pub fn api_releases(&self, api: ProviderApi) -> (Release, Release) {
+        let first = self
+            .kinds
+            .iter()
+            .filter(|k| k.api == api)
+            .map(|k| k.first)
+            .min();
+        (
+            Release(first.unwrap_or_default()),
+            self.newest[api as usize],
+        )
+    }
+
+    /// Whether `release` has kinds of `api`.
+    pub fn has_api(&self, release: Release, api: ProviderApi) -> bool {
+        self.kinds
+            .iter()
+            .any(|k| k.api == api && k.in_release(release))
+    }
+
+    /// Every kind of one provider API, in its newest release.
+    pub fn kinds(&self, api: ProviderApi) -> impl Iterator<Item = &Kind> {
+        let newest = self.newest[api as usize];
+        self.kinds
+            .iter()
+            .filter(move |k| k.api == api && k.in_release(newest))
+    }
+
+    /// Every kind of one provider API in one release.
+    pub fn kinds_in(&self, release: Release, api: ProviderApi) -> impl Iterator<Item = &Kind> {
+        self.kinds
+            .iter()
+            .filter(move |k| k.api == api && k.in_release(release))
+    }
+
+    /// Every kind of every API, each in its newest release.
+    pub fn all_kinds(&self) -> impl Iterator<Item = &Kind> {
+        ProviderApi::ALL.into_iter().flat_map(|api| self.kinds(api))
     }
 
     /// The kind for an entry, accepting aliases. On failure: the package types that exist.
@@ -303,8 +450,19 @@ impl Catalog {
         rclass: Rclass,
         package_type: &str,
     ) -> Result<&Kind, Vec<&str>> {
+        self.find_in(None, api, rclass, package_type)
+    }
+
+    /// [`Catalog::find`] in `release` (`None`: the newest release of the API).
+    pub fn find_in(
+        &self,
+        release: Option<Release>,
+        api: ProviderApi,
+        rclass: Rclass,
+        package_type: &str,
+    ) -> Result<&Kind, Vec<&str>> {
         let wanted = normalized_package_type(package_type);
-        let by_type = &self.index[api as usize][rclass as usize];
+        let by_type = &self.index_of(release)[api as usize][rclass as usize];
         let lookup = |pt: &str| by_type.get(pt).map(|i| &self.kinds[*i]);
         let alias = || {
             ALIASES
@@ -314,15 +472,14 @@ impl Catalog {
         };
         lookup(&wanted)
             .or_else(alias)
-            .ok_or_else(|| self.package_types(api, rclass))
+            .ok_or_else(|| by_type.names())
     }
 
     /// Every package type an entry may name, in any API: the catalog's
     /// package types and the aliases, sorted. The XRDs' `packageType` enum.
     pub fn accepted_package_types(&self) -> Vec<&str> {
         let mut types: Vec<&str> = self
-            .kinds
-            .iter()
+            .all_kinds()
             .map(|k| k.package_type.as_str())
             .chain(ALIASES.iter().map(|(alias, _)| *alias))
             .collect();
@@ -331,21 +488,17 @@ impl Catalog {
         types
     }
 
-    /// Package types with a kind for (api, rclass), sorted.
-    pub fn package_types(&self, api: ProviderApi, rclass: Rclass) -> Vec<&str> {
-        self.kinds
-            .iter()
-            .filter(|k| k.api == api && k.rclass == rclass)
-            .map(|k| k.package_type.as_str())
-            .collect()
-    }
-
-    /// Whether a (rclass, package type) exists in any API; used to tell a
-    /// typo from a type the chosen API lacks.
-    pub fn exists_elsewhere(&self, rclass: Rclass, package_type: &str) -> Vec<ProviderApi> {
+    /// Whether a (rclass, package type) exists in any API of `release`; used to
+    /// tell a typo from a type the chosen API lacks.
+    pub fn exists_elsewhere(
+        &self,
+        release: Option<Release>,
+        rclass: Rclass,
+        package_type: &str,
+    ) -> Vec<ProviderApi> {
         ProviderApi::ALL
             .into_iter()
-            .filter(|api| self.find(*api, rclass, package_type).is_ok())
+            .filter(|api| self.find_in(release, *api, rclass, package_type).is_ok())
             .collect()
     }
 

@@ -1,7 +1,7 @@
-//! The kind catalog, extracted from the provider CRDs (`shared/crds`).
+//! The kind catalog, extracted from the provider CRDs of every release (`crds/`).
 //!
-//! For each provider API generation (`flat`, `cluster`, `namespaced`) and each
-//! CRD it records: the repository class and package type the CRD is for, its
+//! For each provider release, API generation (`flat`, `cluster`, `namespaced`) and
+//! repository CRD it records: the repository class and package type the CRD is for, its
 //! apiVersion and kind as the CRD spells them, its scope, the schema of
 //! `spec` (descriptions dropped; identical sub-schemas stored once), and the
 //! fields its CEL rules require while the resource is managed. The core reads
@@ -19,7 +19,8 @@ use std::path::{Path, PathBuf};
 /// Where the generated catalog lives in the repository.
 pub const CATALOG_PATH: &str = "src/catalog/catalog.json";
 
-const APIS: [&str; 3] = ["flat", "cluster", "namespaced"];
+const FLAT_GROUP: &str = "artifactory.jfrog.crossplane.io";
+const NAMESPACED_GROUP: &str = "artifactory.jfrog.m.crossplane.io";
 const RCLASSES: [&str; 4] = ["local", "remote", "virtual", "federated"];
 const SUFFIX: &str = "repositories";
 /// `spec` fields the function never renders; leaving them out keeps the catalog small.
@@ -41,21 +42,68 @@ const KEPT_KEYWORDS: [&str; 9] = [
     "x-kubernetes-validations",
 ];
 
-/// Generates the catalog from `<shared>/crds`.
-pub fn generate(shared: &Path) -> Result<Vec<GeneratedFile>, String> {
-    let mut nodes = NodeTable::default();
-    let mut kinds = Vec::new();
-    for api in APIS {
-        let dir = shared.join("crds").join(api);
-        for path in yaml_files(&dir)? {
-            kinds.push(extract_kind(api, &path, &mut nodes)?);
-        }
-    }
-    kinds.sort_by_key(sort_key);
+/// Generates the catalog from the provider CRDs in the repository (see [`super::crds`]).
+///
+/// A kind is recorded once for the run of consecutive releases in which it is the same
+/// (same kind name, apiVersion, schema and rules), with the first and last release of the
+/// run: the 19 releases since v0.1.0 then take about 700 records, not 19 copies of 300.
+pub fn generate(root: &Path) -> Result<Vec<GeneratedFile>, String> {
+    let releases = super::crds::releases(root)?;
     Ok(vec![GeneratedFile {
         path: PathBuf::from(CATALOG_PATH),
-        contents: render(&nodes.nodes, &kinds),
+        contents: catalog_of(&releases)?,
     }])
+}
+
+/// The catalog text for `releases` (oldest first).
+pub fn catalog_of(releases: &[super::crds::ReleaseCrds]) -> Result<String, String> {
+    let mut nodes = NodeTable::default();
+    // (api, rclass, packageType) -> index in `kinds` of the record of the last release seen.
+    let mut open: BTreeMap<(String, String, String), (usize, usize)> = BTreeMap::new();
+    let mut kinds: Vec<Value> = Vec::new();
+    let names: Vec<&str> = releases.iter().map(|r| r.release.as_str()).collect();
+    for (r, release) in releases.iter().enumerate() {
+        for (file, crd) in &release.crds {
+            let where_ = format!("{}/{file}", release.release);
+            let Some(mut kind) = extract_kind(crd, &where_, &mut nodes)? else {
+                continue;
+            };
+            let key = (
+                kind["api"].as_str().unwrap_or_default().to_owned(),
+                kind["rclass"].as_str().unwrap_or_default().to_owned(),
+                kind["packageType"].as_str().unwrap_or_default().to_owned(),
+            );
+            match open.get(&key) {
+                Some(&(i, last)) if last + 1 == r && same_kind(&kinds[i], &kind) => {
+                    kinds[i]["releases"][1] = json!(release.release);
+                    open.insert(key, (i, r));
+                }
+                _ => {
+                    kind["releases"] = json!([release.release, release.release]);
+                    kinds.push(kind);
+                    open.insert(key, (kinds.len() - 1, r));
+                }
+            }
+        }
+    }
+    let order = |kind: &Value| {
+        let first = kind["releases"][0].as_str().unwrap_or_default();
+        (sort_key(kind), names.iter().position(|n| *n == first))
+    };
+    kinds.sort_by_key(order);
+    Ok(render(&names, &nodes.nodes, &kinds))
+}
+
+/// Two records of one kind in two releases are the same but for the releases.
+fn same_kind(a: &Value, b: &Value) -> bool {
+    let without_releases = |v: &Value| {
+        let mut v = v.clone();
+        if let Some(o) = v.as_object_mut() {
+            o.remove("releases");
+        }
+        v
+    };
+    without_releases(a) == without_releases(b)
 }
 
 fn sort_key(kind: &Value) -> (String, String, String) {
@@ -63,24 +111,8 @@ fn sort_key(kind: &Value) -> (String, String, String) {
     (text("api"), text("rclass"), text("packageType"))
 }
 
-fn yaml_files(dir: &Path) -> Result<Vec<PathBuf>, String> {
-    let entries =
-        std::fs::read_dir(dir).map_err(|e| format!("cannot list {}: {e}", dir.display()))?;
-    let mut files: Vec<PathBuf> = entries
-        .filter_map(|entry| entry.ok().map(|e| e.path()))
-        .filter(|path| path.extension().is_some_and(|ext| ext == "yaml"))
-        .collect();
-    files.sort();
-    if files.is_empty() {
-        return Err(format!("no CRDs in {}", dir.display()));
-    }
-    Ok(files)
-}
-
-fn extract_kind(api: &str, path: &Path, nodes: &mut NodeTable) -> Result<Value, String> {
-    let where_ = path.display().to_string();
-    let text = std::fs::read_to_string(path).map_err(|e| format!("cannot read {where_}: {e}"))?;
-    let crd: Value = serde_yaml_ng::from_str(&text).map_err(|e| format!("{where_}: {e}"))?;
+/// The catalog record of one CRD, or `None` for a CRD that is not a repository kind.
+fn extract_kind(crd: &Value, where_: &str, nodes: &mut NodeTable) -> Result<Option<Value>, String> {
     let spec = &crd["spec"];
     let group = spec["group"]
         .as_str()
@@ -91,16 +123,17 @@ fn extract_kind(api: &str, path: &Path, nodes: &mut NodeTable) -> Result<Value, 
     let kind = spec["names"]["kind"]
         .as_str()
         .ok_or(format!("{where_}: no kind"))?;
+    let Some((api, rclass, package_type)) = class_and_type(group, plural) else {
+        return Ok(None);
+    };
     let version = served_version(spec).ok_or(format!("{where_}: no served version"))?;
-    let (rclass, package_type) = class_and_type(api, group, plural)
-        .ok_or(format!("{where_}: cannot tell rclass and package type"))?;
     let resource_spec = &version["schema"]["openAPIV3Schema"]["properties"]["spec"];
     let required_when_managed =
         required_when_managed(resource_spec).map_err(|e| format!("{where_}: {e}"))?;
     let spec_node = nodes
         .intern_spec(resource_spec)
         .map_err(|e| format!("{where_}: {e}"))?;
-    Ok(json!({
+    Ok(Some(json!({
         "api": api,
         "rclass": rclass,
         "packageType": package_type,
@@ -109,7 +142,7 @@ fn extract_kind(api: &str, path: &Path, nodes: &mut NodeTable) -> Result<Value, 
         "namespaced": spec["scope"] == "Namespaced",
         "spec": spec_node,
         "requiredWhenManaged": required_when_managed,
-    }))
+    })))
 }
 
 fn served_version(spec: &Value) -> Option<&Value> {
@@ -122,23 +155,35 @@ fn served_version(spec: &Value) -> Option<&Value> {
         .copied()
 }
 
-/// The repository class and package type a CRD is for, from its group and plural.
+/// Whether a CRD (by group and plural) is one of the repository kinds the catalog records.
+pub fn is_repository_crd(group: &str, plural: &str) -> bool {
+    class_and_type(group, plural).is_some()
+}
+
+/// The API generation, repository class and package type a CRD is for, from its group and
+/// plural; `None` for a CRD that is not a repository kind.
 ///
-/// `flat` spells the class in the plural (`localmavenrepositories`); the later
-/// generations put it in the group (`local.artifactory.jfrog.crossplane.io`).
-fn class_and_type(api: &str, group: &str, plural: &str) -> Option<(String, String)> {
+/// `flat` spells the class in the plural (`localmavenrepositories` in
+/// `artifactory.jfrog.crossplane.io`); the later generations put it in the group
+/// (`local.artifactory.jfrog.crossplane.io`, namespaced: `local.artifactory.jfrog.m.crossplane.io`).
+fn class_and_type(group: &str, plural: &str) -> Option<(&'static str, String, String)> {
     let stem = plural.strip_suffix(SUFFIX)?;
-    if api == "flat" {
-        RCLASSES.iter().find_map(|rc| {
+    if group == FLAT_GROUP {
+        return RCLASSES.iter().find_map(|rc| {
             stem.strip_prefix(rc)
-                .map(|t| (rc.to_string(), t.to_string()))
-        })
-    } else {
-        let rclass = group.split('.').next()?;
-        RCLASSES
-            .contains(&rclass)
-            .then(|| (rclass.to_string(), stem.to_string()))
+                .filter(|t| !t.is_empty())
+                .map(|t| ("flat", rc.to_string(), t.to_string()))
+        });
     }
+    let (rclass, rest) = group.split_once('.')?;
+    let api = match rest {
+        FLAT_GROUP => "cluster",
+        NAMESPACED_GROUP => "namespaced",
+        _ => return None,
+    };
+    RCLASSES
+        .contains(&rclass)
+        .then(|| (api, rclass.to_string(), stem.to_string()))
 }
 
 /// The `forProvider` fields that the CRD's CEL rules require while managed.
@@ -242,7 +287,7 @@ impl NodeTable {
 }
 
 /// One node or kind per line: small diffs when the provider changes.
-fn render(nodes: &[Value], kinds: &[Value]) -> String {
+fn render(releases: &[&str], nodes: &[Value], kinds: &[Value]) -> String {
     let lines = |items: &[Value]| {
         items
             .iter()
@@ -251,7 +296,8 @@ fn render(nodes: &[Value], kinds: &[Value]) -> String {
             .join(",\n")
     };
     format!(
-        "{{\n\"generatedBy\": \"cargo run --features codegen --bin codegen (from the provider CRDs)\",\n\"nodes\": [\n{}\n],\n\"kinds\": [\n{}\n]\n}}\n",
+        "{{\n\"generatedBy\": \"cargo run --features codegen --bin codegen (from crds/)\",\n\"releases\": {},\n\"nodes\": [\n{}\n],\n\"kinds\": [\n{}\n]\n}}\n",
+        json!(releases),
         lines(nodes),
         lines(kinds)
     )
@@ -273,19 +319,35 @@ mod tests {
     #[test]
     fn class_and_type_for_each_generation() {
         let flat = class_and_type(
-            "flat",
             "artifactory.jfrog.crossplane.io",
             "localdockerv2repositories",
         );
-        assert_eq!(flat, Some(("local".into(), "dockerv2".into())));
+        assert_eq!(flat, Some(("flat", "local".into(), "dockerv2".into())));
         let cluster = class_and_type(
-            "cluster",
             "federated.artifactory.jfrog.crossplane.io",
             "mavenrepositories",
         );
-        assert_eq!(cluster, Some(("federated".into(), "maven".into())));
         assert_eq!(
-            class_and_type("cluster", "other.example.io", "mavenrepositories"),
+            cluster,
+            Some(("cluster", "federated".into(), "maven".into()))
+        );
+        let namespaced = class_and_type(
+            "remote.artifactory.jfrog.m.crossplane.io",
+            "npmrepositories",
+        );
+        assert_eq!(
+            namespaced,
+            Some(("namespaced", "remote".into(), "npm".into()))
+        );
+        assert_eq!(
+            class_and_type("other.example.io", "mavenrepositories"),
+            None
+        );
+        assert_eq!(
+            class_and_type(
+                "artifact.artifactory.jfrog.crossplane.io",
+                "itemrepositories"
+            ),
             None
         );
     }

@@ -6,6 +6,7 @@
 //! committed file differs from what they produce now.
 
 pub mod catalog;
+pub mod crds;
 pub mod proto;
 pub mod schemas;
 
@@ -61,9 +62,8 @@ pub(crate) fn scratch_dir(name: &str) -> std::io::Result<PathBuf> {
     Ok(dir)
 }
 
-/// Runs every generator. Those that read the provider CRDs need `shared`
-/// (the project's `../shared`); without it they are skipped and said so.
-pub fn generate_all(root: &Path, shared: Option<&Path>) -> Result<Vec<GeneratedFile>, String> {
+/// Runs every generator.
+pub fn generate_all(root: &Path) -> Result<Vec<GeneratedFile>, String> {
     // prost-build is not safe to run twice at once in one process (it shares
     // scratch files); callers such as parallel tests take turns.
     static ONE_AT_A_TIME: std::sync::Mutex<()> = std::sync::Mutex::new(());
@@ -72,17 +72,6 @@ pub fn generate_all(root: &Path, shared: Option<&Path>) -> Result<Vec<GeneratedF
         .unwrap_or_else(std::sync::PoisonError::into_inner);
     let mut files = proto::generate(root)?;
     files.extend(schemas::generate()?);
-    match shared {
-        Some(shared) => files.extend(catalog::generate(shared)?),
-        None => eprintln!("codegen: ../shared not found: the kind catalog is not regenerated"),
-    }
+    files.extend(catalog::generate(root)?);
     Ok(files)
-}
-
-/// The shared folder beside the repository: `$FUNCTION_ARTIFACTORY_SHARED`, else `<root>/../shared`.
-pub fn shared_dir(root: &Path) -> Option<PathBuf> {
-    let dir = std::env::var_os("FUNCTION_ARTIFACTORY_SHARED")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| root.join("../shared"));
-    dir.join("crds").is_dir().then_some(dir)
 }

@@ -1,7 +1,7 @@
 //! Building requests as Crossplane sends them, running the core, reading responses,
 //! and validating rendered resources against the provider CRDs.
 
-use super::crd::{shared_dir, Crds};
+use super::crd::{provider_crds, Crds};
 use function_artifactory::proto::v1::{
     Capability, RequestMeta, Resource, RunFunctionRequest, RunFunctionResponse, Severity, State,
 };
@@ -171,17 +171,18 @@ pub fn status_repositories(response: &RunFunctionResponse) -> Vec<Value> {
 }
 
 /// The provider CRDs of one folder (`flat`, `cluster`, `namespaced`), loaded once;
-/// `None` (with a visible SKIP line) where `../shared` is absent.
+/// `None` (with a visible SKIP line) where the tests run without the `codegen` feature.
 pub fn crds(folder: &str) -> Option<&'static Crds> {
     static CACHE: [OnceLock<Crds>; 3] = [OnceLock::new(), OnceLock::new(), OnceLock::new()];
     let slot = ["flat", "cluster", "namespaced"]
         .iter()
         .position(|f| *f == folder)
         .expect("known folder");
-    let dir = shared_dir(&format!("CRD validation ({folder})"))?
-        .join("crds")
-        .join(folder);
-    Some(CACHE[slot].get_or_init(|| Crds::load_dir(&dir).unwrap_or_else(|e| panic!("{e}"))))
+    if let Some(crds) = CACHE[slot].get() {
+        return Some(crds);
+    }
+    let crds = provider_crds(folder)?;
+    Some(CACHE[slot].get_or_init(|| crds))
 }
 
 /// Validates every rendered resource against the folder's CRDs; panics with every violation.

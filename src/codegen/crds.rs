@@ -1,0 +1,376 @@
+//! The provider CRDs that the kind catalog and the tests are built from.
+//!
+//! They live in the repository, so a clone builds and tests with nothing beside it:
+//! - `crds/provider-crds.tar.zst`: the repository CRDs of every provider release since v0.1.0,
+//!   as `<release>/<file>.yaml` (written by `scripts/update-provider-crds.sh` from the
+//!   provider's git history);
+//! - `crds/<release>/`: a release added by hand or by `codegen --provider-package`, one CRD per
+//!   file (a release in both places is an error).
+//!
+//! A provider package as users download it is read too ([`read_package`]): an `.xpkg` tarball
+//! (an image tarball whose layer holds `package.yaml`), an OCI image layout folder, or a folder
+//! of CRD files.
+
+use serde::Deserialize;
+use serde_json::Value;
+use std::cmp::Ordering;
+use std::io::Read;
+use std::path::{Path, PathBuf};
+
+/// The archive of every provider release's CRDs, relative to the repository root.
+pub const ARCHIVE_PATH: &str = "crds/provider-crds.tar.zst";
+/// Folder of the archive and of releases added as folders.
+pub const CRDS_DIR: &str = "crds";
+
+/// The CRDs of one provider release.
+#[derive(Debug, Clone)]
+pub struct ReleaseCrds {
+    /// `v0.14.0`.
+    pub release: String,
+    /// The CRDs, each a parsed YAML document, sorted by their file name.
+    pub crds: Vec<(String, Value)>,
+}
+
+/// A release name as the provider tags them: `v` and three numbers.
+pub use crate::catalog::parse_version as parse_release;
+
+/// Orders release names by version; names that are not versions sort last, by text.
+pub fn compare_releases(a: &str, b: &str) -> Ordering {
+    match (parse_release(a), parse_release(b)) {
+        (Some(x), Some(y)) => x.cmp(&y),
+        (Some(_), None) => Ordering::Less,
+        (None, Some(_)) => Ordering::Greater,
+        (None, None) => a.cmp(b),
+    }
+}
+
+/// Every release under `<root>/crds`, oldest first.
+pub fn releases(root: &Path) -> Result<Vec<ReleaseCrds>, String> {
+    let archive = root.join(ARCHIVE_PATH);
+    let bytes =
+        std::fs::read(&archive).map_err(|e| format!("cannot read {}: {e}", archive.display()))?;
+    let mut releases = read_archive(&bytes).map_err(|e| format!("{}: {e}", archive.display()))?;
+    for folder in release_folders(&root.join(CRDS_DIR))? {
+        let release = folder
+            .file_name()
+            .and_then(|n| n.to_str())
+            .unwrap_or_default()
+            .to_owned();
+        if releases.iter().any(|r| r.release == release) {
+            return Err(format!(
+                "release {release} is both in {ARCHIVE_PATH} and in {}",
+                folder.display()
+            ));
+        }
+        let crds = read_folder(&folder)?;
+        releases.push(ReleaseCrds { release, crds });
+    }
+    releases.sort_by(|a, b| compare_releases(&a.release, &b.release));
+    Ok(releases)
+}
+
+/// The folders `crds/vX.Y.Z/`.
+fn release_folders(dir: &Path) -> Result<Vec<PathBuf>, String> {
+    let entries =
+        std::fs::read_dir(dir).map_err(|e| format!("cannot list {}: {e}", dir.display()))?;
+    let mut folders: Vec<PathBuf> = entries
+        .filter_map(|entry| entry.ok().map(|e| e.path()))
+        .filter(|path| path.is_dir())
+        .filter(|path| {
+            path.file_name()
+                .and_then(|n| n.to_str())
+                .is_some_and(|n| parse_release(n).is_some())
+        })
+        .collect();
+    folders.sort();
+    Ok(folders)
+}
+
+/// The CRDs of one release under `<root>/crds` (the archive or a folder).
+pub fn release(root: &Path, name: &str) -> Result<ReleaseCrds, String> {
+    let folder = root.join(CRDS_DIR).join(name);
+    if folder.is_dir() {
+        let crds = read_folder(&folder)?;
+        return Ok(ReleaseCrds {
+            release: name.to_owned(),
+            crds,
+        });
+    }
+    let archive = root.join(ARCHIVE_PATH);
+    let bytes =
+        std::fs::read(&archive).map_err(|e| format!("cannot read {}: {e}", archive.display()))?;
+    read_archive_filtered(&bytes, |release| release == name)
+        .map_err(|e| format!("{}: {e}", archive.display()))?
+        .pop()
+        .ok_or_else(|| format!("no release {name} in {}", archive.display()))
+}
+
+/// Reads the zstd-compressed tar of `<release>/<file>.yaml`.
+pub fn read_archive(compressed: &[u8]) -> Result<Vec<ReleaseCrds>, String> {
+    read_archive_filtered(compressed, |_| true)
+}
+
+/// [`read_archive`], parsing only the releases `wanted` picks.
+fn read_archive_filtered(
+    compressed: &[u8],
+    wanted: impl Fn(&str) -> bool,
+) -> Result<Vec<ReleaseCrds>, String> {
+    let decoder = ruzstd::decoding::StreamingDecoder::new(compressed)
+        .map_err(|e| format!("not a zstd stream: {e}"))?;
+    let mut archive = tar::Archive::new(decoder);
+    let mut releases: Vec<ReleaseCrds> = Vec::new();
+    let entries = archive.entries().map_err(|e| format!("not a tar: {e}"))?;
+    for entry in entries {
+        let mut entry = entry.map_err(|e| format!("broken tar entry: {e}"))?;
+        if !entry.header().entry_type().is_file() {
+            continue;
+        }
+        let path = entry
+            .path()
+            .map_err(|e| format!("bad path in tar: {e}"))?
+            .to_string_lossy()
+            .into_owned();
+        let Some((release, file)) = path.split_once('/') else {
+            return Err(format!("{path}: expected <release>/<file>.yaml"));
+        };
+        if !wanted(release) {
+            continue;
+        }
+        let mut text = String::new();
+        entry
+            .read_to_string(&mut text)
+            .map_err(|e| format!("{path}: {e}"))?;
+        let crd = parse_crd(&text).map_err(|e| format!("{path}: {e}"))?;
+        match releases.iter_mut().find(|r| r.release == release) {
+            Some(r) => r.crds.push((file.to_owned(), crd)),
+            None => releases.push(ReleaseCrds {
+                release: release.to_owned(),
+                crds: vec![(file.to_owned(), crd)],
+            }),
+        }
+    }
+    for release in &mut releases {
+        release.crds.sort_by(|a, b| a.0.cmp(&b.0));
+    }
+    Ok(releases)
+}
+
+fn parse_crd(text: &str) -> Result<Value, String> {
+    let crd: Value = serde_yaml_ng::from_str(text).map_err(|e| format!("invalid YAML: {e}"))?;
+    if crd["kind"] != "CustomResourceDefinition" {
+        return Err(format!(
+            "not a CustomResourceDefinition (kind {})",
+            crd["kind"]
+        ));
+    }
+    Ok(crd)
+}
+
+/// Every CRD in the `*.yaml` / `*.yml` files of a folder (not below it), by file name.
+pub fn read_folder(dir: &Path) -> Result<Vec<(String, Value)>, String> {
+    let entries =
+        std::fs::read_dir(dir).map_err(|e| format!("cannot list {}: {e}", dir.display()))?;
+    let mut files: Vec<PathBuf> = entries
+        .filter_map(|entry| entry.ok().map(|e| e.path()))
+        .filter(|p| p.is_file() && p.extension().is_some_and(|x| x == "yaml" || x == "yml"))
+        .collect();
+    files.sort();
+    let mut crds = Vec::new();
+    for file in files {
+        let text = std::fs::read_to_string(&file)
+            .map_err(|e| format!("cannot read {}: {e}", file.display()))?;
+        let name = file
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        let documents = crd_documents(&text).map_err(|e| format!("{}: {e}", file.display()))?;
+        let several = documents.len() > 1;
+        for (i, crd) in documents.into_iter().enumerate() {
+            let name = if several {
+                format!("{name}#{i}")
+            } else {
+                name.clone()
+            };
+            crds.push((name, crd));
+        }
+    }
+    if crds.is_empty() {
+        return Err(format!("no CustomResourceDefinition in {}", dir.display()));
+    }
+    Ok(crds)
+}
+
+/// The CustomResourceDefinitions among the documents of a multi-document YAML stream.
+pub fn crd_documents(text: &str) -> Result<Vec<Value>, String> {
+    let mut crds = Vec::new();
+    for document in serde_yaml_ng::Deserializer::from_str(text) {
+        let value = Value::deserialize(document).map_err(|e| format!("invalid YAML: {e}"))?;
+        if value["kind"] == "CustomResourceDefinition" {
+            crds.push(value);
+        }
+    }
+    Ok(crds)
+}
+
+/// The CRDs of a provider package: an `.xpkg` file (a tarball of an image, its layers plain or
+/// gzip tarballs), an OCI image layout folder (`index.json`, `blobs/`), or a folder of CRDs.
+/// In a package, the CRDs are the CustomResourceDefinition documents of `package.yaml`.
+pub fn read_package(path: &Path) -> Result<Vec<(String, Value)>, String> {
+    if path.is_dir() && !path.join("blobs").is_dir() {
+        return read_folder(path);
+    }
+    let mut found = None;
+    if path.is_dir() {
+        for blob in blob_files(&path.join("blobs"))? {
+            let bytes =
+                std::fs::read(&blob).map_err(|e| format!("cannot read {}: {e}", blob.display()))?;
+            search_layer(&bytes, &mut found, 0)?;
+        }
+    } else {
+        let bytes =
+            std::fs::read(path).map_err(|e| format!("cannot read {}: {e}", path.display()))?;
+        search_layer(&bytes, &mut found, 0)?;
+    }
+    let text = found.ok_or_else(|| format!("{}: no package.yaml in any layer", path.display()))?;
+    let crds =
+        crd_documents(&text).map_err(|e| format!("{}: package.yaml: {e}", path.display()))?;
+    if crds.is_empty() {
+        return Err(format!(
+            "{}: package.yaml has no CustomResourceDefinition",
+            path.display()
+        ));
+    }
+    Ok(crds
+        .into_iter()
+        .map(|crd| {
+            let name = format!(
+                "{}_{}.yaml",
+                crd["spec"]["group"].as_str().unwrap_or_default(),
+                crd["spec"]["names"]["plural"].as_str().unwrap_or_default()
+            );
+            (name, crd)
+        })
+        .collect())
+}
+
+/// The files `codegen --provider-package` writes for a release: the repository CRDs of the
+/// package, one YAML file each, named as the provider's repository names them.
+pub fn package_release_files(
+    package: &Path,
+    release: &str,
+) -> Result<Vec<(String, String)>, String> {
+    if parse_release(release).is_none() {
+        return Err(format!(
+            "release {release:?}: write it as the provider tags it, e.g. v0.15.0"
+        ));
+    }
+    let mut files = Vec::new();
+    for (name, crd) in read_package(package)? {
+        let spec = &crd["spec"];
+        let group = spec["group"].as_str().unwrap_or_default();
+        let plural = spec["names"]["plural"].as_str().unwrap_or_default();
+        if super::catalog::is_repository_crd(group, plural) {
+            let text = serde_yaml_ng::to_string(&crd).map_err(|e| format!("{name}: {e}"))?;
+            files.push((format!("{group}_{plural}.yaml"), text));
+        }
+    }
+    if files.is_empty() {
+        return Err(format!(
+            "{}: no repository CRD in the package",
+            package.display()
+        ));
+    }
+    Ok(files)
+}
+
+fn blob_files(dir: &Path) -> Result<Vec<PathBuf>, String> {
+    let mut files = Vec::new();
+    let mut pending = vec![dir.to_path_buf()];
+    while let Some(dir) = pending.pop() {
+        let entries =
+            std::fs::read_dir(&dir).map_err(|e| format!("cannot list {}: {e}", dir.display()))?;
+        for entry in entries.filter_map(Result::ok) {
+            let path = entry.path();
+            if path.is_dir() {
+                pending.push(path);
+            } else {
+                files.push(path);
+            }
+        }
+    }
+    files.sort();
+    Ok(files)
+}
+
+/// Looks for `package.yaml` in a tarball, plain or gzip, and in the tarballs inside it (an
+/// image tarball holds its layers as tarballs). `depth` bounds the nesting.
+fn search_layer(bytes: &[u8], found: &mut Option<String>, depth: usize) -> Result<(), String> {
+    if depth > 3 || found.is_some() {
+        return Ok(());
+    }
+    if bytes.starts_with(&[0x1f, 0x8b]) {
+        let mut plain = Vec::new();
+        flate2::read::GzDecoder::new(bytes)
+            .read_to_end(&mut plain)
+            .map_err(|e| format!("broken gzip layer: {e}"))?;
+        return search_layer(&plain, found, depth + 1);
+    }
+    if !is_tar(bytes) {
+        return Ok(());
+    }
+    let mut archive = tar::Archive::new(bytes);
+    let entries = archive
+        .entries()
+        .map_err(|e| format!("broken tarball: {e}"))?;
+    for entry in entries {
+        let mut entry = entry.map_err(|e| format!("broken tarball entry: {e}"))?;
+        if !entry.header().entry_type().is_file() {
+            continue;
+        }
+        let name = entry
+            .path()
+            .map(|p| p.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        let mut content = Vec::new();
+        entry
+            .read_to_end(&mut content)
+            .map_err(|e| format!("{name}: {e}"))?;
+        if name == "package.yaml" || name.ends_with("/package.yaml") {
+            let text = String::from_utf8(content).map_err(|_| format!("{name}: not UTF-8"))?;
+            *found = Some(text);
+            return Ok(());
+        }
+        search_layer(&content, found, depth + 1)?;
+    }
+    Ok(())
+}
+
+/// A POSIX tar: `ustar` at offset 257 of the first header.
+fn is_tar(bytes: &[u8]) -> bool {
+    bytes.len() >= 512 && &bytes[257..262] == b"ustar"
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn releases_sort_by_version() {
+        let mut names = vec!["v0.10.0", "v0.9.1", "v0.1.0", "v0.11.3", "custom"];
+        names.sort_by(|a, b| compare_releases(a, b));
+        assert_eq!(names, ["v0.1.0", "v0.9.1", "v0.10.0", "v0.11.3", "custom"]);
+        assert_eq!(parse_release("v1.2"), None);
+        assert_eq!(parse_release("v1.2.3.4"), None);
+    }
+
+    #[test]
+    fn the_committed_archive_has_every_release() {
+        let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+        let releases = releases(root).unwrap();
+        let names: Vec<&str> = releases.iter().map(|r| r.release.as_str()).collect();
+        assert_eq!(names.first(), Some(&"v0.1.0"));
+        assert!(names.len() >= 19, "{names:?}");
+        let v0_14 = releases.iter().find(|r| r.release == "v0.14.0").unwrap();
+        assert_eq!(v0_14.crds.len(), 278);
+    }
+}
