@@ -184,21 +184,23 @@ pub fn plan_password(
         };
         (Some(namespace.to_owned()), true)
     };
-    if write_only && !has_for_provider_field(kind, "passwordWoSecretRef") {
-        findings.problem(
-            Category::InvalidProviderFields,
-            entry.field_path("password"),
-            Some(entry.index),
-            format!(
-                "{}: {} of the {} provider API has no write-only password (passwordWoSecretRef)",
-                entry.label(),
-                kind.kind,
-                kind.api
-            ),
-            "set writeOnlyPasswords: false in the function input, or use providerApi cluster or namespaced",
-        );
-        return None;
-    }
+    // Write-only where the provider release has the fields, else the plain reference.
+    let write_only = write_only
+        && {
+            let has_fields = has_for_provider_field(kind, "passwordWoSecretRef")
+                && has_for_provider_field(kind, "passwordWoVersion");
+            if !has_fields {
+                findings.warning(
+                entry.field_path("password"),
+                Some(entry.index),
+                format!(
+                    "{} of this provider release has no write-only password fields (passwordWoSecretRef, passwordWoVersion): passwordSecretRef is rendered instead",
+                    kind.kind
+                ),
+            );
+            }
+            has_fields
+        };
     Some(SecretUse {
         name: password.name.to_owned(),
         key: password.key.to_owned(),
@@ -292,5 +294,121 @@ pub fn warn_unversioned(planned: &[Planned], findings: &mut Findings) {
                 "Crossplane does not offer required resources, so the Secret's resourceVersion is unknown and passwordWoVersion is not set: rotating the Secret will not re-send the password",
             );
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::contract::{read_meta, read_spec};
+    use crate::input::Input;
+    use crate::plan::{plan, Context};
+    use crate::proto::v1::Resource;
+    use crate::proto::Struct;
+
+    fn composite() -> Value {
+        json!({
+            "apiVersion": "platform.example.org/v1alpha1", "kind": "Repositories",
+            "metadata": {"name": "repos", "namespace": "team1"},
+            "spec": {"repositories": [{
+                "name": "central", "rclass": "remote", "packageType": "maven",
+                "url": "https://repo1.maven.org/maven2", "username": "ci",
+                "password": {"secretRef": {"name": "upstream", "key": "password"}}
+            }]}
+        })
+    }
+
+    fn secret(version: &str) -> Resources {
+        Resources {
+            items: vec![Resource {
+                resource: Some(Struct::from_value(json!({
+                    "apiVersion": "v1", "kind": "Secret",
+                    "metadata": {"name": "upstream", "namespace": "team1", "resourceVersion": version},
+                    "data": {"password": "c2VjcmV0"}
+                }))),
+                ..Resource::default()
+            }],
+        }
+    }
+
+    /// The write-only path, as for a provider release with the write-only fields (no
+    /// released CRD has them yet, so the plan's fallback is bypassed here).
+    #[test]
+    fn write_only_secret_is_required_and_versioned() {
+        let composite = composite();
+        let object = composite.as_object().unwrap();
+        let mut findings = Findings::default();
+        let spec = read_spec(object, &mut findings);
+        let meta = read_meta(object);
+        let input = Input::default();
+        let ctx = Context {
+            spec: &spec,
+            input: &input,
+            meta: &meta,
+            api: ProviderApi::Namespaced,
+        };
+        let mut planned = plan(&ctx, &mut findings);
+        let secret_use = planned[0].password.as_mut().unwrap();
+        assert_eq!(secret_use.field(), "passwordSecretRef");
+        assert!(secret_requirements(&planned).is_empty());
+        planned[0].password.as_mut().unwrap().write_only = true;
+        assert_eq!(
+            planned[0].password.as_ref().unwrap().field(),
+            "passwordWoSecretRef"
+        );
+        let requirements = secret_requirements(&planned);
+        let selector = &requirements["artifactory-password-central"];
+        assert_eq!(selector.kind, "Secret");
+        assert_eq!(selector.namespace.as_deref(), Some("team1"));
+        assert_eq!(
+            selector.r#match,
+            Some(Match::MatchName("upstream".to_owned()))
+        );
+        // Not answered yet: no version, no problem.
+        read_versions(&mut planned, &BTreeMap::new(), &mut findings);
+        assert_eq!(planned[0].password.as_ref().unwrap().version, None);
+        // Answered, then rotated.
+        for version in ["4711", "4790"] {
+            let answered =
+                BTreeMap::from([("artifactory-password-central".to_owned(), secret(version))]);
+            read_versions(&mut planned, &answered, &mut findings);
+            assert_eq!(
+                planned[0].password.as_ref().unwrap().version.as_deref(),
+                Some(version)
+            );
+        }
+        assert!(!findings.has_problems(), "{:?}", findings.problems);
+        // Answered missing: a problem that names the Secret, never its data.
+        let answered = BTreeMap::from([(
+            "artifactory-password-central".to_owned(),
+            Resources::default(),
+        )]);
+        read_versions(&mut planned, &answered, &mut findings);
+        assert_eq!(findings.problems.len(), 1);
+        assert_eq!(
+            findings.problems[0].to_string(),
+            "spec.repositories[0].password.secretRef: repository \"central\": the Secret \"upstream\" of the password is not found in namespace \"team1\"; fix: create the Secret, or correct password.secretRef"
+        );
+    }
+
+    #[test]
+    fn references_per_api() {
+        let mut secret = SecretUse {
+            name: "upstream".into(),
+            key: "password".into(),
+            namespace: Some("team1".into()),
+            namespaced_reference: true,
+            write_only: false,
+            version: None,
+        };
+        assert_eq!(
+            secret.reference(),
+            json!({"key": "password", "name": "upstream", "namespace": "team1"})
+        );
+        secret.namespaced_reference = false;
+        assert_eq!(
+            secret.reference(),
+            json!({"key": "password", "name": "upstream"})
+        );
     }
 }

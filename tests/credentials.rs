@@ -5,13 +5,13 @@
 mod support;
 
 use function_artifactory::proto::v1::{
-    Capability, Resources, RunFunctionRequest, RunFunctionResponse, Severity,
+    Capability, Resources, RunFunctionRequest, RunFunctionResponse,
 };
 use function_artifactory::run_function;
 use serde_json::{json, Value};
 use support::requests::{
-    composite, desired_resources, fatal_message, input, namespaced_composite, request, resource,
-    status_repositories,
+    assert_valid, composite, desired_resources, fatal_message, input, namespaced_composite,
+    request, resource, status_repositories,
 };
 
 /// A value that must never leave the Secret.
@@ -43,6 +43,7 @@ fn cluster_api_namespace_defaults_to_the_claims() {
         json!({"key": "password", "name": "upstream", "namespace": "team1"})
     );
     assert!(fields.get("passwordWoSecretRef").is_none());
+    assert!(assert_valid("cluster", &desired_resources(&response)));
     // A namespace given wins.
     let response = request(composite(spec(
         json!({"secretRef": {"name": "upstream", "key": "password", "namespace": "vault"}}),
@@ -71,6 +72,7 @@ fn namespaced_api_takes_a_local_reference() {
         json!({"secretRef": {"name": "upstream", "key": "password", "namespace": "team1"}}),
     ] {
         let response = request(namespaced_composite(spec(password))).run();
+        assert!(assert_valid("namespaced", &desired_resources(&response)));
         assert_eq!(
             for_provider(&response)["passwordSecretRef"],
             json!({"key": "password", "name": "upstream"})
@@ -135,88 +137,34 @@ fn write_only_request() -> RunFunctionRequest {
 }
 
 #[test]
-fn write_only_password_asks_for_the_secret_and_versions_it() {
-    // First call: the Secret is asked for; the reference is rendered without a version.
-    let mut req = write_only_request();
-    let first = run_function(&req);
-    let selector = &first.requirements.as_ref().unwrap().resources["artifactory-password-central"];
+fn write_only_falls_back_where_the_release_has_no_write_only_fields() {
+    // No released provider CRD (up to v0.14.0) has passwordWoSecretRef: the plain reference
+    // is rendered, with a warning, and no Secret is asked for.
+    let response = run_function(&write_only_request());
+    let fields = for_provider(&response);
     assert_eq!(
-        (selector.api_version.as_str(), selector.kind.as_str()),
-        ("v1", "Secret")
-    );
-    assert_eq!(selector.namespace.as_deref(), Some("team1"));
-    let fields = for_provider(&first);
-    assert_eq!(
-        fields["passwordWoSecretRef"],
+        fields["passwordSecretRef"],
         json!({"key": "password", "name": "upstream"})
     );
-    assert!(fields.get("passwordSecretRef").is_none());
+    assert!(fields.get("passwordWoSecretRef").is_none());
     assert!(fields.get("passwordWoVersion").is_none());
-    // Crossplane answers: the version is the Secret's resourceVersion; the requirements are stable.
-    req.required_resources
-        .insert("artifactory-password-central".into(), secret("4711"));
-    let second = run_function(&req);
-    assert_eq!(second.requirements, first.requirements);
-    assert_eq!(for_provider(&second)["passwordWoVersion"], "4711");
-    // Rotating the Secret changes its resourceVersion, so the provider re-sends the password.
-    req.required_resources
-        .insert("artifactory-password-central".into(), secret("4790"));
-    assert_eq!(
-        for_provider(&run_function(&req))["passwordWoVersion"],
-        "4790"
+    let requirements = &response.requirements.as_ref().unwrap().resources;
+    assert!(
+        !requirements.contains_key("artifactory-password-central"),
+        "{requirements:?}"
     );
-    // No value of the Secret in the response, whatever its encoding.
-    for response in [&first, &second] {
-        let debug = format!("{response:?}");
-        assert!(!debug.contains(SECRET_VALUE));
-        assert!(!debug.contains("stringData"));
-    }
+    let warnings = &status_repositories(&response)[0]["warnings"];
+    assert_eq!(warnings, &json!(["MavenRepository of this provider release has no write-only password fields (passwordWoSecretRef, passwordWoVersion): passwordSecretRef is rendered instead"]));
 }
 
 #[test]
-fn write_only_password_with_a_missing_secret_fails() {
+fn no_secret_value_in_the_response() {
     let mut req = write_only_request();
     req.required_resources
-        .insert("artifactory-password-central".into(), Resources::default());
-    let message = fatal_message(&run_function(&req)).expect("a fatal result");
-    assert!(message.contains("spec.repositories[0].password.secretRef: repository \"central\": the Secret \"upstream\" of the password is not found in namespace \"team1\"; fix: create the Secret, or correct password.secretRef"), "{message}");
-}
-
-#[test]
-fn write_only_password_without_required_resources_warns() {
-    let response = request(namespaced_composite(spec(
-        json!({"secretRef": {"name": "upstream", "key": "password"}}),
-    )))
-    .input(write_only())
-    .run();
-    assert!(for_provider(&response).get("passwordWoVersion").is_none());
-    let warnings = &status_repositories(&response)[0]["warnings"];
-    assert!(
-        warnings[0]
-            .as_str()
-            .unwrap()
-            .contains("rotating the Secret will not re-send the password"),
-        "{warnings}"
-    );
-    assert!(response
-        .results
-        .iter()
-        .all(|r| r.severity != Severity::Fatal as i32));
-}
-
-#[test]
-fn the_flat_api_has_no_write_only_password() {
-    let response = request(composite(spec(
-        json!({"secretRef": {"name": "upstream", "key": "password"}}),
-    )))
-    .input(input(
-        json!({"providerApi": "flat", "writeOnlyPasswords": true}),
-    ))
-    .run();
-    let message = fatal_message(&response).expect("a fatal result");
-    assert!(
-        message
-            .contains("of the flat provider API has no write-only password (passwordWoSecretRef)"),
-        "{message}"
-    );
+        .insert("artifactory-password-central".into(), secret("4711"));
+    let response = run_function(&req);
+    desired_resources(&response);
+    let debug = format!("{response:?}");
+    assert!(!debug.contains(SECRET_VALUE));
+    assert!(!debug.contains("stringData"));
 }
