@@ -8,7 +8,7 @@
 //! other function is called over insecure gRPC at its development target.
 
 use super::load::{self, object_at, resource_name, str_at, Composition, Function, Object, Step};
-use super::{Error, RenderArgs, Result};
+use super::{secrets, Error, RenderArgs, Result};
 use crate::proto::v1::{
     self, resource_selector, Capability, Condition, RequestMeta, Requirements, Resource,
     ResourceSelector, Resources, RunFunctionRequest, RunFunctionResponse, Severity, State,
@@ -38,6 +38,10 @@ pub struct Inputs {
     pub observed: Vec<Object>,
     pub required: Vec<Object>,
     pub context: Object,
+    /// The Secrets of `--function-credentials`.
+    pub credentials: Vec<Object>,
+    /// `--debug`: a line per step call on stderr.
+    pub debug: bool,
 }
 
 impl Inputs {
@@ -48,6 +52,15 @@ impl Inputs {
         check_composition(&composite, &composition)?;
         let functions = match &args.functions {
             Some(path) => load::functions(path)?,
+            None => Vec::new(),
+        };
+        let mut composite = composite;
+        if let Some(path) = &args.xrd {
+            let definition = load::xrd(path)?;
+            super::xrd::apply(&mut composite, &definition)?;
+        }
+        let credentials = match &args.function_credentials {
+            Some(path) => load::secrets(path)?,
             None => Vec::new(),
         };
         let observed = match &args.observed_resources {
@@ -70,6 +83,8 @@ impl Inputs {
             observed,
             required,
             context,
+            credentials,
+            debug: args.debug,
         })
     }
 }
@@ -169,7 +184,18 @@ async fn run_steps(inputs: &Inputs, timeout: Duration) -> Result<Outcome> {
     let mut context = Some(Struct::from(inputs.context.clone()));
     let mut outcome = Outcome::default();
     for step in &inputs.composition.steps {
-        let request = step_request(step, &observed, desired, context, &pool)?;
+        let mut request = step_request(step, &observed, desired, context, &pool)?;
+        request.credentials = secrets::for_step(&step.credentials, &inputs.credentials)?;
+        if inputs.debug {
+            // Names and counts only: a request may carry credentials.
+            eprintln!(
+                "render: step {:?} (function {:?}): {} credentials, {} required resources",
+                step.name,
+                step.function,
+                request.credentials.len(),
+                request.required_resources.len()
+            );
+        }
         let call = run_with_requirements(&mut runners, step, request, &pool);
         let response = tokio::time::timeout_at(deadline, call)
             .await
@@ -305,6 +331,7 @@ fn with_meta(mut request: RunFunctionRequest) -> RunFunctionRequest {
     let capabilities = [
         Capability::Capabilities,
         Capability::RequiredResources,
+        Capability::Credentials,
         Capability::Conditions,
     ];
     request.meta = Some(RequestMeta {
@@ -764,6 +791,6 @@ mod tests {
             with_meta(with_meta(request).clone()).meta.unwrap().tag,
             first.tag
         );
-        assert_eq!(first.capabilities, vec![1, 2, 4]);
+        assert_eq!(first.capabilities, vec![1, 2, 3, 4]);
     }
 }
