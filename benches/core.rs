@@ -112,3 +112,60 @@ fn decode_run_encode(bencher: divan::Bencher, repositories: usize) {
             run_function(&request).encode_to_vec()
         });
 }
+
+/// The request of `repositories` as a Crossplane v2.2 sends it once the function asked for
+/// schemas: the capability, and the schema of every kind asked for: the cluster kinds as the
+/// provider's v0.14.0 CRDs serve them, the flat kinds that `providerApi: auto` also asks for as
+/// not served (a cluster without the provider's old API).
+#[cfg(feature = "codegen")]
+fn live_request(repositories: usize) -> RunFunctionRequest {
+    use function_artifactory::codegen::crds;
+    use function_artifactory::proto::v1::{Capability, Schema};
+    let mut request = request(repositories);
+    request.meta.as_mut().unwrap().capabilities = vec![Capability::RequiredSchemas as i32];
+    let asked = run_function(&request)
+        .requirements
+        .unwrap_or_default()
+        .schemas;
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+    let release = crds::release(root, "v0.14.0").expect("the v0.14.0 CRDs");
+    for (name, selector) in asked {
+        let schema = release.crds.iter().find_map(|(_, crd)| {
+            let spec = &crd["spec"];
+            let version = &spec["versions"][0];
+            let api_version = format!("{}/{}", spec["group"].as_str()?, version["name"].as_str()?);
+            (api_version == selector.api_version && spec["names"]["kind"] == selector.kind.as_str())
+                .then(|| Struct::from_value(version["schema"]["openAPIV3Schema"].clone()))
+        });
+        request
+            .required_schemas
+            .insert(name, Schema { openapi_v3: schema });
+    }
+    request
+}
+
+#[cfg(feature = "codegen")]
+#[divan::bench(args = [10, 100])]
+fn run_function_live_schemas(bencher: divan::Bencher, repositories: usize) {
+    let request = live_request(repositories);
+    assert!(run_function(&request)
+        .results
+        .iter()
+        .all(|r| r.severity != 1));
+    bencher
+        .counter(divan::counter::ItemsCount::new(repositories))
+        .bench(|| run_function(divan::black_box(&request)));
+}
+
+#[cfg(feature = "codegen")]
+#[divan::bench(args = [10, 100])]
+fn decode_run_encode_live_schemas(bencher: divan::Bencher, repositories: usize) {
+    let bytes = live_request(repositories).encode_to_vec();
+    bencher
+        .counter(divan::counter::ItemsCount::new(repositories))
+        .bench(|| {
+            let request = RunFunctionRequest::decode(divan::black_box(bytes.as_slice()))
+                .expect("valid request");
+            run_function(&request).encode_to_vec()
+        });
+}

@@ -1,6 +1,8 @@
 //! Rendering one managed resource per planned repository (SPEC section 5),
 //! checked against the provider schema before it is emitted.
 
+use crate::catalog::live::{LiveSchema, LiveSchemas};
+use crate::catalog::openapi::CompiledSchema;
 use crate::catalog::{catalog, NodeId, Rclass};
 use crate::input::Input;
 use crate::keys::{key_label, KEY_LABEL};
@@ -23,6 +25,9 @@ pub struct Composer<'a> {
     /// (the same for every entry without its own) was checked against: a
     /// second check would report the same problems, which findings keep once.
     shared_reference_checked: Vec<NodeId>,
+    /// The schemas the cluster serves, where Crossplane sent them: they replace the
+    /// built-in ones.
+    live: Option<&'a LiveSchemas>,
 }
 
 impl<'a> Composer<'a> {
@@ -31,7 +36,15 @@ impl<'a> Composer<'a> {
             input,
             project_key,
             shared_reference_checked: Vec::new(),
+            live: None,
         }
+    }
+
+    /// Checks each resource against the schema the cluster serves for its kind, where
+    /// `live` has one, instead of the built-in schema.
+    pub fn with_live(mut self, live: &'a LiveSchemas) -> Self {
+        self.live = (!live.is_empty()).then_some(live);
+        self
     }
 
     /// The managed resource for one planned repository; problems go to `findings`.
@@ -48,16 +61,27 @@ impl<'a> Composer<'a> {
             &for_provider_path,
             findings,
         );
-        check_for_provider(p, &for_provider, findings);
-        if let Some(reference) = &p.provider_config_ref {
-            self.check_provider_config_ref(p, reference, findings);
+        let live = self
+            .live
+            .and_then(|live| live.get(&p.kind.api_version, &p.kind.kind));
+        // A kind the cluster does not serve is reported once for all its entries (by the
+        // caller); checking its fields would only add to that.
+        if live.is_none() {
+            check_for_provider(p, &for_provider, findings);
+            if let Some(reference) = &p.provider_config_ref {
+                self.check_provider_config_ref(p, reference, findings);
+            }
         }
-        Struct::write(|resource| {
+        let resource = Struct::write(|resource| {
             resource.string("apiVersion", &p.kind.api_version);
             resource.string("kind", &p.kind.kind);
             resource.object("metadata", |metadata| write_metadata(p, metadata));
             resource.object("spec", |spec| write_spec(p, &for_provider, spec));
-        })
+        });
+        if let Some(LiveSchema::Served(schema)) = live {
+            check_live(p, &for_provider, &resource, schema, findings);
+        }
+        resource
     }
 
     fn check_provider_config_ref(
@@ -378,6 +402,55 @@ fn check_for_provider(p: &Planned, fields: &Fields, findings: &mut Findings) {
             }
         }
     }
+}
+
+/// The resource against the schema the cluster serves: types, enums, required fields,
+/// unknown fields and the CRD's CEL rules, each violation reported at the claim's field.
+fn check_live(
+    p: &Planned,
+    fields: &Fields,
+    resource: &Struct,
+    schema: &CompiledSchema,
+    findings: &mut Findings,
+) {
+    let mut object = resource.fields().clone();
+    object.remove("metadata");
+    for violation in schema.validate(&Value::Object(object)) {
+        let (path, message) = violation.split_once(": ").unwrap_or(("", &violation));
+        // Said when type errors stopped the rules: the type errors are the news.
+        if path == "<root>" {
+            continue;
+        }
+        let fix = if message == "unknown field" {
+            "remove it or correct its name: the provider release installed in the cluster has no such field (a newer release may have it)"
+        } else {
+            "change the value as the schema that the cluster serves for this kind requires"
+        };
+        findings.problem(
+            Category::InvalidProviderFields,
+            claim_path(p, fields, path),
+            Some(p.entry.index),
+            format!(
+                "{}: the {} that the cluster serves refuses {path}: {message}",
+                p.entry.label(),
+                p.kind.kind
+            ),
+            fix,
+        );
+    }
+}
+
+/// Where a path of the rendered resource came from in the claim: a `forProvider` field at the
+/// claim field that gave it, anything else at the entry.
+fn claim_path(p: &Planned, fields: &Fields, path: &str) -> String {
+    if let Some(rest) = path.strip_prefix("spec.forProvider.") {
+        let name_end = rest.find(['.', '[']).unwrap_or(rest.len());
+        if let Some(field) = fields.get(&rest[..name_end]) {
+            return format!("{}{}", field.path, &rest[name_end..]);
+        }
+    }
+    p.entry
+        .field_path(path.strip_prefix("spec.").unwrap_or(path))
 }
 
 /// The CRDs' CEL rules apply while the policies allow creating or updating.

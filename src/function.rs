@@ -5,9 +5,10 @@
 //! as a copy of the request's desired state and context, and this function
 //! adds only the resources and status it owns.
 
+use crate::catalog::live::{self, LiveSchema, LiveSchemas};
 use crate::catalog::{catalog, ProviderApi};
 use crate::compose::Composer;
-use crate::contract::{self, CompositeMeta};
+use crate::contract::{self, CompositeMeta, CompositeSpec};
 use crate::credentials;
 use crate::drift;
 use crate::input::{read_input, ApiChoice, Input};
@@ -15,12 +16,13 @@ use crate::lifecycle::{self, Retirement};
 use crate::plan::{self, Planned};
 use crate::problems::{Category, Findings};
 use crate::proto::v1::{
-    Capability, Requirements, Resource, ResponseMeta, Result as FnResult, RunFunctionRequest,
-    RunFunctionResponse, Severity, State, Target,
+    Capability, Condition, Requirements, Resource, ResponseMeta, Result as FnResult,
+    RunFunctionRequest, RunFunctionResponse, Severity, State, Status as ConditionStatus, Target,
 };
 use crate::proto::Struct;
 use crate::status;
 use serde_json::{Map, Value};
+use std::collections::{BTreeMap, BTreeSet};
 
 type Object = Map<String, Value>;
 
@@ -51,16 +53,16 @@ fn run(request: &RunFunctionRequest, findings: &mut Findings) -> RunFunctionResp
             "the request has no observed composite resource",
             "run the function as a step of a Composition pipeline",
         );
-        return fatal(response, findings);
+        return fatal(request, response, findings);
     };
 
     // Plan keys, kinds and wiring for every entry, then check them against
     // what is live: nothing may rename, replace or take over a repository.
     let meta = contract::read_meta(composite);
     let spec = contract::read_spec(composite, findings);
-    let api = resolve_api(input.provider_api, &meta);
+    let api = resolve_api(request, &input, &spec, &meta);
     if !release_has_api(&input, api, findings) {
-        return fatal(response, findings);
+        return fatal(request, response, findings);
     }
     let ctx = plan::Context {
         spec: &spec,
@@ -78,14 +80,28 @@ fn run(request: &RunFunctionRequest, findings: &mut Findings) -> RunFunctionResp
             lifecycle::check_immutable(p, live, findings);
         }
     }
+    if advertises(request, Capability::RequiredSchemas) {
+        let kinds = schema_kinds(&ctx, &planned);
+        response
+            .requirements
+            .get_or_insert_with(Requirements::default)
+            .schemas = live::requirements(kinds.iter().copied());
+    }
+    let schemas = LiveSchemas::read(
+        &request.required_schemas,
+        planned
+            .iter()
+            .map(|p| (p.kind.api_version.as_str(), p.kind.kind.as_str())),
+    );
+    check_served(&planned, &schemas, findings);
     if advertises(request, Capability::RequiredResources) {
         let mut resources = lifecycle::key_requirements(&planned);
         resources.extend(credentials::secret_requirements(&planned));
         credentials::read_versions(&mut planned, &request.required_resources, findings);
-        response.requirements = Some(Requirements {
-            resources,
-            ..Requirements::default()
-        });
+        response
+            .requirements
+            .get_or_insert_with(Requirements::default)
+            .resources = resources;
         for p in &planned {
             let found = request
                 .required_resources
@@ -98,14 +114,14 @@ fn run(request: &RunFunctionRequest, findings: &mut Findings) -> RunFunctionResp
 
     // Render and check every resource; any problem fails the whole call and
     // leaves the desired state as it came in, so nothing is ever dropped.
-    let mut composer = Composer::new(&input, spec.project_key);
+    let mut composer = Composer::new(&input, spec.project_key).with_live(&schemas);
     let resources: Vec<Struct> = planned
         .iter()
         .map(|p| composer.compose(p, findings))
         .collect();
     check_name_collisions(request, &planned, findings);
     if findings.has_problems() {
-        return fatal(response, findings);
+        return fatal(request, response, findings);
     }
 
     // Repositories gone from the spec are retired without deleting them by accident.
@@ -153,8 +169,24 @@ fn run(request: &RunFunctionRequest, findings: &mut Findings) -> RunFunctionResp
     response
         .results
         .extend(status::change_results(&report, &previous));
+    response.results.extend(composite_warnings(findings));
     response.results.extend(drift_results);
     response
+}
+
+/// Warnings about the whole call (the input's, such as a provider release the catalog has
+/// not got) have no repository status to go to: each is a Warning result.
+fn composite_warnings(findings: &Findings) -> impl Iterator<Item = FnResult> + '_ {
+    findings
+        .warnings
+        .iter()
+        .filter(|w| w.entry.is_none())
+        .map(|w| FnResult {
+            severity: Severity::Warning as i32,
+            message: format!("{}: {}", w.path, w.message),
+            reason: Some("InputWarning".to_owned()),
+            target: Some(Target::Composite as i32),
+        })
 }
 
 fn insert_desired(desired: &mut State, name: &str, resource: Struct, live: Option<&Object>) {
@@ -206,8 +238,38 @@ fn start_response(request: &RunFunctionRequest, input: &Input) -> RunFunctionRes
     }
 }
 
+/// How many problems the claim's condition and event show, and how long each may be: a
+/// condition message is stored in the object, events are cut by the API server.
+const CLAIM_PROBLEMS: usize = 5;
+const CLAIM_PROBLEM_CHARS: usize = 400;
+
 /// A fatal result lists every problem; the desired state stays as it came in.
-fn fatal(mut response: RunFunctionResponse, findings: &Findings) -> RunFunctionResponse {
+///
+/// Crossplane applies a fatal response's conditions, and sets those a function did not return
+/// to Unknown: where it honours conditions, `RepositoriesReady` says False with the problems
+/// (the first of them, and how many), and a Warning result takes them to the claim's events,
+/// so that a claim's author sees what to fix without the composite.
+fn fatal(
+    request: &RunFunctionRequest,
+    mut response: RunFunctionResponse,
+    findings: &Findings,
+) -> RunFunctionResponse {
+    if advertises(request, Capability::Conditions) {
+        let summary = findings.summary(CLAIM_PROBLEMS, CLAIM_PROBLEM_CHARS);
+        response.conditions.push(Condition {
+            r#type: status::CONDITION_TYPE.to_owned(),
+            status: ConditionStatus::ConditionFalse as i32,
+            reason: findings.fatal_reason().to_owned(),
+            message: Some(summary.clone()),
+            target: Some(Target::CompositeAndClaim as i32),
+        });
+        response.results.push(FnResult {
+            severity: Severity::Warning as i32,
+            message: summary,
+            reason: Some(findings.fatal_reason().to_owned()),
+            target: Some(Target::CompositeAndClaim as i32),
+        });
+    }
     response.results.push(FnResult {
         severity: Severity::Fatal as i32,
         message: findings.fatal_message(),
@@ -239,12 +301,111 @@ fn observed_resource<'r>(request: &'r RunFunctionRequest, name: &str) -> Option<
     Some(resource.fields())
 }
 
-/// `auto`: namespaced when the composite is namespaced, else cluster.
-fn resolve_api(choice: ApiChoice, meta: &CompositeMeta) -> ProviderApi {
-    match choice {
+/// `auto`: namespaced when the composite is namespaced (a namespaced composite composes only
+/// namespaced resources); else cluster, unless the cluster's live schemas say that it serves
+/// the flat kinds of the entries and not the cluster ones (a provider of v0.6.0 or before).
+fn resolve_api(
+    request: &RunFunctionRequest,
+    input: &Input,
+    spec: &CompositeSpec<'_>,
+    meta: &CompositeMeta,
+) -> ProviderApi {
+    match input.provider_api {
         ApiChoice::Fixed(api) => api,
         ApiChoice::Auto if meta.namespace.is_some() => ProviderApi::Namespaced,
-        ApiChoice::Auto => ProviderApi::Cluster,
+        ApiChoice::Auto if request.required_schemas.is_empty() => ProviderApi::Cluster,
+        ApiChoice::Auto => {
+            let served = |api| {
+                let kinds = entry_kinds(input, spec, api);
+                let live = LiveSchemas::read(&request.required_schemas, kinds.iter().copied());
+                let answers: Vec<bool> = kinds
+                    .iter()
+                    .filter_map(|(v, k)| live.get(v, k))
+                    .map(|answer| matches!(answer, LiveSchema::Served(_)))
+                    .collect();
+                (answers.iter().any(|s| *s), answers.iter().all(|s| *s))
+            };
+            match (served(ProviderApi::Cluster), served(ProviderApi::Flat)) {
+                ((false, _), (true, true)) => ProviderApi::Flat,
+                _ => ProviderApi::Cluster,
+            }
+        }
+    }
+}
+
+/// The kinds the entries render to in `api` (of the input's release), each once, sorted.
+fn entry_kinds<'c>(
+    input: &Input,
+    spec: &CompositeSpec<'_>,
+    api: ProviderApi,
+) -> BTreeSet<(&'c str, &'c str)> {
+    let catalog = catalog();
+    if input
+        .provider_release
+        .is_some_and(|release| !catalog.has_api(release, api))
+    {
+        return BTreeSet::new();
+    }
+    spec.repositories
+        .iter()
+        .filter_map(|entry| {
+            let kind = catalog
+                .find_in(
+                    input.provider_release,
+                    api,
+                    entry.rclass?,
+                    entry.package_type?,
+                )
+                .ok()?;
+            Some((kind.api_version.as_str(), kind.kind.as_str()))
+        })
+        .collect()
+}
+
+/// The kinds whose schemas the call asks for: those it renders; with `providerApi: auto` for
+/// a cluster-scoped composite, the entries' cluster and flat kinds both, so that the
+/// requirements do not change with what the answers decide.
+fn schema_kinds<'c>(
+    ctx: &plan::Context<'_>,
+    planned: &[Planned<'c>],
+) -> BTreeSet<(&'c str, &'c str)> {
+    let mut kinds: BTreeSet<(&str, &str)> = planned
+        .iter()
+        .map(|p| (p.kind.api_version.as_str(), p.kind.kind.as_str()))
+        .collect();
+    if ctx.input.provider_api == ApiChoice::Auto && ctx.meta.namespace.is_none() {
+        for api in [ProviderApi::Cluster, ProviderApi::Flat] {
+            kinds.extend(entry_kinds(ctx.input, ctx.spec, api));
+        }
+    }
+    kinds
+}
+
+/// A kind the cluster does not serve fails the call, once per kind with every entry of it:
+/// the provider would never create those repositories.
+fn check_served(planned: &[Planned], live: &LiveSchemas, findings: &mut Findings) {
+    let mut unserved: BTreeMap<(&str, &str), Vec<&Planned>> = BTreeMap::new();
+    for p in planned {
+        if let Some(LiveSchema::NotServed) = live.get(&p.kind.api_version, &p.kind.kind) {
+            unserved
+                .entry((p.kind.api_version.as_str(), p.kind.kind.as_str()))
+                .or_default()
+                .push(p);
+        }
+    }
+    for ((api_version, kind), entries) in unserved {
+        let labels: Vec<String> = entries.iter().map(|p| p.entry.label()).collect();
+        findings.problem(
+            Category::InvalidComposite,
+            entries[0].entry.field_path("packageType"),
+            Some(entries[0].entry.index),
+            format!(
+                "the cluster does not serve {kind} ({api_version}), which {} {}",
+                labels.join(", "),
+                if labels.len() == 1 { "needs" } else { "need" }
+            ),
+            "install or upgrade provider-jfrog-artifactory to a release that has this kind (set providerVersion to the release installed), or activate the kind with a ManagedResourceActivationPolicy if the provider runs with SafeStart",
+        );
     }
 }
 

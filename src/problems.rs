@@ -133,15 +133,45 @@ impl Findings {
         }
     }
 
+    /// The fatal message bounded: the first `shown` problems, each cut at `chars`
+    /// characters, and how many more there are.
+    pub fn summary(&self, shown: usize, chars: usize) -> String {
+        let count = self.problems.len();
+        let noun = if count == 1 { "problem" } else { "problems" };
+        let mut message = format!("cannot render the Artifactory repositories: {count} {noun}");
+        for problem in self.ordered().into_iter().take(shown) {
+            let text = problem.to_string();
+            message.push_str("\n- ");
+            match text.char_indices().nth(chars) {
+                Some((cut, _)) => {
+                    message.push_str(&text[..cut]);
+                    message.push_str("...");
+                }
+                None => message.push_str(&text),
+            }
+        }
+        if count > shown {
+            message.push_str(&format!(
+                "\n- and {} more (every problem is in the composite's events)",
+                count - shown
+            ));
+        }
+        message
+    }
+
+    /// Composite-wide problems first, then entry by entry in spec order.
+    fn ordered(&self) -> Vec<&Problem> {
+        let mut ordered: Vec<&Problem> = self.problems.iter().collect();
+        ordered.sort_by_key(|p| p.entry.map_or(0, |e| e + 1));
+        ordered
+    }
+
     /// The message of the fatal result: every problem, one per line.
     pub fn fatal_message(&self) -> String {
         let count = self.problems.len();
         let noun = if count == 1 { "problem" } else { "problems" };
         let mut message = format!("cannot render the Artifactory repositories: {count} {noun}");
-        // Composite-wide problems first, then entry by entry in spec order.
-        let mut ordered: Vec<&Problem> = self.problems.iter().collect();
-        ordered.sort_by_key(|p| p.entry.map_or(0, |e| e + 1));
-        for problem in ordered {
+        for problem in self.ordered() {
             message.push_str("\n- ");
             message.push_str(&problem.to_string());
         }

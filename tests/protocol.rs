@@ -3,10 +3,12 @@
 
 mod support;
 
-use function_artifactory::proto::v1::{RunFunctionRequest, RunFunctionResponse, Severity};
+use function_artifactory::proto::v1::{
+    RunFunctionRequest, RunFunctionResponse, Severity, Status, Target,
+};
 use function_artifactory::run_function;
 use prost::Message;
-use serde_json::json;
+use serde_json::{json, Value};
 use support::requests::{
     composite, desired_composite, desired_resources, fatal_message, input, request, resource,
 };
@@ -95,7 +97,65 @@ fn a_fatal_result_leaves_the_desired_state_untouched() {
     assert!(fatal_message(&response).is_some());
     assert_eq!(response.desired, req.desired);
     assert_eq!(response.context, req.context);
+}
+
+#[test]
+fn a_fatal_result_reaches_the_claim_where_conditions_are_honoured() {
+    // 7 entries without a name: 7 problems, of which the claim sees the first 5 and a count.
+    let entries: Vec<Value> = (0..7)
+        .map(|_| json!({"rclass": "local", "packageType": "maven"}))
+        .collect();
+    let req = request(composite(json!({"repositories": entries}))).build();
+    let response = run_function(&req);
+    let fatal = fatal_message(&response).expect("fatal");
+    assert_eq!(response.conditions.len(), 1);
+    let condition = &response.conditions[0];
+    assert_eq!(condition.r#type, "RepositoriesReady");
+    assert_eq!(condition.status, Status::ConditionFalse as i32);
+    assert_eq!(condition.reason, "InvalidComposite");
+    assert_eq!(condition.target, Some(Target::CompositeAndClaim as i32));
+    let message = condition.message.as_deref().unwrap();
+    assert!(
+        message.starts_with(
+            "cannot render the Artifactory repositories: 7 problems\n- spec.repositories[0]"
+        ),
+        "{message}"
+    );
+    assert_eq!(
+        message.matches("\n- spec.repositories").count(),
+        5,
+        "{message}"
+    );
+    assert!(
+        message.ends_with("\n- and 2 more (every problem is in the composite's events)"),
+        "{message}"
+    );
+    assert!(fatal.len() > message.len());
+    // A Warning result for the claim's events, before the Fatal one (for the composite).
+    let severities: Vec<(i32, Option<i32>)> = response
+        .results
+        .iter()
+        .map(|r| (r.severity, r.target))
+        .collect();
+    assert_eq!(
+        severities,
+        [
+            (
+                Severity::Warning as i32,
+                Some(Target::CompositeAndClaim as i32)
+            ),
+            (Severity::Fatal as i32, Some(Target::Composite as i32)),
+        ]
+    );
+    assert_eq!(response.results[0].message, message);
+
+    // Without CAPABILITY_CONDITIONS: the fatal result alone, as before.
+    let mut without = req.clone();
+    without.meta.as_mut().unwrap().capabilities.clear();
+    let response = run_function(&without);
     assert!(response.conditions.is_empty());
+    assert_eq!(response.results.len(), 1);
+    assert_eq!(response.results[0].severity, Severity::Fatal as i32);
 }
 
 #[test]

@@ -7,6 +7,7 @@
 //! same. It is parsed once, on first use; the index of the newest release of each API (what
 //! a call without `providerVersion` uses) is built then, an older release's on first use.
 
+pub mod live;
 pub mod openapi;
 
 use serde::Deserialize;

@@ -363,6 +363,112 @@ mod tests {
         assert_eq!(parse_release("v1.2.3.4"), None);
     }
 
+    /// A provider package as `crossplane xpkg build` makes it: `package.yaml` with the
+    /// Provider's meta object and its CRDs, in a gzip layer of an image.
+    fn package_yaml() -> String {
+        let repository_crd = |group: &str, plural: &str, kind: &str| {
+            format!(
+                "---\napiVersion: apiextensions.k8s.io/v1\nkind: CustomResourceDefinition\nmetadata:\n  name: {plural}.{group}\nspec:\n  group: {group}\n  names: {{kind: {kind}, plural: {plural}}}\n  scope: Cluster\n  versions:\n  - name: v1alpha1\n    served: true\n    storage: true\n    schema:\n      openAPIV3Schema: {{type: object}}\n"
+            )
+        };
+        let mut text = "apiVersion: meta.pkg.crossplane.io/v1\nkind: Provider\nmetadata:\n  name: provider-jfrog-artifactory\n".to_owned();
+        text += &repository_crd(
+            "local.artifactory.jfrog.crossplane.io",
+            "mavenrepositories",
+            "MavenRepository",
+        );
+        text += &repository_crd("artifact.artifactory.jfrog.crossplane.io", "items", "Item");
+        text
+    }
+
+    fn tar_of(files: &[(&str, &[u8])]) -> Vec<u8> {
+        let mut builder = tar::Builder::new(Vec::new());
+        for (name, bytes) in files {
+            let mut header = tar::Header::new_ustar();
+            header.set_size(bytes.len() as u64);
+            header.set_mode(0o644);
+            header.set_cksum();
+            builder.append_data(&mut header, name, *bytes).unwrap();
+        }
+        builder.into_inner().unwrap()
+    }
+
+    fn gzip(bytes: &[u8]) -> Vec<u8> {
+        use std::io::Write;
+        let mut encoder = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
+        encoder.write_all(bytes).unwrap();
+        encoder.finish().unwrap()
+    }
+
+    fn check_release_files(files: &[(String, String)]) {
+        let names: Vec<&str> = files.iter().map(|(n, _)| n.as_str()).collect();
+        // The repository CRD only, named as the provider's repository names it.
+        assert_eq!(
+            names,
+            ["local.artifactory.jfrog.crossplane.io_mavenrepositories.yaml"]
+        );
+        assert!(files[0].1.contains("kind: MavenRepository"));
+    }
+
+    #[test]
+    fn an_xpkg_tarball_gives_its_repository_crds() {
+        let layer = gzip(&tar_of(&[("package.yaml", package_yaml().as_bytes())]));
+        let image = tar_of(&[("manifest.json", b"[]"), ("0123abcd.tar.gz", &layer)]);
+        let dir = std::env::temp_dir().join(format!("fa-xpkg-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let xpkg = dir.join("provider.xpkg");
+        std::fs::write(&xpkg, image).unwrap();
+        assert_eq!(read_package(&xpkg).unwrap().len(), 2);
+        check_release_files(&package_release_files(&xpkg, "v0.15.0").unwrap());
+        let wrong = package_release_files(&xpkg, "latest").unwrap_err();
+        assert!(wrong.contains("e.g. v0.15.0"), "{wrong}");
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn an_oci_layout_gives_its_repository_crds() {
+        let dir = std::env::temp_dir().join(format!("fa-oci-{}", std::process::id()));
+        let blobs = dir.join("blobs").join("sha256");
+        std::fs::create_dir_all(&blobs).unwrap();
+        std::fs::write(dir.join("index.json"), "{}").unwrap();
+        std::fs::write(blobs.join("aaaa"), "{\"config\": {}}").unwrap();
+        let layer = gzip(&tar_of(&[("package.yaml", package_yaml().as_bytes())]));
+        std::fs::write(blobs.join("bbbb"), layer).unwrap();
+        check_release_files(&package_release_files(&dir, "v0.15.0").unwrap());
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn a_package_without_package_yaml_is_refused() {
+        let dir = std::env::temp_dir().join(format!("fa-empty-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let xpkg = dir.join("empty.xpkg");
+        std::fs::write(&xpkg, tar_of(&[("manifest.json", b"[]")])).unwrap();
+        let error = read_package(&xpkg).unwrap_err();
+        assert!(error.contains("no package.yaml in any layer"), "{error}");
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn a_release_added_as_a_folder_joins_the_catalog() {
+        let releases = releases(Path::new(env!("CARGO_MANIFEST_DIR"))).unwrap();
+        let mut with_new = releases.clone();
+        let mut next = releases.last().unwrap().clone();
+        next.release = "v0.15.0".to_owned();
+        // The new release renames a kind: the catalog records a new run for it.
+        for (_, crd) in next.crds.iter_mut() {
+            if crd["spec"]["names"]["kind"] == "GenericRepository"
+                && crd["spec"]["group"] == "local.artifactory.jfrog.crossplane.io"
+            {
+                crd["spec"]["names"]["kind"] = serde_json::json!("GenericV2Repository");
+            }
+        }
+        with_new.push(next);
+        let catalog = super::super::catalog::catalog_of(&with_new).unwrap();
+        assert!(catalog.contains("\"v0.15.0\"]"));
+        assert!(catalog.contains("\"kind\":\"GenericV2Repository\""));
+    }
+
     #[test]
     fn the_committed_archive_has_every_release() {
         let root = Path::new(env!("CARGO_MANIFEST_DIR"));

@@ -61,6 +61,12 @@ pub struct RenderArgs {
     /// Deprecated name of --required-resources. Repeatable.
     #[arg(long, value_name = "PATH")]
     pub extra_resources: Vec<PathBuf>,
+    /// A YAML file or folder of CustomResourceDefinitions whose schemas functions may
+    /// require (Crossplane's required schemas): the provider's CRDs, so that what is
+    /// rendered is checked against exactly the release you run. Given, render advertises the
+    /// capability; a kind without a CRD here is answered as not served. Repeatable.
+    #[arg(long, value_name = "PATH")]
+    pub required_schemas: Vec<PathBuf>,
     /// Print Normal and Warning results as documents of kind Result.
     #[arg(short = 'r', long)]
     pub include_function_results: bool,

@@ -11,7 +11,8 @@ use super::load::{self, object_at, resource_name, str_at, Composition, Function,
 use super::{secrets, Error, RenderArgs, Result};
 use crate::proto::v1::{
     self, resource_selector, Capability, Condition, RequestMeta, Requirements, Resource,
-    ResourceSelector, Resources, RunFunctionRequest, RunFunctionResponse, Severity, State,
+    ResourceSelector, Resources, RunFunctionRequest, RunFunctionResponse, Schema, SchemaSelector,
+    Severity, State,
 };
 use crate::proto::{v1beta1, Struct};
 use prost::Message;
@@ -37,6 +38,9 @@ pub struct Inputs {
     pub functions: Vec<Function>,
     pub observed: Vec<Object>,
     pub required: Vec<Object>,
+    /// The schemas of `--required-schemas`; `None` without the flag (the capability is then
+    /// not advertised).
+    pub schemas: Option<SchemaPool>,
     pub context: Object,
     /// The Secrets of `--function-credentials`.
     pub credentials: Vec<Object>,
@@ -74,6 +78,15 @@ impl Inputs {
         for path in &args.extra_resources {
             required.extend(load::resources(path, "extra resources")?);
         }
+        let schemas = if args.required_schemas.is_empty() {
+            None
+        } else {
+            let mut crds = Vec::new();
+            for path in &args.required_schemas {
+                crds.extend(load::resources(path, "required schemas")?);
+            }
+            Some(SchemaPool::new(&crds)?)
+        };
         let context = load::context(&args.context_files, &args.context_values)
             .map_err(|e| e.wrap("cannot build context data"))?;
         Ok(Inputs {
@@ -82,6 +95,7 @@ impl Inputs {
             functions,
             observed,
             required,
+            schemas,
             context,
             credentials,
             debug: args.debug,
@@ -196,7 +210,8 @@ async fn run_steps(inputs: &Inputs, timeout: Duration) -> Result<Outcome> {
                 request.required_resources.len()
             );
         }
-        let call = run_with_requirements(&mut runners, step, request, &pool);
+        let call =
+            run_with_requirements(&mut runners, step, request, &pool, inputs.schemas.as_ref());
         let response = tokio::time::timeout_at(deadline, call)
             .await
             .map_err(|_| runners.timed_out(&step.function, timeout))
@@ -296,11 +311,15 @@ async fn run_with_requirements(
     step: &Step,
     mut request: RunFunctionRequest,
     pool: &ResourcePool,
+    schemas: Option<&SchemaPool>,
 ) -> Result<RunFunctionResponse> {
     let mut previous: Option<Requirements> = None;
     for _ in 0..=MAX_REQUIREMENTS_ITERATIONS {
         let response = runners
-            .run(&step.function, with_meta(request.clone()))
+            .run(
+                &step.function,
+                with_meta(request.clone(), schemas.is_some()),
+            )
             .await?;
         let fatal = response
             .results
@@ -312,6 +331,9 @@ async fn run_with_requirements(
         let requirements = response.requirements.clone().unwrap_or_default();
         request.required_resources = pool.fetch_all(&requirements.resources);
         request.extra_resources = pool.fetch_all(&requirements.extra_resources);
+        if let Some(schemas) = schemas {
+            request.required_schemas = schemas.fetch_all(&requirements.schemas);
+        }
         request.context = response.context;
         previous = response.requirements;
     }
@@ -324,21 +346,82 @@ async fn run_with_requirements(
 /// reconciler computes it (hex SHA-256 of the request's deterministic
 /// encoding without `meta`), so a function that echoes or caches by tag sees
 /// what it would in a cluster; `crossplane render` itself sends no tag. The
-/// capabilities are those Crossplane v2 advertises that render honours.
-fn with_meta(mut request: RunFunctionRequest) -> RunFunctionRequest {
+/// capabilities are those Crossplane v2 advertises that render honours: required schemas only
+/// when `--required-schemas` gives them.
+fn with_meta(mut request: RunFunctionRequest, schemas: bool) -> RunFunctionRequest {
     request.meta = None;
     let tag = hex(&Sha256::digest(request.encode_to_vec()));
-    let capabilities = [
+    let mut capabilities = vec![
         Capability::Capabilities,
         Capability::RequiredResources,
         Capability::Credentials,
         Capability::Conditions,
     ];
+    if schemas {
+        capabilities.push(Capability::RequiredSchemas);
+    }
     request.meta = Some(RequestMeta {
         tag,
         capabilities: capabilities.iter().map(|c| *c as i32).collect(),
     });
     request
+}
+
+// ---- schemas a function may require ----
+
+/// The schemas of `--required-schemas`: each served version of each CRD given, by apiVersion
+/// and kind, as the API server would serve its `openAPIV3Schema`.
+#[derive(Debug, Clone, Default)]
+pub struct SchemaPool {
+    schemas: BTreeMap<(String, String), Object>,
+}
+
+impl SchemaPool {
+    fn new(crds: &[Object]) -> Result<SchemaPool> {
+        let mut pool = SchemaPool::default();
+        for crd in crds {
+            if str_at(crd, &["kind"]) != "CustomResourceDefinition" {
+                continue;
+            }
+            let group = str_at(crd, &["spec", "group"]);
+            let kind = str_at(crd, &["spec", "names", "kind"]);
+            let versions = object_at(crd, &["spec"])
+                .and_then(|spec| spec.get("versions"))
+                .and_then(Value::as_array);
+            for version in versions.into_iter().flatten() {
+                let served = version.get("served") == Some(&Value::Bool(true));
+                let schema = version
+                    .pointer("/schema/openAPIV3Schema")
+                    .and_then(Value::as_object);
+                let name = version.get("name").and_then(Value::as_str);
+                if let (true, Some(schema), Some(name)) = (served, schema, name) {
+                    let key = (format!("{group}/{name}"), kind.to_owned());
+                    pool.schemas.insert(key, schema.clone());
+                }
+            }
+        }
+        if pool.schemas.is_empty() {
+            return Err(Error::new(
+                "cannot load required schemas: no served CustomResourceDefinition version in the files given",
+            ));
+        }
+        Ok(pool)
+    }
+
+    /// The answer to each schema requirement: the schema, or an empty one for a kind no CRD
+    /// given serves (as Crossplane answers for a kind the cluster does not serve).
+    fn fetch_all(&self, selectors: &BTreeMap<String, SchemaSelector>) -> BTreeMap<String, Schema> {
+        selectors
+            .iter()
+            .map(|(name, selector)| {
+                let key = (selector.api_version.clone(), selector.kind.clone());
+                let schema = Schema {
+                    openapi_v3: self.schemas.get(&key).cloned().map(Struct::from),
+                };
+                (name.clone(), schema)
+            })
+            .collect()
+    }
 }
 
 fn hex(bytes: &[u8]) -> String {
@@ -785,12 +868,46 @@ mod tests {
             input: Some(Struct::from(object(json!({"a": 1})))),
             ..Default::default()
         };
-        let first = with_meta(request.clone()).meta.unwrap();
+        let first = with_meta(request.clone(), false).meta.unwrap();
         assert_eq!(first.tag.len(), 64);
         assert_eq!(
-            with_meta(with_meta(request).clone()).meta.unwrap().tag,
+            with_meta(with_meta(request.clone(), false).clone(), false)
+                .meta
+                .unwrap()
+                .tag,
             first.tag
         );
         assert_eq!(first.capabilities, vec![1, 2, 3, 4]);
+        // Required schemas only with --required-schemas.
+        let with_schemas = with_meta(request, true).meta.unwrap();
+        assert_eq!(with_schemas.capabilities, vec![1, 2, 3, 4, 5]);
+    }
+
+    #[test]
+    fn schemas_are_answered_from_the_crds_given_and_empty_for_other_kinds() {
+        let crd = object(json!({
+            "apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
+            "spec": {"group": "example.org", "names": {"kind": "Thing"}, "versions": [
+                {"name": "v1", "served": true, "schema": {"openAPIV3Schema": {"type": "object"}}},
+                {"name": "v0", "served": false, "schema": {"openAPIV3Schema": {"type": "object"}}},
+            ]},
+        }));
+        let pool = SchemaPool::new(&[crd]).unwrap();
+        let wanted = |api_version: &str| SchemaSelector {
+            api_version: api_version.into(),
+            kind: "Thing".into(),
+        };
+        let selectors = BTreeMap::from([
+            ("served".to_owned(), wanted("example.org/v1")),
+            ("not-served".to_owned(), wanted("example.org/v0")),
+        ]);
+        let answers = pool.fetch_all(&selectors);
+        assert_eq!(
+            answers["served"].openapi_v3.as_ref().unwrap().fields()["type"],
+            "object"
+        );
+        assert_eq!(answers["not-served"].openapi_v3, None);
+        let not_crds = SchemaPool::new(&[object(json!({"kind": "ConfigMap"}))]);
+        assert!(not_crds.is_err());
     }
 }
