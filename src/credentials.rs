@@ -6,6 +6,7 @@
 //! (through required resources), so that rotating the Secret changes
 //! `passwordWoVersion` and the provider re-sends the password.
 
+use crate::catalog::live::{LiveSchema, LiveSchemas};
 use crate::catalog::{catalog, Kind, ProviderApi, Rclass};
 use crate::contract::{CompositeMeta, Entry};
 use crate::path::FieldPath;
@@ -184,23 +185,7 @@ pub fn plan_password(
         };
         (Some(namespace.to_owned()), true)
     };
-    // Write-only where the provider release has the fields, else the plain reference.
-    let write_only = write_only
-        && {
-            let has_fields = has_for_provider_field(kind, "passwordWoSecretRef")
-                && has_for_provider_field(kind, "passwordWoVersion");
-            if !has_fields {
-                findings.warning(
-                entry.field_path("password"),
-                Some(entry.index),
-                format!(
-                    "{} of this provider release has no write-only password fields (passwordWoSecretRef, passwordWoVersion): passwordSecretRef is rendered instead",
-                    kind.kind
-                ),
-            );
-            }
-            has_fields
-        };
+    // Asked for; `settle_write_only` keeps it where the provider has the fields.
     Some(SecretUse {
         name: password.name.to_owned(),
         key: password.key.to_owned(),
@@ -209,6 +194,41 @@ pub fn plan_password(
         write_only,
         version: None,
     })
+}
+
+/// Keeps write-only passwords where the provider has `passwordWoSecretRef` and
+/// `passwordWoVersion`: in the schema the cluster serves (live schemas), else in the
+/// built-in schema of the release. Elsewhere the plain `passwordSecretRef` is rendered,
+/// with a warning.
+pub fn settle_write_only(planned: &mut [Planned], live: &LiveSchemas, findings: &mut Findings) {
+    const FIELDS: [&str; 2] = ["passwordWoSecretRef", "passwordWoVersion"];
+    for p in planned.iter_mut() {
+        let kind = p.kind;
+        let Some(secret) = p.password.as_mut().filter(|s| s.write_only) else {
+            continue;
+        };
+        let has_fields = match live.get(&kind.api_version, &kind.kind) {
+            Some(LiveSchema::Served(schema)) => {
+                let fields = &schema.schema()["properties"]["spec"]["properties"]["forProvider"]
+                    ["properties"];
+                FIELDS.iter().all(|field| fields.get(field).is_some())
+            }
+            _ => FIELDS
+                .iter()
+                .all(|field| has_for_provider_field(kind, field)),
+        };
+        if !has_fields {
+            secret.write_only = false;
+            findings.warning(
+                p.entry.field_path("password"),
+                Some(p.entry.index),
+                format!(
+                    "{} of this provider release has no write-only password fields (passwordWoSecretRef, passwordWoVersion): passwordSecretRef is rendered instead",
+                    kind.kind
+                ),
+            );
+        }
+    }
 }
 
 fn has_for_provider_field(kind: &Kind, field: &str) -> bool {

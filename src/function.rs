@@ -94,6 +94,7 @@ fn run(request: &RunFunctionRequest, findings: &mut Findings) -> RunFunctionResp
             .map(|p| (p.kind.api_version.as_str(), p.kind.kind.as_str())),
     );
     check_served(&planned, &schemas, findings);
+    credentials::settle_write_only(&mut planned, &schemas, findings);
     if advertises(request, Capability::RequiredResources) {
         let mut resources = lifecycle::key_requirements(&planned);
         resources.extend(credentials::secret_requirements(&planned));

@@ -4,9 +4,12 @@
 
 mod support;
 
+use function_artifactory::catalog::live;
+use function_artifactory::proto::v1::Schema;
 use function_artifactory::proto::v1::{
     Capability, Resources, RunFunctionRequest, RunFunctionResponse,
 };
+use function_artifactory::proto::Struct;
 use function_artifactory::run_function;
 use serde_json::{json, Value};
 use support::requests::{
@@ -155,6 +158,81 @@ fn write_only_falls_back_where_the_release_has_no_write_only_fields() {
     );
     let warnings = &status_repositories(&response)[0]["warnings"];
     assert_eq!(warnings, &json!(["MavenRepository of this provider release has no write-only password fields (passwordWoSecretRef, passwordWoVersion): passwordSecretRef is rendered instead"]));
+}
+
+/// The schema a cluster serves for a provider build that has the write-only fields
+/// (no released CRD has them yet): only what the check needs, the rest left open.
+fn live_schema_with_write_only_fields() -> Schema {
+    let schema = json!({"type": "object", "properties": {
+        "apiVersion": {"type": "string"}, "kind": {"type": "string"},
+        "spec": {
+        "type": "object", "x-kubernetes-preserve-unknown-fields": true,
+        "properties": {"forProvider": {
+            "type": "object", "x-kubernetes-preserve-unknown-fields": true,
+            "properties": {
+                "passwordWoSecretRef": {"type": "object", "required": ["key", "name"], "properties": {
+                    "key": {"type": "string"}, "name": {"type": "string"}
+                }},
+                "passwordWoVersion": {"type": "string"}
+            }
+        }}
+    }}});
+    Schema {
+        openapi_v3: Some(Struct::from_value(schema)),
+    }
+}
+
+#[test]
+fn write_only_password_where_the_live_schema_has_the_fields() {
+    let mut req = write_only_request();
+    let meta = req.meta.as_mut().unwrap();
+    meta.capabilities.push(Capability::RequiredSchemas as i32);
+    req.required_schemas.insert(
+        live::requirement_name(
+            "remote.artifactory.jfrog.m.crossplane.io/v1alpha1",
+            "MavenRepository",
+        ),
+        live_schema_with_write_only_fields(),
+    );
+    // Before the Secret is answered: the write-only reference, the Secret asked for.
+    let first = run_function(&req);
+    let fields = for_provider(&first);
+    assert_eq!(
+        fields["passwordWoSecretRef"],
+        json!({"key": "password", "name": "upstream"})
+    );
+    assert!(fields.get("passwordSecretRef").is_none());
+    assert!(fields.get("passwordWoVersion").is_none());
+    let selector = &first.requirements.as_ref().unwrap().resources["artifactory-password-central"];
+    assert_eq!(
+        (selector.api_version.as_str(), selector.kind.as_str()),
+        ("v1", "Secret")
+    );
+    assert_eq!(selector.namespace.as_deref(), Some("team1"));
+    // Answered: the version is the Secret's resourceVersion, and the requirements settle.
+    req.required_resources
+        .insert("artifactory-password-central".into(), secret("4711"));
+    let second = run_function(&req);
+    assert_eq!(second.requirements, first.requirements);
+    assert_eq!(for_provider(&second)["passwordWoVersion"], "4711");
+    // Rotated: a new version, so the provider re-sends the password.
+    req.required_resources
+        .insert("artifactory-password-central".into(), secret("4790"));
+    assert_eq!(
+        for_provider(&run_function(&req))["passwordWoVersion"],
+        "4790"
+    );
+    // Answered missing: a fatal problem naming the Secret.
+    req.required_resources
+        .insert("artifactory-password-central".into(), Resources::default());
+    let message = fatal_message(&run_function(&req)).expect("a fatal result");
+    assert!(
+        message.contains(
+            "the Secret \"upstream\" of the password is not found in namespace \"team1\""
+        ),
+        "{message}"
+    );
+    assert!(!format!("{second:?}").contains(SECRET_VALUE));
 }
 
 #[test]
