@@ -191,3 +191,24 @@ fn a_credential_secret_that_is_not_given_is_an_error() {
     );
     assert!(extra.requests().is_empty(), "the step never ran");
 }
+
+/// `crossplane render` exits 1 on every error, usage errors included (kong); clap's 2 is
+/// kept for the server's flags.
+#[test]
+fn usage_errors_exit_1_as_crossplane_render() {
+    let scenario = Scenario::new("usage-errors");
+    for args in [
+        &["--no-such-flag", "xr.yaml", "composition.yaml"][..],
+        &[][..],
+        &["xr.yaml", "composition.yaml", "--timeout", "soon"][..],
+    ] {
+        let run = scenario.render(args);
+        assert_eq!(run.code, 1, "{args:?}: {}", run.stderr);
+        assert!(run.stderr.starts_with("error: "), "{}", run.stderr);
+    }
+    let server = std::process::Command::new(env!("CARGO_BIN_EXE_function-artifactory"))
+        .arg("--no-such-flag")
+        .output()
+        .expect("the binary runs");
+    assert_eq!(server.status.code(), Some(2));
+}
