@@ -576,3 +576,85 @@ fn grpc_frame(message: &RunFunctionRequest) -> Bytes {
     frame.extend_from_slice(&encoded);
     Bytes::from(frame)
 }
+
+/// GET `path` from the metrics listener over plain HTTP/1.1: the status code and the body.
+async fn http_get(address: &str, path: &str) -> (u16, String) {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let mut stream = tokio::net::TcpStream::connect(address).await.unwrap();
+    let head = format!("GET {path} HTTP/1.1\r\nHost: {address}\r\nConnection: close\r\n\r\n");
+    stream.write_all(head.as_bytes()).await.unwrap();
+    let mut text = String::new();
+    tokio::time::timeout(Duration::from_secs(5), stream.read_to_string(&mut text))
+        .await
+        .expect("an answer within 5 s")
+        .unwrap();
+    let status = text.split(' ').nth(1).unwrap().parse().unwrap();
+    let body = text
+        .split_once("\r\n\r\n")
+        .map_or("", |(_, b)| b)
+        .to_owned();
+    (status, body)
+}
+
+/// `/metrics` counts the calls as the SDKs' series and this function's own; `/readyz` is ready
+/// while serving and not ready once SIGTERM starts the drain; `/healthz` stays live.
+#[tokio::test]
+async fn metrics_count_the_calls_and_readyz_flips_on_sigterm() {
+    let mut server = Server::start(&["--insecure"]);
+    let start = server
+        .wait_for_log(Duration::from_secs(5), |l| l["message"] == "serving")
+        .unwrap();
+    let metrics = start["metrics_address"].as_str().unwrap().to_owned();
+    assert_eq!(http_get(&metrics, "/readyz").await.0, 200);
+    assert_eq!(
+        http_get(&metrics, "/healthz").await,
+        (200, "ok\n".to_owned())
+    );
+
+    let mut client = V1Client::new(insecure_channel(&server).await);
+    let spec = serde_json::json!({"repositories": [
+        {"name": "libs", "rclass": "local", "packageType": "maven"},
+        {"name": "npm", "rclass": "local", "packageType": "npm"},
+    ]});
+    let rendering = support::requests::request(support::requests::composite(spec)).build();
+    client.run_function(rendering).await.unwrap();
+    client.run_function(request("fatal-1")).await.unwrap();
+    let mut v1beta1 = V1beta1Client::new(insecure_channel(&server).await);
+    v1beta1.run_function(request("fatal-2")).await.unwrap();
+
+    let (status, text) = http_get(&metrics, "/metrics").await;
+    assert_eq!(status, 200);
+    for expected in [
+        format!("grpc_server_started_total{{grpc_type=\"unary\",grpc_service=\"{V1}\",grpc_method=\"RunFunction\"}} 2"),
+        format!("grpc_server_handled_total{{grpc_type=\"unary\",grpc_service=\"{V1}\",grpc_method=\"RunFunction\",grpc_code=\"OK\"}} 2"),
+        format!("grpc_server_handled_total{{grpc_type=\"unary\",grpc_service=\"{V1BETA1}\",grpc_method=\"RunFunction\",grpc_code=\"OK\"}} 1"),
+        format!("grpc_server_handling_seconds_count{{grpc_type=\"unary\",grpc_service=\"{V1}\",grpc_method=\"RunFunction\"}} 2"),
+        "function_artifactory_repositories_rendered_total 2".to_owned(),
+        "function_artifactory_fatal_results_total{reason=\"InvalidComposite\"} 2".to_owned(),
+        "function_artifactory_calls_total{provider_api=\"cluster\"} 1".to_owned(),
+        "function_artifactory_calls_total{provider_api=\"none\"} 2".to_owned(),
+    ] {
+        assert!(text.contains(&expected), "{expected}\nnot in\n{text}");
+    }
+
+    // A call held in flight keeps the process draining while /readyz is asked.
+    let mut call = HalfSentCall::open(&server, &request("in-flight")).await;
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    server.signal(libc::SIGTERM);
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    assert_eq!(http_get(&metrics, "/readyz").await.0, 503);
+    assert_eq!(http_get(&metrics, "/healthz").await.0, 200);
+    let (status, _) = call.finish().await;
+    assert_eq!(status, "0");
+    let exit = server.wait_exit(Duration::from_secs(5)).expect("exits");
+    assert_eq!(exit.code(), Some(0), "{exit}");
+}
+
+#[test]
+fn an_empty_metrics_address_serves_no_metrics() {
+    let server = Server::start(&["--insecure", "--metrics-address", ""]);
+    let start = server
+        .wait_for_log(Duration::from_secs(5), |l| l["message"] == "serving")
+        .unwrap();
+    assert_eq!(start["metrics_address"], "");
+}

@@ -5,6 +5,7 @@ mod coalesce;
 pub(crate) mod codec;
 mod error;
 mod logging;
+pub mod metrics;
 mod preface;
 mod runner;
 mod service;
@@ -63,6 +64,16 @@ pub struct ServeArgs {
     /// Log at debug level: one line per call.
     #[arg(short, long)]
     pub debug: bool,
+
+    /// Address of the plain-HTTP listener for /metrics (Prometheus), /healthz and /readyz,
+    /// HOST:PORT or :PORT; empty disables it.
+    #[arg(
+        long,
+        env = "METRICS_ADDRESS",
+        default_value = ":8080",
+        value_name = "HOST:PORT"
+    )]
+    pub metrics_address: String,
 
     /// Largest request accepted, in MiB; larger ones are answered RESOURCE_EXHAUSTED.
     #[arg(long, default_value_t = 4, value_name = "MIB",
@@ -132,6 +143,7 @@ async fn run(args: &ServeArgs, tls: Option<ServerTlsConfig>) -> Result<(), Start
         address: args.address.clone(),
         source,
     })?;
+    let metrics_address = start_metrics(&args.metrics_address)?;
 
     let limit = usize::from(args.max_recv_message_size) * MIB;
     let (v1, v1beta1) = services(limit);
@@ -143,8 +155,10 @@ async fn run(args: &ServeArgs, tls: Option<ServerTlsConfig>) -> Result<(), Start
         .add_service(v1beta1);
 
     warn_if_panics_abort();
+    metrics::metrics().set_ready(true);
     tracing::info!(
         %address,
+        metrics_address = metrics_address.map(|a| a.to_string()).unwrap_or_default(),
         tls = secure,
         max_recv_message_size_bytes = limit,
         version = env!("CARGO_PKG_VERSION"),
@@ -191,7 +205,23 @@ async fn stop_on_signal(signals: Signals, health: HealthReporter, draining: Arc<
         "stopping: no new connections, finishing calls in flight"
     );
     set_health(&health, ServingStatus::NotServing).await;
+    metrics::metrics().set_ready(false);
     draining.notify_one();
+}
+
+/// Starts the metrics and probes listener, unless its address is empty; returns where it
+/// listens.
+fn start_metrics(address: &str) -> Result<Option<std::net::SocketAddr>, StartError> {
+    if address.is_empty() {
+        return Ok(None);
+    }
+    let listener = transport::listen(address)?;
+    let local = listener.local_addr().map_err(|source| StartError::Bind {
+        address: address.to_owned(),
+        source,
+    })?;
+    tokio::spawn(metrics::serve(listener));
+    Ok(Some(local))
 }
 
 /// Never resolves before a signal; then resolves after [`DRAIN_TIMEOUT`], so a call that never

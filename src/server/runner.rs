@@ -79,6 +79,7 @@ fn run_logged(
     let response = call_core(|| crate::run_function(request)).inspect_err(|_| {
         tracing::error!(package, tag, "RunFunction panicked; answered INTERNAL");
     })?;
+    super::metrics::metrics().rendered(request, &response);
     tracing::debug!(
         package,
         tag,

@@ -112,6 +112,7 @@ where
         let call = RunFunction {
             runner: self.runner.clone(),
             package: P::LABEL,
+            service: P::SERVICE,
         };
         let limits = (Some(self.max_request_bytes), Some(self.max_response_bytes));
         Box::pin(async move {
@@ -126,6 +127,7 @@ where
 struct RunFunction {
     runner: Runner,
     package: &'static str,
+    service: &'static str,
 }
 
 impl UnaryService<Bytes> for RunFunction {
@@ -134,12 +136,17 @@ impl UnaryService<Bytes> for RunFunction {
 
     fn call(&mut self, request: Request<Bytes>) -> Self::Future {
         let runner = self.runner.clone();
-        let package = self.package;
+        let (package, service) = (self.package, self.service);
         Box::pin(async move {
-            runner
-                .run(package, request.into_inner())
-                .await
-                .map(Response::new)
+            let metrics = super::metrics::metrics();
+            let started = std::time::Instant::now();
+            metrics.started(service);
+            let answer = runner.run(package, request.into_inner()).await;
+            let code = answer
+                .as_ref()
+                .map_or_else(Status::code, |_| tonic::Code::Ok);
+            metrics.handled(service, code, started.elapsed());
+            answer.map(Response::new)
         })
     }
 }

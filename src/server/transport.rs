@@ -40,6 +40,15 @@ pub const RESPONSE_TO_REQUEST_RATIO: usize = 4;
 /// Binds the address; `:PORT` (the Go SDK's spelling) listens on all IPv4 interfaces. Each
 /// accepted connection must send its first bytes within [`PREFACE_TIMEOUT`].
 pub fn bind(address: &str) -> Result<Incoming, StartError> {
+    let listener = listen(address)?;
+    let tcp = TcpIncoming::from(listener)
+        .with_nodelay(Some(true))
+        .with_keepalive(Some(TCP_KEEPALIVE));
+    Ok(Incoming::new(tcp, PREFACE_TIMEOUT))
+}
+
+/// A TCP listener on `HOST:PORT`, or on every interface for `:PORT`.
+pub fn listen(address: &str) -> Result<tokio::net::TcpListener, StartError> {
     let listen = match address.strip_prefix(':') {
         Some(port) => format!("0.0.0.0:{port}"),
         None => address.to_owned(),
@@ -50,11 +59,7 @@ pub fn bind(address: &str) -> Result<Incoming, StartError> {
     };
     let listener = std::net::TcpListener::bind(listen).map_err(bind_error)?;
     listener.set_nonblocking(true).map_err(bind_error)?;
-    let listener = tokio::net::TcpListener::from_std(listener).map_err(bind_error)?;
-    let tcp = TcpIncoming::from(listener)
-        .with_nodelay(Some(true))
-        .with_keepalive(Some(TCP_KEEPALIVE));
-    Ok(Incoming::new(tcp, PREFACE_TIMEOUT))
+    tokio::net::TcpListener::from_std(listener).map_err(bind_error)
 }
 
 /// The server with its limits, TLS when given, and the over-size status of gRPC.

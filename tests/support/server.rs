@@ -172,8 +172,13 @@ fn command_for(program: &Path, args: &[&str], env: &[(&str, &OsStr)]) -> Command
         .args(["--address", "127.0.0.1:0"])
         .args(args)
         .env_remove("TLS_SERVER_CERTS_DIR")
+        .env_remove("METRICS_ADDRESS")
         .stdin(Stdio::null())
         .stdout(Stdio::null());
+    // A port of its own for each server's metrics (the default, :8080, is one per machine).
+    if !args.contains(&"--metrics-address") {
+        command.args(["--metrics-address", "127.0.0.1:0"]);
+    }
     for (name, value) in env {
         command.env(name, value);
     }

@@ -1,0 +1,314 @@
+//! Metrics and probes on plain HTTP (`--metrics-address`, default `:8080`).
+//!
+//! - `/metrics`: Prometheus text. The `grpc_server_*` series that the Go and Rust function SDKs
+//!   serve (calls started, handled by code, handling time), and this function's own: repositories
+//!   rendered, fatal results by reason, calls by provider API.
+//! - `/healthz`: live while the process serves HTTP.
+//! - `/readyz`: ready once the gRPC server listens; not ready while it drains after SIGTERM.
+//!
+//! A kubelet cannot probe the mTLS gRPC health service, and the image has no shell for an exec
+//! probe: these are what a Deployment's probes use.
+
+use crate::proto::v1::{RunFunctionRequest, RunFunctionResponse, Severity};
+use http_body_util::Full;
+use hyper::body::{Bytes, Incoming};
+use hyper::{Request, Response, StatusCode};
+use prometheus_client::encoding::EncodeLabelSet;
+use prometheus_client::metrics::counter::Counter;
+use prometheus_client::metrics::family::Family;
+use prometheus_client::metrics::histogram::Histogram;
+use prometheus_client::registry::Registry;
+use std::convert::Infallible;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::OnceLock;
+use std::time::Duration;
+use tokio::net::TcpListener;
+
+/// The labels of the `grpc_server_*` series, as go-grpc-prometheus names them.
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct Method {
+    grpc_type: &'static str,
+    grpc_service: &'static str,
+    grpc_method: &'static str,
+}
+
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct Handled {
+    grpc_type: &'static str,
+    grpc_service: &'static str,
+    grpc_method: &'static str,
+    grpc_code: &'static str,
+}
+
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct Reason {
+    reason: String,
+}
+
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct Api {
+    provider_api: &'static str,
+}
+
+/// Every series, registered once per process.
+pub struct Metrics {
+    registry: Registry,
+    started: Family<Method, Counter>,
+    handled: Family<Handled, Counter>,
+    handling: Family<Method, Histogram>,
+    repositories: Counter,
+    fatal: Family<Reason, Counter>,
+    calls: Family<Api, Counter>,
+    /// Ready for `/readyz`: set once gRPC listens, cleared when draining.
+    ready: AtomicBool,
+}
+
+/// The process's metrics: every call counts in them, served or not.
+pub fn metrics() -> &'static Metrics {
+    static METRICS: OnceLock<Metrics> = OnceLock::new();
+    METRICS.get_or_init(Metrics::new)
+}
+
+/// The buckets of go-grpc-prometheus's handling-time histogram, in seconds.
+const BUCKETS: [f64; 12] = [
+    0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0,
+];
+
+impl Metrics {
+    fn new() -> Metrics {
+        let mut registry = Registry::default();
+        let started = Family::<Method, Counter>::default();
+        let handled = Family::<Handled, Counter>::default();
+        let handling = Family::<Method, Histogram>::new_with_constructor(
+            (|| Histogram::new(BUCKETS)) as fn() -> Histogram,
+        );
+        let repositories = Counter::default();
+        let fatal = Family::<Reason, Counter>::default();
+        let calls = Family::<Api, Counter>::default();
+        registry.register(
+            "grpc_server_started",
+            "RPCs started on the server",
+            started.clone(),
+        );
+        registry.register(
+            "grpc_server_handled",
+            "RPCs completed on the server, by code",
+            handled.clone(),
+        );
+        registry.register(
+            "grpc_server_handling_seconds",
+            "Time the server took to answer an RPC",
+            handling.clone(),
+        );
+        registry.register(
+            "function_artifactory_repositories_rendered",
+            "Repositories rendered into the desired state",
+            repositories.clone(),
+        );
+        registry.register(
+            "function_artifactory_fatal_results",
+            "Calls answered with a fatal result, by reason",
+            fatal.clone(),
+        );
+        registry.register(
+            "function_artifactory_calls",
+            "Calls by the provider API rendered for (none: nothing rendered)",
+            calls.clone(),
+        );
+        Metrics {
+            registry,
+            started,
+            handled,
+            handling,
+            repositories,
+            fatal,
+            calls,
+            ready: AtomicBool::new(false),
+        }
+    }
+
+    /// A call of `service` began.
+    pub fn started(&self, service: &'static str) {
+        self.started.get_or_create(&method(service)).inc();
+    }
+
+    /// A call of `service` ended with `code` after `took`.
+    pub fn handled(&self, service: &'static str, code: tonic::Code, took: Duration) {
+        let labels = method(service);
+        self.handling
+            .get_or_create(&labels)
+            .observe(took.as_secs_f64());
+        let handled = Handled {
+            grpc_type: labels.grpc_type,
+            grpc_service: labels.grpc_service,
+            grpc_method: labels.grpc_method,
+            grpc_code: code_name(code),
+        };
+        self.handled.get_or_create(&handled).inc();
+    }
+
+    /// What a call rendered: its repositories, its fatal result, the provider API.
+    pub fn rendered(&self, request: &RunFunctionRequest, response: &RunFunctionResponse) {
+        let fatal = response
+            .results
+            .iter()
+            .find(|r| r.severity == Severity::Fatal as i32);
+        if let Some(fatal) = fatal {
+            let reason = fatal.reason.clone().unwrap_or_default();
+            self.fatal.get_or_create(&Reason { reason }).inc();
+        }
+        let count =
+            |state: Option<&crate::proto::v1::State>| state.map_or(0, |s| s.resources.len());
+        let ours = count(response.desired.as_ref()).saturating_sub(count(request.desired.as_ref()));
+        self.repositories.inc_by(ours as u64);
+        let api = provider_api(request, response);
+        self.calls.get_or_create(&Api { provider_api: api }).inc();
+    }
+
+    pub fn set_ready(&self, ready: bool) {
+        self.ready.store(ready, Ordering::Relaxed);
+    }
+
+    fn ready(&self) -> bool {
+        self.ready.load(Ordering::Relaxed)
+    }
+
+    fn encode(&self) -> String {
+        let mut text = String::new();
+        // Writing to a String cannot fail.
+        let _ = prometheus_client::encoding::text::encode(&mut text, &self.registry);
+        text
+    }
+}
+
+fn method(service: &'static str) -> Method {
+    Method {
+        grpc_type: "unary",
+        grpc_service: service,
+        grpc_method: "RunFunction",
+    }
+}
+
+/// The provider API of the resources the call added: the group of their apiVersion tells.
+fn provider_api(request: &RunFunctionRequest, response: &RunFunctionResponse) -> &'static str {
+    let earlier = request.desired.as_ref();
+    let ours = response.desired.as_ref().and_then(|desired| {
+        desired
+            .resources
+            .iter()
+            .find(|(name, _)| earlier.is_none_or(|e| !e.resources.contains_key(*name)))
+    });
+    let Some((_, resource)) = ours else {
+        return "none";
+    };
+    let api_version = resource
+        .resource
+        .as_ref()
+        .and_then(|r| r.fields().get("apiVersion"))
+        .and_then(|v| v.as_str())
+        .unwrap_or_default();
+    if api_version.starts_with("artifactory.jfrog.crossplane.io/") {
+        "flat"
+    } else if api_version.contains(".artifactory.jfrog.m.crossplane.io/") {
+        "namespaced"
+    } else {
+        "cluster"
+    }
+}
+
+/// gRPC codes as go-grpc-prometheus spells them.
+fn code_name(code: tonic::Code) -> &'static str {
+    use tonic::Code::*;
+    match code {
+        Ok => "OK",
+        Cancelled => "Canceled",
+        Unknown => "Unknown",
+        InvalidArgument => "InvalidArgument",
+        DeadlineExceeded => "DeadlineExceeded",
+        NotFound => "NotFound",
+        AlreadyExists => "AlreadyExists",
+        PermissionDenied => "PermissionDenied",
+        ResourceExhausted => "ResourceExhausted",
+        FailedPrecondition => "FailedPrecondition",
+        Aborted => "Aborted",
+        OutOfRange => "OutOfRange",
+        Unimplemented => "Unimplemented",
+        Internal => "Internal",
+        Unavailable => "Unavailable",
+        DataLoss => "DataLoss",
+        Unauthenticated => "Unauthenticated",
+    }
+}
+
+/// Serves `/metrics`, `/healthz` and `/readyz` on `listener` until the process ends.
+pub async fn serve(listener: TcpListener) {
+    loop {
+        let Ok((stream, _)) = listener.accept().await else {
+            continue;
+        };
+        tokio::spawn(async move {
+            let io = hyper_util::rt::TokioIo::new(stream);
+            let service = hyper::service::service_fn(answer);
+            // A client that goes away mid-request is no concern of ours.
+            let _ = hyper::server::conn::http1::Builder::new()
+                .serve_connection(io, service)
+                .await;
+        });
+    }
+}
+
+async fn answer(request: Request<Incoming>) -> Result<Response<Full<Bytes>>, Infallible> {
+    let metrics = metrics();
+    let (status, content_type, body) = match request.uri().path() {
+        "/metrics" => (
+            StatusCode::OK,
+            "application/openmetrics-text; version=1.0.0; charset=utf-8",
+            metrics.encode(),
+        ),
+        "/healthz" => (StatusCode::OK, "text/plain", "ok\n".to_owned()),
+        "/readyz" if metrics.ready() => (StatusCode::OK, "text/plain", "ready\n".to_owned()),
+        "/readyz" => (
+            StatusCode::SERVICE_UNAVAILABLE,
+            "text/plain",
+            "not ready: starting or draining\n".to_owned(),
+        ),
+        _ => (
+            StatusCode::NOT_FOUND,
+            "text/plain",
+            "not found\n".to_owned(),
+        ),
+    };
+    let mut response = Response::new(Full::new(Bytes::from(body)));
+    *response.status_mut() = status;
+    if let Ok(value) = hyper::header::HeaderValue::from_str(content_type) {
+        response
+            .headers_mut()
+            .insert(hyper::header::CONTENT_TYPE, value);
+    }
+    Ok(response)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn series_are_named_as_the_sdks_name_them() {
+        let metrics = Metrics::new();
+        metrics.started("apiextensions.fn.proto.v1.FunctionRunnerService");
+        metrics.handled(
+            "apiextensions.fn.proto.v1.FunctionRunnerService",
+            tonic::Code::Ok,
+            Duration::from_millis(3),
+        );
+        let text = metrics.encode();
+        for expected in [
+            "grpc_server_started_total{grpc_type=\"unary\",grpc_service=\"apiextensions.fn.proto.v1.FunctionRunnerService\",grpc_method=\"RunFunction\"} 1",
+            "grpc_server_handled_total{grpc_type=\"unary\",grpc_service=\"apiextensions.fn.proto.v1.FunctionRunnerService\",grpc_method=\"RunFunction\",grpc_code=\"OK\"} 1",
+            "grpc_server_handling_seconds_bucket{le=\"0.005\",grpc_type=\"unary\"",
+            "function_artifactory_repositories_rendered_total 0",
+        ] {
+            assert!(text.contains(expected), "{expected} not in:\n{text}");
+        }
+    }
+}
