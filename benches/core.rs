@@ -5,7 +5,7 @@
 //! `cargo bench --bench core` (the `item/s` column is repositories per second: constant across
 //! sizes when the cost grows linearly). `--profile profiling` for callgrind (BENCHMARKS.md).
 
-use function_artifactory::proto::v1::{RequestMeta, Resource, RunFunctionRequest, State};
+use function_artifactory::proto::v1::{RequestMeta, Resource, RunFunctionRequest, Severity, State};
 use function_artifactory::proto::Struct;
 use function_artifactory::run_function;
 use prost::Message;
@@ -26,12 +26,28 @@ const TYPES: [&str; 10] = [
 
 /// Every tenth entry is a virtual over the nine locals before it; every fifth a remote.
 fn entry(i: usize) -> Value {
-    let package_type = TYPES[i % TYPES.len()];
+    entry_of(i, &TYPES)
+}
+
+/// The types of `TYPES` but cargo, which has no virtual kind: `request`'s tenth entries fail
+/// (so `run_function_call` measures calls that fail on them); with these every call renders.
+const RENDERED: [&str; 10] = [
+    "maven", "npm", "docker", "pypi", "generic", "gradle", "helm", "go", "nuget", "conan",
+];
+
+/// A request of `repositories` entries that renders them all.
+fn rendered_request(repositories: usize) -> RunFunctionRequest {
+    request_of((0..repositories).map(|i| entry_of(i, &RENDERED)).collect())
+}
+
+/// [`entry`] with other package types.
+fn entry_of(i: usize, types: &[&str; 10]) -> Value {
+    let package_type = types[i % types.len()];
     let name = format!("{package_type}-{i:05}");
     if i % 10 == 9 {
         let members: Vec<String> = (i - 9..i)
-            .filter(|m| TYPES[m % 10] == package_type)
-            .map(|m| format!("{}-{m:05}", TYPES[m % 10]))
+            .filter(|m| types[m % 10] == package_type)
+            .map(|m| format!("{}-{m:05}", types[m % 10]))
             .collect();
         json!({"name": name, "rclass": "virtual", "packageType": package_type, "repositories": members})
     } else if i % 5 == 4 {
@@ -43,7 +59,10 @@ fn entry(i: usize) -> Value {
 }
 
 pub fn request(repositories: usize) -> RunFunctionRequest {
-    let entries: Vec<Value> = (0..repositories).map(entry).collect();
+    request_of((0..repositories).map(entry).collect())
+}
+
+fn request_of(entries: Vec<Value>) -> RunFunctionRequest {
     let composite = json!({
         "apiVersion": "platform.example.org/v1alpha1", "kind": "XRepositories",
         "metadata": {"name": "team-a-repos", "uid": "0b6f4c1e-6a0e-4e63-9d6c-3a7a4f7f3c11"},
@@ -121,7 +140,7 @@ fn decode_run_encode(bencher: divan::Bencher, repositories: usize) {
 fn live_request(repositories: usize) -> RunFunctionRequest {
     use function_artifactory::codegen::crds;
     use function_artifactory::proto::v1::{Capability, Schema};
-    let mut request = request(repositories);
+    let mut request = rendered_request(repositories);
     request.meta.as_mut().unwrap().capabilities = vec![Capability::RequiredSchemas as i32];
     let asked = run_function(&request)
         .requirements
@@ -144,14 +163,27 @@ fn live_request(repositories: usize) -> RunFunctionRequest {
     request
 }
 
+/// The same calls without the capability, to compare with.
+#[cfg(feature = "codegen")]
+#[divan::bench(args = [10, 100])]
+fn run_function_builtin_schemas(bencher: divan::Bencher, repositories: usize) {
+    let mut request = live_request(repositories);
+    request.meta.as_mut().unwrap().capabilities.clear();
+    request.required_schemas.clear();
+    bencher
+        .counter(divan::counter::ItemsCount::new(repositories))
+        .bench(|| run_function(divan::black_box(&request)));
+}
+
 #[cfg(feature = "codegen")]
 #[divan::bench(args = [10, 100])]
 fn run_function_live_schemas(bencher: divan::Bencher, repositories: usize) {
     let request = live_request(repositories);
-    assert!(run_function(&request)
+    let fatal = run_function(&request)
         .results
-        .iter()
-        .all(|r| r.severity != 1));
+        .into_iter()
+        .find(|r| r.severity == Severity::Fatal as i32);
+    assert!(fatal.is_none(), "{fatal:?}");
     bencher
         .counter(divan::counter::ItemsCount::new(repositories))
         .bench(|| run_function(divan::black_box(&request)));
@@ -167,5 +199,45 @@ fn decode_run_encode_live_schemas(bencher: divan::Bencher, repositories: usize) 
             let request = RunFunctionRequest::decode(divan::black_box(bytes.as_slice()))
                 .expect("valid request");
             run_function(&request).encode_to_vec()
+        });
+}
+
+/// The part of [`run_function_live_schemas`] that finds each schema in the cache: hashing the
+/// schemas the request carries.
+#[cfg(feature = "codegen")]
+#[divan::bench(args = [10, 100])]
+fn live_schemas_lookup(bencher: divan::Bencher, repositories: usize) {
+    use function_artifactory::catalog::live::LiveSchemas;
+    let request = live_request(repositories);
+    bencher.bench(|| {
+        let wanted = request.required_schemas.keys().filter_map(|name| {
+            let rest = name.strip_prefix("schema/")?;
+            let (api_version, kind) = rest.rsplit_once('/')?;
+            Some((api_version, kind))
+        });
+        LiveSchemas::read(divan::black_box(&request.required_schemas), wanted)
+    });
+}
+
+/// What the server's metrics add to a call (`src/server/metrics.rs`): the started count, the
+/// handled count and handling time, and what the call rendered (`cargo bench --bench core
+/// --features codegen -- metrics`).
+#[divan::bench(args = [10, 100])]
+fn metrics_per_call(bencher: divan::Bencher, repositories: usize) {
+    use function_artifactory::server::metrics::metrics;
+    const SERVICE: &str = "apiextensions.fn.proto.v1.FunctionRunnerService";
+    let request = rendered_request(repositories);
+    // A fresh response each time, as the server's.
+    bencher
+        .with_inputs(|| function_artifactory::function::run_function_with_findings(&request))
+        .bench_local_refs(|(response, findings)| {
+            let metrics = metrics();
+            metrics.started(SERVICE);
+            metrics.handled(
+                SERVICE,
+                tonic::Code::Ok,
+                std::time::Duration::from_micros(200),
+            );
+            metrics.rendered(divan::black_box(findings), divan::black_box(response));
         });
 }

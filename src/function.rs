@@ -172,6 +172,7 @@ fn run(request: &RunFunctionRequest, findings: &mut Findings) -> RunFunctionResp
         .extend(status::change_results(&report, &previous));
     response.results.extend(composite_warnings(findings));
     response.results.extend(drift_results);
+    findings.rendered = Some((api, planned.len()));
     response
 }
 

@@ -72,6 +72,9 @@ impl fmt::Display for Warning {
 pub struct Findings {
     pub problems: Vec<Problem>,
     pub warnings: Vec<Warning>,
+    /// What the call rendered, when it did: the provider API and how many repositories
+    /// (for the server's metrics, which would otherwise decode the response to tell).
+    pub rendered: Option<(crate::catalog::ProviderApi, usize)>,
 }
 
 impl Findings {

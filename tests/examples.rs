@@ -93,3 +93,40 @@ fn every_example_renders_and_validates() {
         assert_valid(example, &resources);
     }
 }
+
+/// `examples/operations/runtime-config.yaml`: the DeploymentRuntimeConfig merges into
+/// Crossplane's container (named package-runtime), probes the paths the server answers on the
+/// port it listens on by default, and the PodDisruptionBudget selects the function's pods.
+#[test]
+fn the_runtime_config_probes_what_the_server_serves() {
+    let path =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/operations/runtime-config.yaml");
+    let docs = documents(&path);
+    assert_eq!(docs.len(), 2);
+    let config = &docs[0];
+    assert_eq!(config["apiVersion"], "pkg.crossplane.io/v1beta1");
+    assert_eq!(config["kind"], "DeploymentRuntimeConfig");
+    let deployment = &config["spec"]["deploymentTemplate"]["spec"];
+    assert!(deployment["replicas"].as_u64().unwrap() >= 2);
+    // Crossplane's schema requires a selector and a template.
+    assert!(deployment["selector"].is_object());
+    let container = &deployment["template"]["spec"]["containers"][0];
+    assert_eq!(container["name"], "package-runtime");
+    let port = &container["ports"][0];
+    assert_eq!(port["name"], "metrics");
+    assert_eq!(
+        port["containerPort"], 8080,
+        "the server's default --metrics-address"
+    );
+    for (probe, path) in [("livenessProbe", "/healthz"), ("readinessProbe", "/readyz")] {
+        assert_eq!(container[probe]["httpGet"]["path"], path);
+        assert_eq!(container[probe]["httpGet"]["port"], "metrics");
+    }
+    assert!(container["resources"]["requests"]["memory"].is_string());
+    let budget = &docs[1];
+    assert_eq!(budget["kind"], "PodDisruptionBudget");
+    assert_eq!(
+        budget["spec"]["selector"]["matchLabels"]["pkg.crossplane.io/function"],
+        "function-artifactory"
+    );
+}

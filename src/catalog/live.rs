@@ -118,16 +118,43 @@ pub fn compiled(schema: &Struct) -> Arc<CompiledSchema> {
     compiled
 }
 
-/// Two 64-bit hashes with fixed seeds over the JSON tree: the same content gives the same hash
-/// in every process, and 128 bits make a collision between two schemas negligible.
+/// Two 64-bit hashes with fixed seeds over the JSON tree, in one walk: the same content gives
+/// the same hash in every process, and 128 bits make a collision between two schemas
+/// negligible.
 fn content_hash(fields: &Map<String, Value>) -> u128 {
-    let seeds = [0x5eed_0001_u64, 0x5eed_0002_u64];
-    let [low, high] = seeds.map(|seed| {
-        let mut hasher = foldhash::fast::FixedState::with_seed(seed).build_hasher();
-        hash_object(fields, &mut hasher);
-        hasher.finish()
-    });
-    (u128::from(high) << 64) | u128::from(low)
+    let seeded = |seed| foldhash::fast::FixedState::with_seed(seed).build_hasher();
+    let mut both = Both(seeded(0x5eed_0001), seeded(0x5eed_0002));
+    hash_object(fields, &mut both);
+    (u128::from(both.1.finish()) << 64) | u128::from(both.0.finish())
+}
+
+/// Two hashers fed the same bytes.
+struct Both<H>(H, H);
+
+impl<H: Hasher> Hasher for Both<H> {
+    fn write(&mut self, bytes: &[u8]) {
+        self.0.write(bytes);
+        self.1.write(bytes);
+    }
+
+    fn write_u8(&mut self, n: u8) {
+        self.0.write_u8(n);
+        self.1.write_u8(n);
+    }
+
+    fn write_u64(&mut self, n: u64) {
+        self.0.write_u64(n);
+        self.1.write_u64(n);
+    }
+
+    fn write_usize(&mut self, n: usize) {
+        self.0.write_usize(n);
+        self.1.write_usize(n);
+    }
+
+    fn finish(&self) -> u64 {
+        self.0.finish()
+    }
 }
 
 fn hash_object(fields: &Map<String, Value>, hasher: &mut impl Hasher) {

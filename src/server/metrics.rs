@@ -9,7 +9,8 @@
 //! A kubelet cannot probe the mTLS gRPC health service, and the image has no shell for an exec
 //! probe: these are what a Deployment's probes use.
 
-use crate::proto::v1::{RunFunctionRequest, RunFunctionResponse, Severity};
+use crate::problems::Findings;
+use crate::proto::v1::{RunFunctionResponse, Severity};
 use http_body_util::Full;
 use hyper::body::{Bytes, Incoming};
 use hyper::{Request, Response, StatusCode};
@@ -148,7 +149,7 @@ impl Metrics {
     }
 
     /// What a call rendered: its repositories, its fatal result, the provider API.
-    pub fn rendered(&self, request: &RunFunctionRequest, response: &RunFunctionResponse) {
+    pub fn rendered(&self, findings: &Findings, response: &RunFunctionResponse) {
         let fatal = response
             .results
             .iter()
@@ -157,11 +158,11 @@ impl Metrics {
             let reason = fatal.reason.clone().unwrap_or_default();
             self.fatal.get_or_create(&Reason { reason }).inc();
         }
-        let count =
-            |state: Option<&crate::proto::v1::State>| state.map_or(0, |s| s.resources.len());
-        let ours = count(response.desired.as_ref()).saturating_sub(count(request.desired.as_ref()));
-        self.repositories.inc_by(ours as u64);
-        let api = provider_api(request, response);
+        let (api, repositories) = match findings.rendered {
+            Some((api, repositories)) => (api.as_str(), repositories),
+            None => ("none", 0),
+        };
+        self.repositories.inc_by(repositories as u64);
         self.calls.get_or_create(&Api { provider_api: api }).inc();
     }
 
@@ -186,33 +187,6 @@ fn method(service: &'static str) -> Method {
         grpc_type: "unary",
         grpc_service: service,
         grpc_method: "RunFunction",
-    }
-}
-
-/// The provider API of the resources the call added: the group of their apiVersion tells.
-fn provider_api(request: &RunFunctionRequest, response: &RunFunctionResponse) -> &'static str {
-    let earlier = request.desired.as_ref();
-    let ours = response.desired.as_ref().and_then(|desired| {
-        desired
-            .resources
-            .iter()
-            .find(|(name, _)| earlier.is_none_or(|e| !e.resources.contains_key(*name)))
-    });
-    let Some((_, resource)) = ours else {
-        return "none";
-    };
-    let api_version = resource
-        .resource
-        .as_ref()
-        .and_then(|r| r.fields().get("apiVersion"))
-        .and_then(|v| v.as_str())
-        .unwrap_or_default();
-    if api_version.starts_with("artifactory.jfrog.crossplane.io/") {
-        "flat"
-    } else if api_version.contains(".artifactory.jfrog.m.crossplane.io/") {
-        "namespaced"
-    } else {
-        "cluster"
     }
 }
 

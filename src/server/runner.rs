@@ -76,10 +76,11 @@ fn run_logged(
 ) -> Result<RunFunctionResponse, Status> {
     let started = Instant::now();
     let tag = request.meta.as_ref().map_or("", |m| m.tag.as_str());
-    let response = call_core(|| crate::run_function(request)).inspect_err(|_| {
+    let (response, findings) = call_core(|| crate::function::run_function_with_findings(request))
+        .inspect_err(|_| {
         tracing::error!(package, tag, "RunFunction panicked; answered INTERNAL");
     })?;
-    super::metrics::metrics().rendered(request, &response);
+    super::metrics::metrics().rendered(&findings, &response);
     tracing::debug!(
         package,
         tag,
@@ -96,9 +97,7 @@ fn run_logged(
 ///
 /// `AssertUnwindSafe`: the closure only borrows the request, which nothing reads after a panic,
 /// and the core keeps no state between calls.
-pub fn call_core(
-    core: impl FnOnce() -> RunFunctionResponse,
-) -> Result<RunFunctionResponse, Status> {
+pub fn call_core<T>(core: impl FnOnce() -> T) -> Result<T, Status> {
     catch_unwind(AssertUnwindSafe(core)).map_err(|_| internal())
 }
 
