@@ -4,12 +4,49 @@
 # the core, a short soak of the server (scripts/soak.sh) and the WebAssembly package
 # (scripts/test-wasm.sh). The provider CRDs that rendered resources are
 # validated against are in the repository (crds/), so CRD validation never
-# skips; the package tests print SKIP lines where skopeo and umoci could not be
-# installed.
+# skips. What it installs is said first; as root it installs Debian packages with
+# apt-get (without recommended packages); otherwise the checks that need a missing
+# one are skipped, and the summary at the end lists what ran and what was skipped.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 step() { printf '\n== %s\n' "$*"; }
+
+ran=()
+skipped=()
+summary() {
+  local status=$?
+  printf '\n== summary\n'
+  for check in "${ran[@]}"; do printf '  ran      %s\n' "$check"; done
+  for check in "${skipped[@]}"; do printf '  SKIPPED  %s\n' "$check"; done
+  if [ "$status" -ne 0 ]; then printf '  FAILED   (exit %s) at the step above the summary\n' "$status"; fi
+}
+trap summary EXIT
+
+# Debian packages the tests use, and what for.
+declare -A needed=(
+  [skopeo]="skopeo:the package tests (OCI image layout)"
+  [umoci]="umoci:the package tests (unpacking the image)"
+  [musl-gcc]="musl-tools:the static binary of the package"
+  [h2load]="nghttp2-client:the soak (load over HTTP/2)"
+  [/usr/bin/chromium]="chromium:the playground test in a real browser"
+)
+missing=()
+for command in "${!needed[@]}"; do
+  if ! command -v "$command" >/dev/null && [ ! -x "$command" ]; then
+    missing+=("${needed[$command]%%:*}")
+  fi
+done
+
+step "what this installs"
+echo "rustup: rustfmt, clippy, targets wasm32-unknown-unknown and x86_64-unknown-linux-musl"
+echo "cargo: wasm-bindgen-cli at the version in Cargo.lock (scripts/build-wasm.sh)"
+echo "npm: the packages of wasm/package-lock.json, in wasm/node_modules"
+if [ ${#missing[@]} -gt 0 ]; then
+  echo "Debian (apt-get install --no-install-recommends): ${missing[*]}"
+else
+  echo "Debian: nothing (every package is present)"
+fi
 
 step "toolchain components and targets"
 rustup component add rustfmt clippy >/dev/null 2>&1 || true
@@ -17,36 +54,53 @@ rustup target add wasm32-unknown-unknown
 # The static binary of the Function package (tests/package.rs).
 rustup target add x86_64-unknown-linux-musl || echo "WARNING: no musl target: the package test uses a dynamic binary"
 
-step "system packages: skopeo and umoci (OCI tools), musl-gcc (the static build's C code), h2load (the soak)"
-missing=()
-command -v skopeo >/dev/null || missing+=(skopeo)
-command -v umoci >/dev/null || missing+=(umoci)
-command -v musl-gcc >/dev/null || missing+=(musl-tools)
-command -v h2load >/dev/null || missing+=(nghttp2-client)
 if [ ${#missing[@]} -gt 0 ]; then
+  step "system packages: ${missing[*]}"
   if command -v apt-get >/dev/null && [ "$(id -u)" = 0 ]; then
     apt-get update -qq
-    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${missing[@]}" >/dev/null
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
   else
-    echo "WARNING: cannot install ${missing[*]} (needs apt-get as root): the package tests will SKIP"
+    echo "not root (or no apt-get): not installing ${missing[*]}; the checks that need them are skipped"
   fi
 fi
+has() { command -v "$1" >/dev/null || [ -x "$1" ]; }
 
 step "format"
 cargo fmt --all -- --check
+ran+=("format (cargo fmt --check)")
 
 step "lint"
 cargo clippy --all-targets --all-features -- -D warnings
+ran+=("lint (cargo clippy -D warnings)")
 
 step "the core builds for wasm32-unknown-unknown"
 cargo check --lib --no-default-features --target wasm32-unknown-unknown
+ran+=("the core builds for wasm32")
 
 step "tests"
 cargo test --all-features
+ran+=("cargo test --all-features (CRD validation against crds/ included)")
+if has skopeo && has umoci; then
+  ran+=("the package tests (skopeo, umoci)")
+else
+  skipped+=("the package tests: skopeo or umoci missing (they printed SKIP lines)")
+fi
 
 step "soak (short): 5,000 calls at 64 in flight over loopback, no failure, RSS growth under 2 MB"
 # The full one (200,000 calls, release build) is scripts/soak.sh; see RELIABILITY.md.
-PROFILE=debug TIME_LIMIT=300 scripts/soak.sh 5000 64
+if has h2load; then
+  PROFILE=debug TIME_LIMIT=300 scripts/soak.sh 5000 64
+  ran+=("soak (5,000 calls)")
+else
+  skipped+=("soak: h2load (nghttp2-client) missing")
+fi
 
 step "the WebAssembly module, its playground and benchmark"
-scripts/test-wasm.sh
+if has /usr/bin/chromium; then
+  scripts/test-wasm.sh
+  ran+=("WebAssembly: Node tests, the playground in Chromium, benchmark")
+else
+  SKIP_BROWSER=1 scripts/test-wasm.sh
+  ran+=("WebAssembly: Node tests, benchmark")
+  skipped+=("the playground in a real browser: chromium missing")
+fi

@@ -81,6 +81,9 @@ impl<'a> Composer<'a> {
         if let Some(LiveSchema::Served(schema)) = live {
             check_live(p, &for_provider, &resource, schema, findings);
         }
+        if !matches!(live, Some(LiveSchema::NotServed)) {
+            check_remote_url(p, &for_provider, findings);
+        }
         resource
     }
 
@@ -451,6 +454,20 @@ fn claim_path(p: &Planned, fields: &Fields, path: &str) -> String {
     }
     p.entry
         .field_path(path.strip_prefix("spec.").unwrap_or(path))
+}
+
+/// A remote repository proxies its `url`: the provider cannot create one without it, whatever
+/// the CRD's rules say (the npm, ansible and huggingfaceml remotes have no rule for it). Where
+/// the kind's rules require it, the check of those rules has reported it already.
+fn check_remote_url(p: &Planned, fields: &Fields, findings: &mut Findings) {
+    let ruled = p.kind.required_when_managed.iter().any(|f| f == "url");
+    if p.kind.rclass == Rclass::Remote
+        && !ruled
+        && !fields.contains("url")
+        && creates_or_updates(p.management_policies.as_deref())
+    {
+        report_required(p, "url", findings);
+    }
 }
 
 /// The CRDs' CEL rules apply while the policies allow creating or updating.

@@ -287,6 +287,7 @@ fn read_entry<'a>(index: usize, value: &'a Value, findings: &mut Findings) -> En
         return entry;
     };
     entry.name = read_name(&mut reader, &entry);
+    reader.set_entry_name(entry.name);
     entry.rclass = read_rclass(&mut reader, &entry);
     entry.package_type = read_required_string(
         &mut reader,

@@ -75,9 +75,11 @@ fn run(request: &RunFunctionRequest, findings: &mut Findings) -> RunFunctionResp
         .iter()
         .map(|p| observed_resource(request, p.name))
         .collect();
+    let renamed_by_project_key =
+        lifecycle::check_project_key_change(&planned, &live, spec.project_key, findings);
     for (p, live) in planned.iter().zip(&live) {
         if let Some(live) = live {
-            lifecycle::check_immutable(p, live, findings);
+            lifecycle::check_immutable(p, live, renamed_by_project_key, findings);
         }
     }
     if advertises(request, Capability::RequiredSchemas) {
@@ -128,9 +130,14 @@ fn run(request: &RunFunctionRequest, findings: &mut Findings) -> RunFunctionResp
     // Repositories gone from the spec are retired without deleting them by accident.
     let observed = observed_resources(request);
     let retirements = lifecycle::retire(observed, &planned, input.deletion_protection);
+    let moves = lifecycle::moves(&retirements, &planned);
+    let held_back: Vec<&str> = moves.iter().map(|m| m.to).collect();
     let desired = response.desired.get_or_insert_with(State::default);
     for ((p, resource), live) in planned.iter().zip(resources).zip(&live) {
-        insert_desired(desired, p.name, resource, *live);
+        // A moved key is handed over once the old resource is gone.
+        if !moves.iter().any(|m| m.to == p.name) {
+            insert_desired(desired, p.name, resource, *live);
+        }
     }
     for retirement in &retirements {
         if let Retirement::Orphaning {
@@ -160,6 +167,7 @@ fn run(request: &RunFunctionRequest, findings: &mut Findings) -> RunFunctionResp
         live: &live,
         leaks: &leaks,
         retirements: &retirements,
+        held_back: &held_back,
         input: &input,
         findings,
     };
@@ -170,10 +178,24 @@ fn run(request: &RunFunctionRequest, findings: &mut Findings) -> RunFunctionResp
     response
         .results
         .extend(status::change_results(&report, &previous));
+    response.results.extend(moves.iter().map(move_result));
     response.results.extend(composite_warnings(findings));
     response.results.extend(drift_results);
     findings.rendered = Some((api, planned.len()));
     response
+}
+
+/// A Normal result for a key that moves to a renamed entry.
+fn move_result(m: &lifecycle::Move) -> FnResult {
+    FnResult {
+        severity: Severity::Normal as i32,
+        message: format!(
+            "repository key \"{}\" moves from composed resource \"{}\" to \"{}\": \"{}\" is released first (the repository is kept), then \"{}\" takes the repository over",
+            m.key, m.from, m.to, m.from, m.to
+        ),
+        reason: Some("RepositoryMoving".to_owned()),
+        target: Some(Target::Composite as i32),
+    }
 }
 
 /// Warnings about the whole call (the input's, such as a provider release the catalog has

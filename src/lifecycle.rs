@@ -101,7 +101,7 @@ mod tests {
 use crate::compose::EXTERNAL_NAME;
 use crate::keys::{key_label_value, KEY_LABEL};
 use crate::plan::Planned;
-use crate::problems::{Category, Findings};
+use crate::problems::{a_or_an, Category, Findings};
 use serde_json::{json, Map, Value};
 use std::collections::BTreeMap;
 
@@ -139,10 +139,18 @@ pub fn live_key(object: &Object) -> Option<&str> {
 /// Keys and kinds are immutable: a live repository whose entry now yields
 /// another key or kind would be renamed (orphaning the old repository) or
 /// replaced. Both fail the call.
-pub fn check_immutable(p: &Planned, live: &Object, findings: &mut Findings) {
+///
+/// `renamed_by_project_key`: the key changes come from a changed `spec.projectKey`, reported
+/// once for them all ([`check_project_key_change`]), so not again here.
+pub fn check_immutable(
+    p: &Planned,
+    live: &Object,
+    renamed_by_project_key: bool,
+    findings: &mut Findings,
+) {
     let entry = p.entry;
     if let Some(live_key) = live_key(live) {
-        if live_key != p.key {
+        if live_key != p.key && !renamed_by_project_key {
             findings.problem(
                 Category::UnsafeChange,
                 crate::keys::key_path(entry),
@@ -167,14 +175,62 @@ pub fn check_immutable(p: &Planned, live: &Object, findings: &mut Findings) {
             entry.path(),
             Some(entry.index),
             format!(
-                "{}: the live repository is a {live_kind} ({live_api_version}) and the spec now renders a {} ({}); the class and package type of a repository cannot change",
+                "{}: the live repository is {} {live_kind} ({live_api_version}) and the spec now renders {} {} ({}); the class and package type of a repository cannot change",
                 entry.label(),
+                a_or_an(live_kind),
+                a_or_an(&p.kind.kind),
                 p.kind.kind,
                 p.kind.api_version
             ),
             "restore rclass and packageType; to move, add a new entry (with a new name and key) and remove this one, which is then retired safely",
         );
     }
+}
+
+/// When every live repository whose key would change gets the new `spec.projectKey` in its
+/// key and had not had it, the project key changed: that is the one cause, said once at
+/// `spec.projectKey` with the repositories it would rename. Returns whether it was.
+pub fn check_project_key_change(
+    planned: &[Planned],
+    live: &[Option<&Object>],
+    project_key: Option<&str>,
+    findings: &mut Findings,
+) -> bool {
+    let Some(project_key) = project_key else {
+        return false;
+    };
+    let renames: Vec<(&str, &str)> = planned
+        .iter()
+        .zip(live)
+        .filter_map(|(p, live)| Some((live_key((*live)?)?, p.key.as_str())))
+        .filter(|(old, new)| old != new)
+        .collect();
+    let from_project_key =
+        |(old, new): &(&str, &str)| new.contains(project_key) && !old.contains(project_key);
+    if renames.is_empty() || !renames.iter().all(from_project_key) {
+        return false;
+    }
+    let list: Vec<String> = renames
+        .iter()
+        .map(|(old, new)| format!("\"{old}\" -> \"{new}\""))
+        .collect();
+    let count = renames.len();
+    let noun = if count == 1 {
+        "repository"
+    } else {
+        "repositories"
+    };
+    findings.problem(
+        Category::UnsafeChange,
+        "spec.projectKey",
+        None,
+        format!(
+            "changing projectKey to \"{project_key}\" would rename {count} live {noun}: {}; keys are immutable in Artifactory, so each would be orphaned and a new one created",
+            list.join(", ")
+        ),
+        "restore projectKey to the value the live keys were made with; to move the repositories to the new project, add new entries and remove these, which are then retired safely",
+    );
+    true
 }
 
 /// The provider may have created a repository it did not record: a create
@@ -221,8 +277,50 @@ pub fn retire<'a>(
         .filter(|(name, live)| {
             label(live, KEY_LABEL).is_some() && !planned.iter().any(|p| p.name == name.as_str())
         })
-        .map(|(name, live)| retire_one(name, live, protection))
+        .map(|(name, live)| {
+            let moving = live_key(live).is_some_and(|key| planned.iter().any(|p| p.key == key));
+            retire_one(name, live, protection || moving)
+        })
         .collect()
+}
+
+/// An entry renamed with its key kept: the repository moves from the retiring resource to the
+/// entry's new one.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Move<'r> {
+    pub from: &'r str,
+    pub to: &'r str,
+    pub key: &'r str,
+}
+
+/// The moves among the retirements: each retiring resource whose key a planned entry takes.
+/// The entry's resource is held back until the old one is gone, so that two managed resources
+/// never act on one repository; the old one is orphaned first, whatever deletion protection
+/// says, so that the repository stays.
+pub fn moves<'r>(retirements: &'r [Retirement], planned: &'r [Planned]) -> Vec<Move<'r>> {
+    retirements
+        .iter()
+        .filter_map(|retirement| {
+            let (from, key) = retirement.name_and_key();
+            let to = planned.iter().find(|p| p.key == key)?;
+            Some(Move {
+                from,
+                to: to.name,
+                key,
+            })
+        })
+        .collect()
+}
+
+impl Retirement {
+    /// The composed resource's name and the repository's key.
+    pub fn name_and_key(&self) -> (&str, &str) {
+        match self {
+            Retirement::Orphaning { name, key, .. }
+            | Retirement::Released { name, key }
+            | Retirement::Deleted { name, key } => (name, key),
+        }
+    }
 }
 
 fn retire_one(name: &str, live: &Object, protection: bool) -> Retirement {

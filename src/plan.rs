@@ -71,7 +71,7 @@ pub fn plan<'a>(ctx: &Context<'a>, findings: &mut Findings) -> Vec<Planned<'a>> 
             .filter_map(|entry| plan_entry(ctx, entry, template.as_ref(), findings)),
     );
     keys::check_unique_keys(planned.iter().map(|p| (p.entry, p.key.as_str())), findings);
-    wiring::wire(&mut planned, findings);
+    wiring::wire(&mut planned, entries, findings);
     planned
 }
 

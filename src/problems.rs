@@ -182,6 +182,27 @@ impl Findings {
     }
 }
 
+/// `a` or `an` before a word as it is said: `an npm`, `an OCIRepository`, `a maven`,
+/// `an NPMRepository` (a leading acronym is spelled out), `a VCSRepository`.
+pub fn a_or_an(word: &str) -> &'static str {
+    let mut letters = word.chars();
+    let first = letters.next().unwrap_or('x');
+    let spelled_out =
+        first.is_ascii_uppercase() && letters.next().is_some_and(|c| c.is_ascii_uppercase());
+    // Package types that are acronyms, said letter by letter.
+    let acronym = matches!(word, "npm" | "rpm" | "sbt");
+    let vowel_sound = if spelled_out || acronym {
+        "AEFHILMNORSXaefhilmnorsx".contains(first)
+    } else {
+        "AEIOUaeiou".contains(first)
+    };
+    if vowel_sound {
+        "an"
+    } else {
+        "a"
+    }
+}
+
 /// The closest of `candidates` to `given`, if it is close enough to be a typo.
 pub fn closest<'a>(given: &str, candidates: impl IntoIterator<Item = &'a str>) -> Option<&'a str> {
     let given_lower = given.to_ascii_lowercase();
@@ -226,6 +247,23 @@ pub fn quoted(value: &serde_json::Value) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn articles_follow_how_words_are_said() {
+        for (word, article) in [
+            ("npm", "an"),
+            ("maven", "a"),
+            ("OCIRepository", "an"),
+            ("NPMRepository", "an"),
+            ("VCSRepository", "a"),
+            ("MavenRepository", "a"),
+            ("alpine", "an"),
+            ("rpm", "an"),
+            ("helm", "a"),
+        ] {
+            assert_eq!(a_or_an(word), article, "{word}");
+        }
+    }
 
     #[test]
     fn closest_finds_typos_only() {

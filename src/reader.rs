@@ -15,6 +15,8 @@ pub struct ObjectReader<'a, 'f, M = LookedUp<'a>> {
     fields_read: usize,
     path: FieldPath<'f>,
     entry: Option<usize>,
+    /// The entry's name once read, for the label of type errors.
+    entry_name: Option<&'a str>,
     category: Category,
     known: Known,
     ignored: &'static [&'static str],
@@ -177,6 +179,7 @@ impl<'a, 'f, M: Members<'a>> ObjectReader<'a, 'f, M> {
             fields_read: 0,
             path,
             entry,
+            entry_name: None,
             category,
             known: Known::default(),
             ignored: &[],
@@ -295,13 +298,28 @@ impl<'a, 'f, M: Members<'a>> ObjectReader<'a, 'f, M> {
         all_strings.then_some(strings)
     }
 
+    /// Names the repository entry this reader reads, for its type errors.
+    pub fn set_entry_name(&mut self, name: Option<&'a str>) {
+        self.entry_name = name;
+    }
+
+    /// `repository "libs": ` for a reader of a repository entry, as its other errors say it.
+    fn label(&self) -> String {
+        match (self.entry, self.entry_name) {
+            (Some(_), Some(name)) => format!("repository \"{name}\": "),
+            (Some(index), None) => format!("repository #{index}: "),
+            (None, _) => String::new(),
+        }
+    }
+
     fn wrong_type<T>(&mut self, name: &str, value: &Value, expected: &str) -> Option<T> {
         let path = self.path_of(name);
+        let label = self.label();
         self.findings.problem(
             self.category,
             path,
             self.entry,
-            format!("expected {expected}, got {}", quoted(value)),
+            format!("{label}expected {expected}, got {}", quoted(value)),
             format!("write {name} as {expected}"),
         );
         None

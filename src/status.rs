@@ -145,6 +145,8 @@ pub struct Report<'a> {
     /// Whether each planned repository's creation may have leaked.
     pub leaks: &'a [bool],
     pub retirements: &'a [Retirement],
+    /// Entries whose resource is held back while their key moves to them.
+    pub held_back: &'a [&'a str],
     pub input: &'a Input,
     pub findings: &'a Findings,
 }
@@ -286,7 +288,7 @@ fn creating_message(report: &Report) -> Option<String> {
         .planned
         .iter()
         .zip(report.live)
-        .filter(|(_, live)| live.is_none())
+        .filter(|(p, live)| live.is_none() && !report.held_back.contains(&p.name))
         .map(|(p, _)| p)
         .peekable();
     new.peek()?;

@@ -5,11 +5,14 @@ use crate::catalog::{package_family, Rclass};
 use crate::contract::Entry;
 use crate::path::FieldPath;
 use crate::plan::Planned;
-use crate::problems::{suggestion, Category, Findings};
-use std::collections::BTreeMap;
+use crate::problems::{a_or_an, suggestion, Category, Findings};
+use std::collections::{BTreeMap, BTreeSet};
 
 /// Resolves member keys of every virtual and checks the wiring rules.
-pub fn wire(planned: &mut [Planned], findings: &mut Findings) {
+///
+/// `entries` are all of the composite's entries: a member that names one that could not be
+/// planned (it has problems of its own) is not reported again, and suggestions include it.
+pub fn wire(planned: &mut [Planned], entries: &[Entry], findings: &mut Findings) {
     for p in planned.iter() {
         check_class_fields(p.entry, findings);
     }
@@ -25,9 +28,14 @@ pub fn wire(planned: &mut [Planned], findings: &mut Findings) {
         .enumerate()
         .map(|(i, p)| (p.name, i))
         .collect();
+    let failed: BTreeSet<&str> = entries
+        .iter()
+        .filter_map(|e| e.name)
+        .filter(|name| !by_name.contains_key(name))
+        .collect();
     let resolved: Vec<(Vec<String>, Option<String>)> = planned
         .iter()
-        .map(|p| resolve_virtual(p, planned, &by_name, findings))
+        .map(|p| resolve_virtual(p, planned, &by_name, &failed, findings))
         .collect();
     for (p, (members, default_key)) in planned.iter_mut().zip(resolved) {
         p.member_keys = members;
@@ -78,6 +86,7 @@ fn resolve_virtual(
     p: &Planned,
     all: &[Planned],
     by_name: &BTreeMap<&str, usize>,
+    failed: &BTreeSet<&str>,
     findings: &mut Findings,
 ) -> (Vec<String>, Option<String>) {
     let entry = p.entry;
@@ -89,7 +98,10 @@ fn resolve_virtual(
     let repositories_path = entry.at_field("repositories");
     for (index, member_name) in names.iter().enumerate() {
         let path = repositories_path.index(index);
-        if let Some(member) = find_member(p, member_name, all, by_name, &path, findings) {
+        if failed.contains(member_name) {
+            continue;
+        }
+        if let Some(member) = find_member(p, member_name, all, by_name, failed, &path, findings) {
             check_member(p, member, &path, findings);
             keys.push(member.key.clone());
         }
@@ -103,6 +115,7 @@ fn resolve_virtual(
     );
     let default_key = entry
         .default_deployment_repo
+        .filter(|name| !failed.contains(name))
         .and_then(|name| resolve_default(p, name, all, by_name, findings));
     (keys, default_key)
 }
@@ -112,6 +125,7 @@ fn find_member<'p, 'a>(
     name: &str,
     all: &'p [Planned<'a>],
     by_name: &BTreeMap<&str, usize>,
+    failed: &BTreeSet<&str>,
     path: &FieldPath,
     findings: &mut Findings,
 ) -> Option<&'p Planned<'a>> {
@@ -131,7 +145,12 @@ fn find_member<'p, 'a>(
     if let Some(index) = by_name.get(name) {
         return Some(&all[*index]);
     }
-    let known: Vec<&str> = by_name.keys().copied().filter(|n| *n != p.name).collect();
+    let known: Vec<&str> = by_name
+        .keys()
+        .chain(failed)
+        .copied()
+        .filter(|n| *n != p.name)
+        .collect();
     findings.problem(
         Category::InvalidWiring,
         path.to_string(),
@@ -156,9 +175,10 @@ fn check_member(p: &Planned, member: &Planned, path: &FieldPath, findings: &mut 
             path.to_string(),
             Some(p.entry.index),
             format!(
-                "{}: member \"{}\" is a {} repository, and this virtual aggregates {}",
+                "{}: member \"{}\" is {} {} repository, and this virtual aggregates {}",
                 p.entry.label(),
                 member.name,
+                a_or_an(&member.kind.package_type),
                 member.kind.package_type,
                 p.kind.package_type
             ),
@@ -187,8 +207,10 @@ fn resolve_default(
                     m.entry.rclass.map_or("", |r| r.as_str())
                 ),
                 Some(m) => format!(
-                    "is a {} repository, and this virtual aggregates {}",
-                    m.kind.package_type, p.kind.package_type
+                    "is {} {} repository, and this virtual aggregates {}",
+                    a_or_an(&m.kind.package_type),
+                    m.kind.package_type,
+                    p.kind.package_type
                 ),
             };
             let locals: Vec<&str> = p

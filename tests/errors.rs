@@ -247,7 +247,7 @@ fn wiring_errors() {
         ),
     ]);
     assert_line(&m, "spec.repositories[3].repositories[0]: repository \"libs\": member \"libs-relase\" names no repository entry of this composite; fix: name an entry of spec.repositories (did you mean \"libs-release\"?), or list a repository outside this composite by key in externalRepositories");
-    assert_line(&m, "spec.repositories[3].repositories[1]: repository \"libs\": member \"npm-local\" is a npm repository, and this virtual aggregates maven; fix: members of a virtual must share its package type; remove \"npm-local\" or change its packageType");
+    assert_line(&m, "spec.repositories[3].repositories[1]: repository \"libs\": member \"npm-local\" is an npm repository, and this virtual aggregates maven; fix: members of a virtual must share its package type; remove \"npm-local\" or change its packageType");
     assert_line(&m, "spec.repositories[3].repositories[2]: repository \"libs\": a virtual repository cannot contain itself; fix: remove \"libs\" from repositories");
     assert_line(&m, "spec.repositories[3].defaultDeploymentRepo: repository \"libs\": defaultDeploymentRepo \"remote\" is a remote repository; deployments go to a local one; fix: add a local repository to repositories and name it here, or remove defaultDeploymentRepo");
     assert_line(&m, "spec.repositories[4].url: repository \"plain\": url is for remote repositories, and this one is local; fix: remove url, or change rclass to remote");
@@ -340,4 +340,90 @@ fn the_flat_api_has_no_federated_repositories() {
         .run();
     let m = fatal_message(&response).unwrap();
     assert_line(&m, "spec.repositories[0].packageType: repository \"f\": the flat provider API has no federated repository of package type \"maven\" (the cluster and namespaced provider APIs have it); fix: the flat API has no federated repositories at all: use another rclass, or providerApi cluster or namespaced");
+}
+
+/// A remote proxies its url: every remote needs one while it may be created or updated, also
+/// where the provider's CRD has no rule for it (npm, ansible, huggingfaceml).
+#[test]
+fn every_remote_needs_a_url_while_it_may_be_created_or_updated() {
+    for (package_type, kind) in [
+        ("npm", "NPMRepository"),
+        ("ansible", "AnsibleRepository"),
+        ("huggingfaceml", "HuggingFaceMLRepository"),
+        ("maven", "MavenRepository"),
+    ] {
+        let remote = json!({"name": "upstream", "rclass": "remote", "packageType": package_type});
+        let message = fatal_for_entries(vec![remote.clone()]);
+        assert!(message.contains(": 1 problem"), "{message}");
+        assert_line(
+            &message,
+            &format!("spec.repositories[0].url: repository \"upstream\": {kind} requires spec.forProvider.url while it may create or update the repository; fix: set url to the upstream URL, such as https://repo1.maven.org/maven2"),
+        );
+        // Observed only: the provider creates nothing, so no url is needed.
+        let observed = with(remote, "managementPolicies", json!(["Observe"]));
+        let response = request(composite(json!({"repositories": [observed]}))).run();
+        assert_eq!(fatal_message(&response), None, "{package_type}");
+    }
+}
+
+/// A typo in an entry's rclass is reported once: the virtuals that list the entry do not add
+/// "names no repository entry" for it.
+#[test]
+fn a_bad_rclass_is_reported_once_not_again_by_the_virtuals_that_list_it() {
+    let message = fatal_for_entries(vec![
+        json!({"name": "libs-release", "rclass": "locl", "packageType": "maven"}),
+        local("libs-snapshot", "maven"),
+        json!({"name": "libs", "rclass": "virtual", "packageType": "maven",
+               "repositories": ["libs-release", "libs-snapshot"],
+               "defaultDeploymentRepo": "libs-release"}),
+    ]);
+    assert!(message.contains(": 1 problem"), "{message}");
+    assert!(message.contains("spec.repositories[0].rclass"), "{message}");
+    assert!(!message.contains("names no repository entry"), "{message}");
+    // A member that names no entry at all still is one, and the suggestion includes the
+    // entry that could not be planned.
+    let message = fatal_for_entries(vec![
+        json!({"name": "libs-release", "rclass": "locl", "packageType": "maven"}),
+        json!({"name": "libs", "rclass": "virtual", "packageType": "maven",
+               "repositories": ["libs-relase"]}),
+    ]);
+    assert!(
+        message.contains("member \"libs-relase\" names no repository entry of this composite; fix: name an entry of spec.repositories (did you mean \"libs-release\"?)"),
+        "{message}"
+    );
+}
+
+/// A changed projectKey renames every live repository: one problem at spec.projectKey that
+/// lists them, not one per repository that never names projectKey.
+#[test]
+fn a_changed_project_key_is_reported_once_at_spec_project_key() {
+    use support::requests::live;
+    let spec = json!({"projectKey": "team2", "repositories": [
+        local("libs-release", "maven"), local("libs-snapshot", "maven")]});
+    let response = request(composite(spec))
+        .observed(
+            "libs-release",
+            live(
+                "local.artifactory.jfrog.crossplane.io/v1alpha1",
+                "MavenRepository",
+                "team1-libs-release",
+                true,
+            ),
+        )
+        .observed(
+            "libs-snapshot",
+            live(
+                "local.artifactory.jfrog.crossplane.io/v1alpha1",
+                "MavenRepository",
+                "team1-libs-snapshot",
+                true,
+            ),
+        )
+        .run();
+    let message = fatal_message(&response).unwrap();
+    assert!(message.contains(": 1 problem"), "{message}");
+    assert_line(
+        &message,
+        "spec.projectKey: changing projectKey to \"team2\" would rename 2 live repositories: \"team1-libs-release\" -> \"team2-libs-release\", \"team1-libs-snapshot\" -> \"team2-libs-snapshot\"; keys are immutable in Artifactory, so each would be orphaned and a new one created; fix: restore projectKey to the value the live keys were made with; to move the repositories to the new project, add new entries and remove these, which are then retired safely",
+    );
 }

@@ -244,10 +244,9 @@ fn a_renamed_entry_retires_the_old_name() {
             .run(),
     );
     assert_eq!(resources["libs"]["spec"]["deletionPolicy"], "Orphan");
-    assert_eq!(
-        resources["libs-new"]["metadata"]["annotations"]["crossplane.io/external-name"],
-        "libs"
-    );
+    // The key moves: the new name takes it once the old resource is gone (see the test below),
+    // never two managed resources on one repository.
+    assert!(!resources.contains_key("libs-new"));
 }
 
 #[test]
@@ -398,4 +397,53 @@ fn a_key_owned_by_another_composite_is_a_conflict() {
         },
     );
     assert!(fatal_message(&function_artifactory::run_function(&req)).is_none());
+}
+
+/// An entry renamed with its key kept is a move: the old resource is orphaned and released
+/// first (even without deletion protection), the new one is held back until the old one is
+/// gone, so two managed resources never act on one repository; then it takes the key over.
+#[test]
+fn renaming_an_entry_with_its_key_moves_the_repository_in_two_phases() {
+    let renamed =
+        json!([{"name": "libs-new", "key": "libs", "rclass": "local", "packageType": "maven"}]);
+    let old = live(LOCAL_MAVEN, "MavenRepository", "libs", true);
+    for protection in [true, false] {
+        let first = request(composite(spec(renamed.clone())))
+            .input(input(json!({"deletionProtection": protection})))
+            .observed("libs-old", old.clone())
+            .run();
+        assert_eq!(fatal_message(&first), None);
+        let resources = desired_resources(&first);
+        assert_eq!(resources.len(), 1, "{protection}: {resources:?}");
+        assert_eq!(
+            resources["libs-old"]["spec"]["deletionPolicy"], "Orphan",
+            "{protection}"
+        );
+        let normal = results(&first, Severity::Normal);
+        assert!(
+            normal.iter().any(|r| r == "RepositoryMoving: repository key \"libs\" moves from composed resource \"libs-old\" to \"libs-new\": \"libs-old\" is released first (the repository is kept), then \"libs-new\" takes the repository over"),
+            "{normal:?}"
+        );
+        assert!(
+            !normal.iter().any(|r| r.contains("creating libs-new")),
+            "{normal:?}"
+        );
+    }
+
+    // The orphaning applied: the old resource is left out (Crossplane deletes it, the
+    // repository stays) and the new one is still held back.
+    let mut orphaned = old;
+    orphaned["spec"]["deletionPolicy"] = json!("Orphan");
+    let second = request(composite(spec(renamed.clone())))
+        .observed("libs-old", orphaned)
+        .run();
+    assert!(desired_resources(&second).is_empty());
+
+    // The old resource gone: the new one takes the key.
+    let third = request(composite(spec(renamed))).run();
+    let resources = desired_resources(&third);
+    assert_eq!(
+        resources["libs-new"]["metadata"]["annotations"]["crossplane.io/external-name"],
+        "libs"
+    );
 }

@@ -43,12 +43,7 @@ fn main() -> ExitCode {
 
 /// Writes the repository CRDs of a provider package to `crds/<release>/`.
 fn import_package(root: &Path, package: &Path, release: &str) -> Result<(), String> {
-    let files = codegen::crds::package_release_files(package, release)?;
-    let dir = root.join(codegen::crds::CRDS_DIR).join(release);
-    std::fs::create_dir_all(&dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
-    for (name, text) in &files {
-        std::fs::write(dir.join(name), text).map_err(|e| format!("cannot write {name}: {e}"))?;
-    }
-    println!("wrote {} CRDs to {}", files.len(), dir.display());
+    let (dir, count) = codegen::crds::import_package(root, package, release)?;
+    println!("wrote {count} CRDs to {}", dir.display());
     Ok(())
 }

@@ -283,6 +283,29 @@ pub fn package_release_files(
     Ok(files)
 }
 
+/// Writes the repository CRDs of a provider package to `<root>/crds/<release>/`, where
+/// [`releases`] then finds them beside the archive; returns the folder and how many CRDs it
+/// holds. A release the repository already has is refused before anything is written.
+pub fn import_package(
+    root: &Path,
+    package: &Path,
+    release: &str,
+) -> Result<(PathBuf, usize), String> {
+    let files = package_release_files(package, release)?;
+    if self::release(root, release).is_ok() {
+        return Err(format!(
+            "release {release} is already in {CRDS_DIR}/; fix: give the package a release the \
+             repository has not got, or remove {CRDS_DIR}/{release}/ to import it again"
+        ));
+    }
+    let dir = root.join(CRDS_DIR).join(release);
+    std::fs::create_dir_all(&dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
+    for (name, text) in &files {
+        std::fs::write(dir.join(name), text).map_err(|e| format!("cannot write {name}: {e}"))?;
+    }
+    Ok((dir, files.len()))
+}
+
 fn blob_files(dir: &Path) -> Result<Vec<PathBuf>, String> {
     let mut files = Vec::new();
     let mut pending = vec![dir.to_path_buf()];
@@ -467,6 +490,68 @@ mod tests {
         let catalog = super::super::catalog::catalog_of(&with_new).unwrap();
         assert!(catalog.contains("\"v0.15.0\"]"));
         assert!(catalog.contains("\"kind\":\"GenericV2Repository\""));
+    }
+
+    /// What `codegen --provider-package` does, in a copy of the repository's `crds/`: the
+    /// package's CRDs land in `crds/v0.15.0/`, the release list gains it after the archive's,
+    /// and the catalog generated from that list names its kinds and its release.
+    #[test]
+    fn an_imported_package_joins_the_releases_and_the_catalog() {
+        let root = std::env::temp_dir().join(format!("fa-import-{}", std::process::id()));
+        std::fs::create_dir_all(root.join(CRDS_DIR)).unwrap();
+        let repository = Path::new(env!("CARGO_MANIFEST_DIR"));
+        std::fs::copy(repository.join(ARCHIVE_PATH), root.join(ARCHIVE_PATH)).unwrap();
+        // The package of a next release: v0.14.0's local Maven CRD, with a field it lacks.
+        let v0_14 = release(repository, "v0.14.0").unwrap();
+        let (_, maven) = v0_14
+            .crds
+            .iter()
+            .find(|(name, _)| {
+                name == "local.artifactory.jfrog.crossplane.io_mavenrepositories.yaml"
+            })
+            .unwrap();
+        let mut maven = maven.clone();
+        let versions = maven["spec"]["versions"].as_array_mut().unwrap();
+        for version in versions {
+            let for_provider = &mut version["schema"]["openAPIV3Schema"]["properties"]["spec"]
+                ["properties"]["forProvider"]["properties"];
+            for_provider["fieldOfTheNextRelease"] = serde_json::json!({"type": "string"});
+        }
+        let package = format!(
+            "apiVersion: meta.pkg.crossplane.io/v1\nkind: Provider\nmetadata:\n  name: p\n---\n{}",
+            serde_yaml_ng::to_string(&maven).unwrap()
+        );
+        let layer = gzip(&tar_of(&[("package.yaml", package.as_bytes())]));
+        let xpkg = root.join("provider.xpkg");
+        std::fs::write(&xpkg, tar_of(&[("0123abcd.tar.gz", &layer)])).unwrap();
+
+        let (dir, count) = import_package(&root, &xpkg, "v0.15.0").unwrap();
+        assert_eq!((dir.clone(), count), (root.join("crds").join("v0.15.0"), 1));
+        let all = releases(&root).unwrap();
+        let newest = all.last().unwrap();
+        assert_eq!(newest.release, "v0.15.0");
+        assert_eq!(newest.crds.len(), 1);
+        assert_eq!(all[all.len() - 2].release, "v0.14.0");
+        let catalog = super::super::catalog::catalog_of(&all).unwrap();
+        assert!(catalog.contains("\"v0.15.0\""), "the catalog lacks v0.15.0");
+        assert!(
+            catalog.contains("fieldOfTheNextRelease"),
+            "the catalog lacks the new field"
+        );
+
+        // Importing it again, or a release the archive has, is refused and writes nothing.
+        let again = import_package(&root, &xpkg, "v0.15.0").unwrap_err();
+        assert!(
+            again.contains("release v0.15.0 is already in crds/"),
+            "{again}"
+        );
+        let archived = import_package(&root, &xpkg, "v0.14.0").unwrap_err();
+        assert!(
+            archived.contains("release v0.14.0 is already"),
+            "{archived}"
+        );
+        assert!(!root.join("crds").join("v0.14.0").exists());
+        std::fs::remove_dir_all(&root).unwrap();
     }
 
     #[test]
