@@ -143,6 +143,39 @@ pub struct RepositoryEntrySchema {
     /// Pause reconciliation of this repository (crossplane.io/paused).
     #[serde(default)]
     pub paused: Option<bool>,
+    /// Remote repositories: the user name for the upstream.
+    #[serde(default)]
+    pub username: Option<String>,
+    /// Remote repositories: the password for the upstream, from a Secret.
+    #[serde(default)]
+    pub password: Option<PasswordSchema>,
+}
+
+/// A password kept in a Secret.
+#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
+#[cfg_attr(feature = "codegen", derive(schemars::JsonSchema))]
+#[serde(rename_all = "camelCase")]
+pub struct PasswordSchema {
+    /// The Secret key that holds the password. Without a namespace, the claim's namespace
+    /// (then the composite's) for the cluster-scoped provider APIs; the namespaced API
+    /// takes Secrets of the composite's namespace only.
+    pub secret_ref: PasswordSecretRefSchema,
+}
+
+/// A key of a Secret, with an optional namespace.
+#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
+#[cfg_attr(feature = "codegen", derive(schemars::JsonSchema))]
+#[serde(rename_all = "camelCase")]
+pub struct PasswordSecretRefSchema {
+    /// Key in the Secret.
+    #[cfg_attr(feature = "codegen", schemars(length(min = 1)))]
+    pub key: String,
+    /// Name of the Secret.
+    #[cfg_attr(feature = "codegen", schemars(length(min = 1)))]
+    pub name: String,
+    /// Namespace of the Secret.
+    #[serde(default)]
+    pub namespace: Option<String>,
 }
 
 /// A member of a federated repository.
@@ -257,6 +290,11 @@ pub struct InputSchema {
     /// Retire removed repositories in two steps, orphaning them first (default true).
     #[serde(default)]
     pub deletion_protection: Option<bool>,
+    /// Render remote passwords as the provider's write-only fields (passwordWoSecretRef and
+    /// passwordWoVersion, the Secret's resourceVersion) rather than passwordSecretRef
+    /// (default false; cluster and namespaced provider APIs).
+    #[serde(default)]
+    pub write_only_passwords: Option<bool>,
     /// How long Crossplane may cache the response, as a duration such as 60s (default 60s).
     #[serde(default)]
     #[cfg_attr(feature = "codegen", schemars(regex(pattern = DURATION_PATTERN)))]
@@ -384,7 +422,8 @@ mod tests {
                     "accessTokenSecretRef": {"key": "token", "name": "eu", "namespace": "crossplane-system"}
                 }],
                 "forProvider": {"xrayIndex": true}, "import": false, "deletionPolicy": "Orphan",
-                "managementPolicies": ["Observe"], "providerConfigRef": {"name": "eu"}, "paused": false
+                "managementPolicies": ["Observe"], "providerConfigRef": {"name": "eu"}, "paused": false,
+                "username": "ci", "password": {"secretRef": {"name": "upstream", "key": "password", "namespace": "team1"}}
             }]
         })
     }
@@ -395,7 +434,7 @@ mod tests {
             "metadata": {"name": "x"}, "providerApi": "auto", "naming": {"format": "{name}"},
             "artifactoryUrl": "https://artifactory.example.com",
             "defaults": {"providerConfigRef": {"name": "default"}, "deletionPolicy": "Delete", "managementPolicies": ["*"]},
-            "deletionProtection": true, "ttl": "60s"
+            "deletionProtection": true, "writeOnlyPasswords": false, "ttl": "60s"
         })
     }
 
@@ -448,6 +487,8 @@ mod tests {
                 "spec",
                 "spec.repositories[]",
                 "spec.repositories[].members[]",
+                "spec.repositories[].password",
+                "spec.repositories[].password.secretRef",
             ],
         );
         assert!(!findings.has_problems(), "{:?}", findings.problems);

@@ -232,8 +232,8 @@ fn for_provider<'p>(
     findings: &mut Findings,
 ) -> Fields<'p> {
     let entry = p.entry;
-    // The typed fields below add at most five.
-    let mut fields = Fields::with_capacity(entry.for_provider.map_or(0, Map::len) + 5);
+    // The typed fields below add at most six.
+    let mut fields = Fields::with_capacity(entry.for_provider.map_or(0, Map::len) + 6);
     for (name, value) in entry.for_provider.into_iter().flatten() {
         let path = for_provider_path.field(name);
         if name == "key" {
@@ -276,7 +276,24 @@ fn for_provider<'p>(
         FieldPath::Root("spec.projectKey"),
     );
     match entry.rclass {
-        Some(Rclass::Remote) => typed("url", text(entry.url), entry.at_field("url")),
+        Some(Rclass::Remote) => {
+            typed("url", text(entry.url), entry.at_field("url"));
+            typed("username", text(entry.username), entry.at_field("username"));
+            if let Some(secret) = &p.password {
+                typed(
+                    secret.field(),
+                    json(Some(secret.reference())),
+                    entry.at_field("password"),
+                );
+                if secret.write_only {
+                    typed(
+                        "passwordWoVersion",
+                        text(secret.version.as_deref()),
+                        entry.at_field("password"),
+                    );
+                }
+            }
+        }
         Some(Rclass::Virtual) => {
             let members = entry.repositories.is_some() || entry.external_repositories.is_some();
             typed(

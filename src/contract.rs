@@ -5,6 +5,7 @@
 //! fields, unknown fields (with the closest known name), duplicate names.
 
 use crate::catalog::Rclass;
+use crate::credentials::{read_password, PasswordRef};
 use crate::path::FieldPath;
 use crate::policy::{read_deletion_policy, read_management_policies, DeletionPolicy};
 use crate::problems::{quoted, suggestion, Category, Findings};
@@ -76,6 +77,10 @@ pub struct Entry<'a> {
     pub management_policies: Option<Vec<String>>,
     pub provider_config_ref: Option<&'a Map<String, Value>>,
     pub paused: bool,
+    /// Remote repositories: the user name for the upstream.
+    pub username: Option<&'a str>,
+    /// Remote repositories: the Secret key that holds the upstream password.
+    pub password: Option<PasswordRef<'a>>,
 }
 
 impl Entry<'_> {
@@ -213,12 +218,12 @@ pub fn is_dns_label(text: &str) -> bool {
 type EntryReader<'a, 'f> = ObjectReader<'a, 'f, EntryMembers<'a>>;
 
 /// A repository entry's members, sorted by field in one walk over its map.
-/// An entry has a handful of the seventeen fields it may have, and looking
+/// An entry has a handful of the nineteen fields it may have, and looking
 /// each of them up in the map cost more than the rest of reading the entry.
 struct EntryMembers<'a>([Option<&'a Value>; EntryMembers::FIELDS]);
 
 impl EntryMembers<'_> {
-    const FIELDS: usize = 17;
+    const FIELDS: usize = 19;
 
     /// Where a field of an entry is kept; `None` for a name the entry may not have.
     #[inline(always)]
@@ -241,6 +246,8 @@ impl EntryMembers<'_> {
             "managementPolicies" => 14,
             "providerConfigRef" => 15,
             "paused" => 16,
+            "username" => 17,
+            "password" => 18,
             _ => return None,
         })
     }
@@ -302,6 +309,10 @@ fn read_entry<'a>(index: usize, value: &'a Value, findings: &mut Findings) -> En
     entry.management_policies = read_management_policies(&mut reader);
     entry.provider_config_ref = reader.object("providerConfigRef");
     entry.paused = reader.bool("paused").unwrap_or(false);
+    entry.username = reader.string("username");
+    entry.password = reader
+        .value("password")
+        .and_then(|password| read_password(password, index, reader.findings()));
     reader.finish();
     entry
 }

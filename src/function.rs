@@ -9,6 +9,8 @@ use crate::catalog::live::{self, LiveSchema, LiveSchemas};
 use crate::catalog::{catalog, ProviderApi};
 use crate::compose::Composer;
 use crate::contract::{self, CompositeMeta, CompositeSpec};
+use crate::credentials;
+use crate::drift;
 use crate::input::{read_input, ApiChoice, Input};
 use crate::lifecycle::{self, Retirement};
 use crate::plan::{self, Planned};
@@ -68,7 +70,7 @@ fn run(request: &RunFunctionRequest, findings: &mut Findings) -> RunFunctionResp
         meta: &meta,
         api,
     };
-    let planned = plan::plan(&ctx, findings);
+    let mut planned = plan::plan(&ctx, findings);
     let live: Vec<Option<&Object>> = planned
         .iter()
         .map(|p| observed_resource(request, p.name))
@@ -94,17 +96,23 @@ fn run(request: &RunFunctionRequest, findings: &mut Findings) -> RunFunctionResp
             .map(|p| (p.kind.api_version.as_str(), p.kind.kind.as_str())),
     );
     check_served(&planned, &schemas, findings);
+    credentials::settle_write_only(&mut planned, &schemas, findings);
     if advertises(request, Capability::RequiredResources) {
+        let mut resources = lifecycle::key_requirements(&planned);
+        resources.extend(credentials::secret_requirements(&planned));
+        credentials::read_versions(&mut planned, &request.required_resources, findings);
         response
             .requirements
             .get_or_insert_with(Requirements::default)
-            .resources = lifecycle::key_requirements(&planned);
+            .resources = resources;
         for p in &planned {
             let found = request
                 .required_resources
                 .get(&lifecycle::requirement_name(p));
             lifecycle::check_conflicts(p, found, &meta, findings);
         }
+    } else {
+        credentials::warn_unversioned(&planned, findings);
     }
 
     // Render and check every resource; any problem fails the whole call and
@@ -153,6 +161,7 @@ fn run(request: &RunFunctionRequest, findings: &mut Findings) -> RunFunctionResp
         .iter()
         .map(|l| l.is_some_and(lifecycle::leak_suspected))
         .collect();
+    let drift_results = drift::drift_warnings(&planned, &live, &input, spec.project_key, findings);
     let report = status::Report {
         planned: &planned,
         live: &live,
@@ -171,6 +180,7 @@ fn run(request: &RunFunctionRequest, findings: &mut Findings) -> RunFunctionResp
         .extend(status::change_results(&report, &previous));
     response.results.extend(moves.iter().map(move_result));
     response.results.extend(composite_warnings(findings));
+    response.results.extend(drift_results);
     findings.rendered = Some((api, planned.len()));
     response
 }

@@ -52,6 +52,9 @@ pub struct Input {
     pub artifactory_url: Option<String>,
     pub defaults: Defaults,
     pub deletion_protection: bool,
+    /// Remote passwords as the provider's write-only fields (`passwordWoSecretRef`
+    /// and `passwordWoVersion`), not `passwordSecretRef`.
+    pub write_only_passwords: bool,
     /// Response TTL as (seconds, nanoseconds).
     pub ttl: (i64, i32),
 }
@@ -65,6 +68,7 @@ impl Default for Input {
             artifactory_url: None,
             defaults: Defaults::default(),
             deletion_protection: true,
+            write_only_passwords: false,
             ttl: (DEFAULT_TTL_SECONDS, 0),
         }
     }
@@ -109,6 +113,9 @@ pub fn read_input(object: Option<&Map<String, Value>>, findings: &mut Findings) 
     }
     if let Some(protection) = reader.bool("deletionProtection") {
         input.deletion_protection = protection;
+    }
+    if let Some(write_only) = reader.bool("writeOnlyPasswords") {
+        input.write_only_passwords = write_only;
     }
     if let Some(ttl) = reader.string("ttl") {
         match parse_duration(ttl) {

@@ -4,6 +4,8 @@ pub mod api;
 pub mod catalog;
 pub mod compose;
 pub mod contract;
+pub mod credentials;
+pub mod drift;
 pub mod function;
 pub mod input;
 pub mod keys;

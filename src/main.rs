@@ -28,9 +28,26 @@ enum Command {
 }
 
 fn main() -> ExitCode {
-    let cli = Cli::parse();
+    let cli = match Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(error) => return usage_error(error),
+    };
     match cli.command {
         Some(Command::Render(args)) => render::run(args),
         None => server::serve(cli.serve),
     }
+}
+
+/// Prints a usage error (or the help or version asked for) as clap does. `render` exits 1 on a
+/// usage error, as `crossplane render` does (kong exits 1 on every error); the server keeps
+/// clap's 2.
+fn usage_error(error: clap::Error) -> ExitCode {
+    let _ = error.print();
+    if !error.use_stderr() {
+        return ExitCode::SUCCESS;
+    }
+    if std::env::args().nth(1).as_deref() == Some("render") {
+        return ExitCode::FAILURE;
+    }
+    ExitCode::from(u8::try_from(error.exit_code()).unwrap_or(2))
 }

@@ -3,6 +3,7 @@
 
 use crate::catalog::{catalog, Kind, ProviderApi, Rclass};
 use crate::contract::{CompositeMeta, CompositeSpec, Entry};
+use crate::credentials::{plan_password, SecretUse};
 use crate::input::Input;
 use crate::keys::{self, KeyOrigin, Template};
 use crate::lifecycle::{self, Deletion};
@@ -29,6 +30,8 @@ pub struct Planned<'a> {
     pub deletion_policy: Option<DeletionPolicy>,
     pub provider_config_ref: Option<Setting<&'a Map<String, Value>>>,
     pub deletion: Deletion,
+    /// Remote repositories: how the password is referenced.
+    pub password: Option<SecretUse>,
 }
 
 /// A setting with the path it was taken from, for messages.
@@ -106,6 +109,13 @@ fn plan_entry<'a>(
         deletion_policy,
         provider_config_ref: provider_config_ref(ctx, entry),
         deletion,
+        password: plan_password(
+            entry,
+            kind,
+            ctx.meta,
+            ctx.input.write_only_passwords,
+            findings,
+        ),
     })
 }
 

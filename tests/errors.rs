@@ -142,7 +142,14 @@ fn project_key_pattern() {
 
 #[test]
 fn warnings_do_not_fail() {
-    let spec = json!({"projectKey": "team1", "repositories": [with(local("a", "maven"), "key", json!("1libs"))]});
+    // projectEnvironments set: the projectKey drift warning (tests/drift.rs) is not this test's subject.
+    let entry = with(local("a", "maven"), "key", json!("1libs"));
+    let entry = with(
+        entry,
+        "forProvider",
+        json!({"projectEnvironments": ["DEV"]}),
+    );
+    let spec = json!({"projectKey": "team1", "repositories": [entry]});
     let response = request(composite(spec)).run();
     desired_resources(&response);
     let warnings = &status_repositories(&response)[0]["warnings"];

@@ -267,8 +267,8 @@ metadata:
     assert_eq!(meta.tag.len(), 64, "a hex SHA-256 tag");
     assert_eq!(
         meta.capabilities,
-        vec![1, 2, 4],
-        "CAPABILITIES, REQUIRED_RESOURCES, CONDITIONS"
+        vec![1, 2, 3, 4],
+        "CAPABILITIES, REQUIRED_RESOURCES, CREDENTIALS, CONDITIONS"
     );
     // The observed name is kept, so no generateName is added.
     assert!(

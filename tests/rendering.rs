@@ -174,7 +174,9 @@ fn status_lists_every_repository_in_spec_order() {
             "name": "libs-release", "key": "team1-libs-release", "rclass": "local", "packageType": "maven",
             "apiVersion": "local.artifactory.jfrog.crossplane.io/v1alpha1", "kind": "MavenRepository",
             "ready": true, "synced": true, "deletion": "Delete", "adopted": false,
-            "url": "https://artifactory.example.com/artifactory/team1-libs-release", "warnings": []
+            "url": "https://artifactory.example.com/artifactory/team1-libs-release",
+            // The spec has a projectKey and no projectEnvironments (tests/drift.rs).
+            "warnings": ["projectKey is set without forProvider.projectEnvironments: Artifactory assigns DEV and the provider then reports drift on every reconcile; set projectEnvironments (for example [DEV])"]
         })
     );
     assert_eq!(

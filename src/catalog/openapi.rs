@@ -199,7 +199,7 @@ fn allows_unknown(schema: &Value) -> bool {
 /// Applies `default:` values like the API server: in every object that is present, a
 /// property that is absent (or null while not nullable) gets its default, then defaulting
 /// goes on inside every child, defaulted ones included.
-fn apply_defaults(value: &mut Value, schema: &Value) {
+pub fn apply_defaults(value: &mut Value, schema: &Value) {
     match value {
         Value::Object(fields) => {
             default_properties(fields, schema);

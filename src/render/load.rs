@@ -5,6 +5,7 @@
 //! yaml.v2 it reads `yes`/`on` as strings and leaves dates as strings. Quote
 //! such values in the input files when the difference matters.
 
+use super::secrets::StepCredential;
 use super::{Error, Result};
 use crate::proto::v1::{resource_selector, MatchLabels, ResourceSelector};
 use serde::Deserialize;
@@ -37,6 +38,8 @@ pub struct Step {
     pub input: Option<Value>,
     /// Bootstrap requirements (`requirements.requiredResources`), by name.
     pub required_resources: Vec<(String, ResourceSelector)>,
+    /// Credentials from Secrets (`credentials` of source `Secret` with a `secretRef`).
+    pub credentials: Vec<StepCredential>,
 }
 
 /// A `pkg.crossplane.io` Function: its name, package and annotations.
@@ -87,6 +90,22 @@ struct StepSpec {
     function_ref: FunctionRef,
     input: Option<Value>,
     requirements: Option<StepRequirements>,
+    credentials: Vec<CredentialSpec>,
+}
+
+#[derive(Deserialize, Default)]
+#[serde(default, rename_all = "camelCase")]
+struct CredentialSpec {
+    name: String,
+    source: String,
+    secret_ref: Option<SecretRefSpec>,
+}
+
+#[derive(Deserialize, Default)]
+#[serde(default)]
+struct SecretRefSpec {
+    name: String,
+    namespace: String,
 }
 
 #[derive(Deserialize, Default)]
@@ -191,6 +210,20 @@ fn step(spec: StepSpec) -> Step {
         function: spec.function_ref.name,
         input: spec.input,
         required_resources: required.into_iter().map(selector).collect(),
+        // Only Secrets are a source of credentials, as in Crossplane; others are skipped.
+        credentials: spec
+            .credentials
+            .into_iter()
+            .filter(|c| c.source == "Secret")
+            .filter_map(|c| {
+                let secret = c.secret_ref?;
+                Some(StepCredential {
+                    name: c.name,
+                    secret_name: secret.name,
+                    secret_namespace: secret.namespace,
+                })
+            })
+            .collect(),
     }
 }
 
@@ -253,6 +286,35 @@ pub fn resources(path: &Path, what: &str) -> Result<Vec<Object>> {
         docs.into_iter().map(parse).collect()
     };
     load().map_err(|e| e.wrap(format!("cannot load {what} from {}", quoted(path))))
+}
+
+/// The Secrets of `--function-credentials`: a file or folder of YAML mappings.
+pub fn secrets(path: &Path) -> Result<Vec<Object>> {
+    let load = || -> Result<Vec<Object>> {
+        let docs = read_stream(path).map_err(|e| e.wrap("cannot load YAML stream from file"))?;
+        let parse = |doc| match doc {
+            Value::Object(object) => Ok(object),
+            _ => Err(Error::new("the document is not a YAML mapping")
+                .wrap("cannot parse YAML secret manifest")),
+        };
+        docs.into_iter().map(parse).collect()
+    };
+    load().map_err(|e| e.wrap(format!("cannot load secrets from {}", quoted(path))))
+}
+
+/// The CompositeResourceDefinition of `--xrd`: the first document of a file.
+pub fn xrd(path: &Path) -> Result<Object> {
+    let load = || -> Result<Object> {
+        let text = read(path).map_err(|e| e.wrap("cannot read XRD file"))?;
+        let docs = parse_stream(&text).map_err(|e| e.wrap("cannot unmarshal XRD YAML"))?;
+        match docs.into_iter().next() {
+            Some(Value::Object(object)) => Ok(object),
+            _ => {
+                Err(Error::new("the file holds no YAML mapping").wrap("cannot unmarshal XRD YAML"))
+            }
+        }
+    };
+    load().map_err(|e| e.wrap(format!("cannot load XRD from {}", quoted(path))))
 }
 
 /// Context values given with `--context-values KEY=VALUE` (YAML or JSON) and

@@ -29,6 +29,8 @@
 pub mod load;
 pub mod output;
 pub mod pipeline;
+pub mod secrets;
+pub mod xrd;
 pub mod yaml;
 
 use std::fmt;
@@ -84,6 +86,19 @@ pub struct RenderArgs {
     /// How long the whole render may take (Go duration syntax, e.g. 30s, 1m).
     #[arg(long, default_value = "1m", value_parser = parse_go_duration)]
     pub timeout: Duration,
+    /// A YAML file or folder of Secrets that steps receive as credentials (a
+    /// step's `credentials` of source Secret, by name and namespace).
+    #[arg(long, value_name = "PATH")]
+    pub function_credentials: Option<PathBuf>,
+    /// A YAML file with the CompositeResourceDefinition (XRD) of the XR: its
+    /// schema's defaults are applied to the XR, which is validated against it,
+    /// before the pipeline runs.
+    #[arg(long, value_name = "PATH")]
+    pub xrd: Option<PathBuf>,
+    /// Print what render does, step by step, to stderr (never a request's
+    /// contents, so no credentials or Secret values).
+    #[arg(short = 'd', long)]
+    pub debug: bool,
 }
 
 /// Runs the command: the documents on stdout, or an error on stderr and

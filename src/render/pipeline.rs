@@ -8,7 +8,7 @@
 //! other function is called over insecure gRPC at its development target.
 
 use super::load::{self, object_at, resource_name, str_at, Composition, Function, Object, Step};
-use super::{Error, RenderArgs, Result};
+use super::{secrets, Error, RenderArgs, Result};
 use crate::proto::v1::{
     self, resource_selector, Capability, Condition, RequestMeta, Requirements, Resource,
     ResourceSelector, Resources, RunFunctionRequest, RunFunctionResponse, Schema, SchemaSelector,
@@ -42,6 +42,10 @@ pub struct Inputs {
     /// not advertised).
     pub schemas: Option<SchemaPool>,
     pub context: Object,
+    /// The Secrets of `--function-credentials`.
+    pub credentials: Vec<Object>,
+    /// `--debug`: a line per step call on stderr.
+    pub debug: bool,
 }
 
 impl Inputs {
@@ -52,6 +56,15 @@ impl Inputs {
         check_composition(&composite, &composition)?;
         let functions = match &args.functions {
             Some(path) => load::functions(path)?,
+            None => Vec::new(),
+        };
+        let mut composite = composite;
+        if let Some(path) = &args.xrd {
+            let definition = load::xrd(path)?;
+            super::xrd::apply(&mut composite, &definition)?;
+        }
+        let credentials = match &args.function_credentials {
+            Some(path) => load::secrets(path)?,
             None => Vec::new(),
         };
         let observed = match &args.observed_resources {
@@ -84,6 +97,8 @@ impl Inputs {
             required,
             schemas,
             context,
+            credentials,
+            debug: args.debug,
         })
     }
 }
@@ -183,7 +198,18 @@ async fn run_steps(inputs: &Inputs, timeout: Duration) -> Result<Outcome> {
     let mut context = Some(Struct::from(inputs.context.clone()));
     let mut outcome = Outcome::default();
     for step in &inputs.composition.steps {
-        let request = step_request(step, &observed, desired, context, &pool)?;
+        let mut request = step_request(step, &observed, desired, context, &pool)?;
+        request.credentials = secrets::for_step(&step.credentials, &inputs.credentials)?;
+        if inputs.debug {
+            // Names and counts only: a request may carry credentials.
+            eprintln!(
+                "render: step {:?} (function {:?}): {} credentials, {} required resources",
+                step.name,
+                step.function,
+                request.credentials.len(),
+                request.required_resources.len()
+            );
+        }
         let call =
             run_with_requirements(&mut runners, step, request, &pool, inputs.schemas.as_ref());
         let response = tokio::time::timeout_at(deadline, call)
@@ -328,6 +354,7 @@ fn with_meta(mut request: RunFunctionRequest, schemas: bool) -> RunFunctionReque
     let mut capabilities = vec![
         Capability::Capabilities,
         Capability::RequiredResources,
+        Capability::Credentials,
         Capability::Conditions,
     ];
     if schemas {
@@ -850,10 +877,10 @@ mod tests {
                 .tag,
             first.tag
         );
-        assert_eq!(first.capabilities, vec![1, 2, 4]);
+        assert_eq!(first.capabilities, vec![1, 2, 3, 4]);
         // Required schemas only with --required-schemas.
         let with_schemas = with_meta(request, true).meta.unwrap();
-        assert_eq!(with_schemas.capabilities, vec![1, 2, 4, 5]);
+        assert_eq!(with_schemas.capabilities, vec![1, 2, 3, 4, 5]);
     }
 
     #[test]

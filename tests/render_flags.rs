@@ -1,0 +1,214 @@
+//! `render --function-credentials`, `--xrd` and `--debug` (issue 18): credentials reach
+//! the step that asks for them, and no Secret value reaches render's output or log.
+//! The goldens of each flag are in `examples/render-flags/`.
+#![cfg(feature = "server")]
+
+mod support;
+
+use function_artifactory::proto::v1::credentials::Source;
+use function_artifactory::proto::v1::{ResponseMeta, RunFunctionRequest, RunFunctionResponse};
+use support::render::{Scenario, TestFunction};
+
+/// Values that must never be printed: a credential's and a required Secret's.
+const TOKEN: &str = "tok-7f3a-Never-Print-Me";
+const PASSWORD: &str = "pw-91c2-Never-Print-Me";
+
+fn echo(request: RunFunctionRequest) -> RunFunctionResponse {
+    RunFunctionResponse {
+        meta: Some(ResponseMeta {
+            tag: request.meta.clone().unwrap_or_default().tag,
+            ttl: None,
+        }),
+        desired: request.desired.clone(),
+        context: request.context.clone(),
+        ..Default::default()
+    }
+}
+
+fn scenario(name: &str, extra: &TestFunction) -> Scenario {
+    let scenario = Scenario::new(name);
+    scenario
+        .file(
+            "xr.yaml",
+            "\
+apiVersion: artifactory.example.org/v1alpha1
+kind: XRepositorySet
+metadata:
+  name: team1-repos
+  labels:
+    crossplane.io/claim-name: team1
+    crossplane.io/claim-namespace: team1
+spec:
+  repositories:
+    - name: vendor
+      rclass: remote
+      packageType: maven
+      url: https://maven.vendor.example.com/releases
+      username: ci
+      password:
+        secretRef: {name: vendor, key: password}
+",
+        )
+        .file(
+            "composition.yaml",
+            "\
+apiVersion: apiextensions.crossplane.io/v1
+kind: Composition
+metadata:
+  name: sets
+spec:
+  compositeTypeRef:
+    apiVersion: artifactory.example.org/v1alpha1
+    kind: XRepositorySet
+  mode: Pipeline
+  pipeline:
+    - step: artifactory
+      functionRef: {name: function-artifactory}
+      input:
+        apiVersion: artifactory.fn.crossplane.io/v1beta1
+        kind: Input
+        writeOnlyPasswords: true
+    - step: extra
+      functionRef: {name: function-extra}
+      credentials:
+        - name: admin
+          source: Secret
+          secretRef: {namespace: crossplane-system, name: admin}
+        - name: ignored
+          source: None
+",
+        )
+        .file(
+            "functions.yaml",
+            &format!(
+                "\
+apiVersion: pkg.crossplane.io/v1
+kind: Function
+metadata:
+  name: function-artifactory
+spec:
+  package: xpkg.example.io/org/function-artifactory:v0.1.0
+---
+apiVersion: pkg.crossplane.io/v1
+kind: Function
+metadata:
+  name: function-extra
+  annotations:
+    render.crossplane.io/runtime: Development
+    render.crossplane.io/runtime-development-target: {}
+spec:
+  package: xpkg.example.io/org/function-extra:v1.0.0
+",
+                extra.address
+            ),
+        )
+        .file(
+            "credentials.yaml",
+            &format!(
+                "\
+apiVersion: v1
+kind: Secret
+metadata: {{name: admin, namespace: crossplane-system}}
+stringData: {{token: {TOKEN}}}
+"
+            ),
+        )
+        .file(
+            "required.yaml",
+            &format!(
+                "\
+apiVersion: v1
+kind: Secret
+metadata: {{name: vendor, namespace: team1, resourceVersion: \"42\"}}
+stringData: {{password: {PASSWORD}}}
+"
+            ),
+        );
+    scenario
+}
+
+#[test]
+fn credentials_reach_the_step_and_no_secret_value_is_printed() {
+    let extra = TestFunction::serve(echo);
+    let scenario = scenario("credentials-debug", &extra);
+    let run = scenario.render(&[
+        "xr.yaml",
+        "composition.yaml",
+        "functions.yaml",
+        "--function-credentials",
+        "credentials.yaml",
+        "--required-resources",
+        "required.yaml",
+        "--include-function-results",
+        "--include-context",
+        "--include-full-xr",
+        "--debug",
+    ]);
+    assert_eq!(run.code, 0, "stderr: {}", run.stderr);
+    // The step got the Secret's data under the credential's name; a source None is skipped.
+    let requests = extra.requests();
+    let credentials = &requests[0].credentials;
+    assert_eq!(credentials.keys().collect::<Vec<_>>(), ["admin"]);
+    let Some(Source::CredentialData(data)) = &credentials["admin"].source else {
+        panic!("credential data");
+    };
+    assert_eq!(data.data["token"], TOKEN.as_bytes());
+    // --debug says what happened, by name and count.
+    assert!(
+        run.stderr
+            .contains("render: step \"extra\" (function \"function-extra\"): 1 credentials"),
+        "{}",
+        run.stderr
+    );
+    // The password is rendered as a reference.
+    assert!(run.stdout.contains("passwordSecretRef:"), "{}", run.stdout);
+    let all = format!("{}{}", run.stdout, run.stderr);
+    for secret in [TOKEN, PASSWORD] {
+        assert!(!all.contains(secret), "{secret} printed:\n{all}");
+    }
+    assert!(!all.contains("Never-Print"), "{all}");
+}
+
+#[test]
+fn a_credential_secret_that_is_not_given_is_an_error() {
+    let extra = TestFunction::serve(echo);
+    let scenario = scenario("credentials-missing", &extra);
+    scenario.file(
+        "credentials.yaml",
+        "apiVersion: v1\nkind: Secret\nmetadata: {name: admin, namespace: default}\n",
+    );
+    let run = scenario.render(&[
+        "xr.yaml",
+        "composition.yaml",
+        "functions.yaml",
+        "--function-credentials",
+        "credentials.yaml",
+    ]);
+    assert_eq!(run.code, 1);
+    assert_eq!(
+        run.stderr,
+        "function-artifactory: error: cannot render composite resource: cannot get credentials from secret \"admin\": secret \"admin\" not found\n"
+    );
+    assert!(extra.requests().is_empty(), "the step never ran");
+}
+
+/// `crossplane render` exits 1 on every error, usage errors included (kong); clap's 2 is
+/// kept for the server's flags.
+#[test]
+fn usage_errors_exit_1_as_crossplane_render() {
+    let scenario = Scenario::new("usage-errors");
+    for args in [
+        &["--no-such-flag", "xr.yaml", "composition.yaml"][..],
+        &[][..],
+        &["xr.yaml", "composition.yaml", "--timeout", "soon"][..],
+    ] {
+        let run = scenario.render(args);
+        assert_eq!(run.code, 1, "{args:?}: {}", run.stderr);
+        assert!(run.stderr.starts_with("error: "), "{}", run.stderr);
+    }
+    let server = std::process::Command::new(env!("CARGO_BIN_EXE_function-artifactory"))
+        .arg("--no-such-flag")
+        .output()
+        .expect("the binary runs");
+    assert_eq!(server.status.code(), Some(2));
+}
