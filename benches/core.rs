@@ -122,7 +122,12 @@ fn run_function_call(bencher: divan::Bencher, repositories: usize) {
 
 #[divan::bench(args = SIZES)]
 fn decode_run_encode(bencher: divan::Bencher, repositories: usize) {
-    let bytes = request(repositories).encode_to_vec();
+    bench_bytes(bencher, repositories, request(repositories));
+}
+
+/// Decode, run and encode of `request`, as the server does.
+fn bench_bytes(bencher: divan::Bencher, repositories: usize, request: RunFunctionRequest) {
+    let bytes = request.encode_to_vec();
     bencher
         .counter(divan::counter::ItemsCount::new(repositories))
         .bench(|| {
@@ -192,14 +197,7 @@ fn run_function_live_schemas(bencher: divan::Bencher, repositories: usize) {
 #[cfg(feature = "codegen")]
 #[divan::bench(args = [10, 100])]
 fn decode_run_encode_live_schemas(bencher: divan::Bencher, repositories: usize) {
-    let bytes = live_request(repositories).encode_to_vec();
-    bencher
-        .counter(divan::counter::ItemsCount::new(repositories))
-        .bench(|| {
-            let request = RunFunctionRequest::decode(divan::black_box(bytes.as_slice()))
-                .expect("valid request");
-            run_function(&request).encode_to_vec()
-        });
+    bench_bytes(bencher, repositories, live_request(repositories));
 }
 
 /// The part of [`run_function_live_schemas`] that finds each schema in the cache: hashing the

@@ -110,11 +110,8 @@ fn write_only() -> Value {
 }
 
 fn with_required_resources(mut req: RunFunctionRequest) -> RunFunctionRequest {
-    req.meta
-        .as_mut()
-        .unwrap()
-        .capabilities
-        .push(Capability::RequiredResources as i32);
+    let meta = req.meta.get_or_insert_with(Default::default);
+    meta.capabilities.push(Capability::RequiredResources as i32);
     req
 }
 

@@ -325,13 +325,7 @@ fn a_suspected_leak_is_reported_once_and_identity_kept() {
 fn with_required_resources(
     builder: support::requests::RequestBuilder,
 ) -> function_artifactory::proto::v1::RunFunctionRequest {
-    let mut req = builder.build();
-    req.meta
-        .as_mut()
-        .unwrap()
-        .capabilities
-        .push(Capability::RequiredResources as i32);
-    req
+    builder.capability(Capability::RequiredResources).build()
 }
 
 #[test]

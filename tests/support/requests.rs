@@ -95,6 +95,13 @@ impl RequestBuilder {
         self
     }
 
+    /// Advertises one more capability, as a Crossplane that honours it does.
+    pub fn capability(mut self, capability: Capability) -> Self {
+        let meta = self.request.meta.get_or_insert_with(Default::default);
+        meta.capabilities.push(capability as i32);
+        self
+    }
+
     pub fn build(self) -> RunFunctionRequest {
         self.request
     }
