@@ -9,8 +9,8 @@ use crate::function::run_function_with_findings;
 use crate::problems::Findings;
 use crate::proto::json::wire_struct;
 use crate::proto::v1::{
-    Condition, Resource, Result as FnResult, RunFunctionRequest, RunFunctionResponse, Severity,
-    State, Status, Target,
+    Capability, Condition, RequestMeta, Resource, Result as FnResult, RunFunctionRequest,
+    RunFunctionResponse, Severity, State, Status, Target,
 };
 use serde_json::{json, Map, Value};
 use std::collections::BTreeMap;
@@ -31,7 +31,9 @@ pub fn render_composite(args: &Value) -> Result<Value, String> {
     Ok(plain_response(&response, &findings))
 }
 
-/// The request `render_composite` runs: no tag, no capabilities, an empty desired state.
+/// The request `render_composite` runs: no tag, an empty desired state, and the conditions
+/// capability, as Crossplane (1.17 and later) sends it, so that a fatal call shows what a
+/// claim's author would see (`RepositoriesReady` False with the problems).
 pub fn request_for(args: &Value) -> Result<RunFunctionRequest, String> {
     let Value::Object(args) = args else {
         return Err("renderComposite takes an object: {composite, observed?, input?}".to_owned());
@@ -99,6 +101,10 @@ pub fn request_for(args: &Value) -> Result<RunFunctionRequest, String> {
         }),
         desired: Some(State::default()),
         input,
+        meta: Some(RequestMeta {
+            capabilities: vec![Capability::Conditions as i32],
+            ..RequestMeta::default()
+        }),
         ..RunFunctionRequest::default()
     })
 }
@@ -264,11 +270,14 @@ mod tests {
         }))
         .unwrap();
         assert_eq!(out["resources"], json!({}));
-        assert_eq!(out["results"][0]["severity"], "Fatal");
-        assert_eq!(out["results"][0]["reason"], "InvalidKey");
+        // The claim's Warning first, then the Fatal result for the composite.
+        assert_eq!(out["results"][0]["severity"], "Warning");
+        assert_eq!(out["results"][1]["severity"], "Fatal");
+        assert_eq!(out["results"][1]["reason"], "InvalidKey");
+        assert_eq!(out["conditions"][0]["status"], "False");
         assert_eq!(out["problems"][0]["entry"], 1);
         assert_eq!(out["problems"][0]["path"], "spec.repositories[1].key");
-        let message = out["results"][0]["message"].as_str().unwrap();
+        let message = out["results"][1]["message"].as_str().unwrap();
         assert!(message.contains(out["problems"][0]["message"].as_str().unwrap()));
     }
 

@@ -104,7 +104,9 @@ function show(claim, out) {
     const condition = out.conditions[0];
     if (condition) lines.push(el('div', { class: 'muted' }, `${condition.type}: ${condition.status} (${condition.reason})`));
   }
-  for (const r of out.results.filter((r) => r.severity !== 'Fatal')) {
+  // On a fatal call the claim's Warning repeats the fatal result: shown once, above.
+  const shown = out.results.filter((r) => r.severity !== 'Fatal' && !(fatal && r.reason === fatal.reason));
+  for (const r of shown) {
     lines.push(el('div', { class: `result ${r.severity}` }, `${r.severity} ${r.reason ?? ''}: ${r.message}`));
   }
   showSummary(fatal ? 'fatal' : 'ok', lines);

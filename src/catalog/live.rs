@@ -85,7 +85,11 @@ impl LiveSchemas {
 
     /// The answer for a kind, if Crossplane gave one.
     pub fn get(&self, api_version: &str, kind: &str) -> Option<&LiveSchema> {
-        self.by_kind.get(&(api_version.to_owned(), kind.to_owned()))
+        // A few dozen kinds at most: a search by borrowed names, no key to allocate.
+        self.by_kind
+            .iter()
+            .find(|((v, k), _)| v == api_version && k == kind)
+            .map(|(_, schema)| schema)
     }
 
     /// Whether Crossplane answered for any kind.

@@ -72,10 +72,10 @@ test('renderComposite gives the same resources as RunFunction, as plain objects'
       assert.equal(out.ready[name], r.ready === 'READY_TRUE', `${vector.name}/${name}`);
     }
     if (vector.fatalReason) {
-      assert.equal(out.results[0].severity, 'Fatal');
-      assert.equal(out.results[0].reason, vector.fatalReason);
+      const fatal = out.results.find((r) => r.severity === 'Fatal');
+      assert.equal(fatal.reason, vector.fatalReason);
       assert.ok(out.problems.length > 0);
-      for (const p of out.problems) assert.ok(out.results[0].message.includes(`${p.path}: ${p.message}; fix: ${p.fix}`));
+      for (const p of out.problems) assert.ok(fatal.message.includes(`${p.path}: ${p.message}; fix: ${p.fix}`));
     } else {
       assert.deepEqual(out.problems, []);
     }
@@ -99,7 +99,9 @@ test('renderComposite attaches problems and warnings to their entries', () => {
   assert.ok(out.problems[0].message.includes('"libs-cache"'));
   composite.spec.repositories.pop();
   const ok = fa.renderComposite({ composite });
-  assert.deepEqual(ok.warnings.map((w) => w.entry), [0, 0]);
+  // Two about the key "1libs", one about projectKey without projectEnvironments.
+  assert.deepEqual(ok.warnings.map((w) => w.entry), [0, 0, 0]);
+  assert.ok(ok.warnings.some((w) => w.message.includes('projectEnvironments')));
   assert.equal(ok.resources.ok.metadata.annotations['crossplane.io/external-name'], '1libs');
   assert.deepEqual(ok.conditions[0], {
     type: 'RepositoriesReady', status: 'False', reason: 'Creating',
