@@ -6,6 +6,9 @@
 #   docker build -t function-artifactory-runtime .
 #   crossplane xpkg build --package-root=package --embed-runtime-image=function-artifactory-runtime
 #
+# For arm64 too: `docker buildx build --platform linux/arm64 ...` and one
+# `crossplane xpkg build` per platform, then `crossplane xpkg push --package-files a,b`.
+#
 # Without a Docker engine, scripts/build-xpkg.sh builds the same package.
 
 ARG RUST_VERSION=1.86

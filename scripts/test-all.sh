@@ -28,6 +28,8 @@ declare -A needed=(
   [skopeo]="skopeo:the package tests (OCI image layout)"
   [umoci]="umoci:the package tests (unpacking the image)"
   [musl-gcc]="musl-tools:the static binary of the package"
+  [aarch64-linux-gnu-gcc]="gcc-aarch64-linux-gnu:the arm64 binary of the package (cross C compiler and linker)"
+  [qemu-aarch64]="qemu-user:the package tests (running the arm64 binary)"
   [h2load]="nghttp2-client:the soak (load over HTTP/2)"
   [/usr/bin/chromium]="chromium:the playground test in a real browser"
 )
@@ -39,7 +41,7 @@ for command in "${!needed[@]}"; do
 done
 
 step "what this installs"
-echo "rustup: rustfmt, clippy, targets wasm32-unknown-unknown and x86_64-unknown-linux-musl"
+echo "rustup: rustfmt, clippy, targets wasm32-unknown-unknown, x86_64-unknown-linux-musl and aarch64-unknown-linux-musl"
 echo "cargo: wasm-bindgen-cli at the version in Cargo.lock (scripts/build-wasm.sh)"
 echo "npm: the packages of wasm/package-lock.json, in wasm/node_modules"
 if [ ${#missing[@]} -gt 0 ]; then
@@ -53,6 +55,7 @@ rustup component add rustfmt clippy >/dev/null 2>&1 || true
 rustup target add wasm32-unknown-unknown
 # The static binary of the Function package (tests/package.rs).
 rustup target add x86_64-unknown-linux-musl || echo "WARNING: no musl target: the package test uses a dynamic binary"
+rustup target add aarch64-unknown-linux-musl
 
 if [ ${#missing[@]} -gt 0 ]; then
   step "system packages: ${missing[*]}"
@@ -80,10 +83,10 @@ ran+=("the core builds for wasm32")
 step "tests"
 cargo test --all-features
 ran+=("cargo test --all-features (CRD validation against crds/ included)")
-if has skopeo && has umoci; then
-  ran+=("the package tests (skopeo, umoci)")
+if has skopeo && has umoci && has aarch64-linux-gnu-gcc && has qemu-aarch64; then
+  ran+=("the package tests (amd64 and arm64 images: skopeo, umoci, qemu-user)")
 else
-  skipped+=("the package tests: skopeo or umoci missing (they printed SKIP lines)")
+  skipped+=("the package tests: skopeo, umoci, gcc-aarch64-linux-gnu or qemu-user missing (they printed SKIP lines)")
 fi
 
 step "soak (short): 5,000 calls at 64 in flight over loopback, no failure, RSS growth under 2 MB"

@@ -1,11 +1,13 @@
 //! The Function package, built without a Docker engine by `scripts/build-xpkg.sh`,
-//! checked with standard OCI tools (Debian's skopeo and umoci): the manifest and
-//! its `io.crossplane.xpkg: base` layer annotation, the config (entrypoint, user,
-//! port, the layer label crossplane writes), the `.xpkg` tarball, the content of
-//! package.yaml, and the binary unpacked from the image answering RunFunction.
+//! checked with standard OCI tools (Debian's skopeo and umoci): the image index of
+//! linux/amd64 and linux/arm64, each manifest and its `io.crossplane.xpkg: base`
+//! layer annotation, the config (entrypoint, user, port, the layer label crossplane
+//! writes), the `.xpkg` tarballs, the content of package.yaml, the amd64 binary
+//! unpacked from the image answering RunFunction, and the arm64 one answering it
+//! under qemu-user.
 //!
-//! scripts/test-all.sh installs skopeo and umoci; where they are missing the tests
-//! print a SKIP line and pass.
+//! scripts/test-all.sh installs skopeo, umoci, the aarch64 cross gcc and qemu-user;
+//! where one is missing the tests print a SKIP line and pass.
 
 mod support;
 
@@ -27,11 +29,18 @@ fn version() -> &'static str {
     env!("CARGO_PKG_VERSION")
 }
 
+/// The platforms of the package, as OCI names them.
+const PLATFORMS: [&str; 2] = ["amd64", "arm64"];
+
 /// What build-xpkg.sh produced, built once for all tests of this file.
 struct Package {
     layout: PathBuf,
-    xpkg: PathBuf,
+    /// The `.xpkg` tarballs, in the order of [`PLATFORMS`].
+    xpkgs: Vec<PathBuf>,
+    /// The amd64 image unpacked by umoci.
     bundle: PathBuf,
+    /// The arm64 image unpacked by umoci.
+    bundle_arm64: PathBuf,
 }
 
 /// Writes to the process's stderr directly: the test harness captures `eprintln!`.
@@ -41,7 +50,16 @@ fn visible(line: &str) {
 }
 
 fn tools_present() -> bool {
-    let missing: Vec<&str> = ["skopeo", "umoci", "tar", "gzip", "sha256sum"]
+    let tools = [
+        "skopeo",
+        "umoci",
+        "tar",
+        "gzip",
+        "sha256sum",
+        "aarch64-linux-gnu-gcc",
+        "qemu-aarch64",
+    ];
+    let missing: Vec<&str> = tools
         .into_iter()
         .filter(|tool| Command::new(tool).arg("--version").output().is_err())
         .collect();
@@ -72,7 +90,19 @@ fn json_of(command: &mut Command) -> Value {
     serde_json::from_str(&text).unwrap_or_else(|e| panic!("{command:?}: {e}: {text}"))
 }
 
-/// Builds the package (once) and unpacks it with umoci; `None` where the tools are missing.
+/// Unpacks the image of one platform (its tag VERSION-ARCH) into a fresh folder.
+fn unpack(layout: &Path, arch: &str, bundle: &Path) {
+    if bundle.exists() {
+        std::fs::remove_dir_all(bundle).expect("remove the last run's bundle");
+    }
+    run(Command::new("umoci")
+        .args(["unpack", "--rootless", "--image"])
+        .arg(format!("{}:{}-{arch}", layout.display(), version()))
+        .arg(bundle));
+}
+
+/// Builds the package (once) and unpacks both images with umoci; `None` where the
+/// tools are missing.
 fn package() -> Option<&'static Package> {
     static PACKAGE: OnceLock<Option<Package>> = OnceLock::new();
     PACKAGE
@@ -81,30 +111,32 @@ fn package() -> Option<&'static Package> {
                 return None;
             }
             let out = Path::new(env!("CARGO_TARGET_TMPDIR")).join("xpkg");
-            let xpkg = run(Command::new(root().join("scripts/build-xpkg.sh"))
+            let printed = run(Command::new(root().join("scripts/build-xpkg.sh"))
                 .arg("--output")
                 .arg(&out));
-            let xpkg = PathBuf::from(xpkg.trim());
+            let xpkgs: Vec<PathBuf> = printed.lines().map(PathBuf::from).collect();
             let layout = out.join("oci");
-            let bundle = out.join("bundle");
-            if bundle.exists() {
-                std::fs::remove_dir_all(&bundle).expect("remove the last run's bundle");
-            }
-            run(Command::new("umoci")
-                .args(["unpack", "--rootless", "--image"])
-                .arg(format!("{}:{}", layout.display(), version()))
-                .arg(&bundle));
+            let (bundle, bundle_arm64) = (out.join("bundle"), out.join("bundle-arm64"));
+            unpack(&layout, "amd64", &bundle);
+            unpack(&layout, "arm64", &bundle_arm64);
             Some(Package {
                 layout,
-                xpkg,
+                xpkgs,
                 bundle,
+                bundle_arm64,
             })
         })
         .as_ref()
 }
 
+/// The image of one platform in the layout.
+fn image_ref(package: &Package, arch: &str) -> String {
+    format!("oci:{}:{}-{arch}", package.layout.display(), version())
+}
+
+/// The amd64 image, which the tests of one image's content read.
 fn oci_ref(package: &Package) -> String {
-    format!("oci:{}:{}", package.layout.display(), version())
+    image_ref(package, "amd64")
 }
 
 fn skopeo_inspect(reference: &str, config: bool) -> Value {
@@ -169,16 +201,22 @@ fn the_config_runs_the_function_as_non_root_on_9443() {
 }
 
 #[test]
-fn the_xpkg_tarball_holds_the_same_image() {
+fn each_xpkg_tarball_holds_its_platforms_image() {
     let Some(package) = package() else { return };
-    assert!(package
-        .xpkg
-        .ends_with(format!("function-artifactory-{}.xpkg", version())));
-    let archive = format!("docker-archive:{}", package.xpkg.display());
-    let oci_config = skopeo_inspect(&oci_ref(package), true);
+    assert_eq!(package.xpkgs.len(), PLATFORMS.len(), "{:?}", package.xpkgs);
+    for (arch, xpkg) in PLATFORMS.into_iter().zip(&package.xpkgs) {
+        assert!(xpkg.ends_with(format!("function-artifactory-{}-{arch}.xpkg", version())));
+        the_xpkg_tarball_holds_the_image(package, arch, xpkg);
+    }
+}
+
+fn the_xpkg_tarball_holds_the_image(package: &Package, arch: &str, xpkg: &Path) {
+    let archive = format!("docker-archive:{}", xpkg.display());
+    let oci_config = skopeo_inspect(&image_ref(package, arch), true);
     let archive_config = skopeo_inspect(&archive, true);
     assert_eq!(archive_config, oci_config);
-    let oci_manifest = skopeo_inspect(&oci_ref(package), false);
+    assert_eq!(archive_config["architecture"], arch);
+    let oci_manifest = skopeo_inspect(&image_ref(package, arch), false);
     let archive_manifest = skopeo_inspect(&archive, false);
     assert_eq!(
         archive_manifest["config"]["digest"],
@@ -186,7 +224,7 @@ fn the_xpkg_tarball_holds_the_same_image() {
     );
     assert_eq!(archive_manifest["layers"].as_array().unwrap().len(), 2);
     // The files go-containerregistry's tarball format names: crossplane reads them.
-    let listing = run(Command::new("tar").arg("-tf").arg(&package.xpkg));
+    let listing = run(Command::new("tar").arg("-tf").arg(xpkg));
     let mut files: Vec<&str> = listing.lines().collect();
     files.sort_unstable();
     let config_digest = oci_manifest["config"]["digest"].as_str().unwrap();
@@ -237,6 +275,12 @@ fn package_yaml_is_the_meta_object_then_the_input_crd() {
     assert_eq!(entries, ["function", "package.yaml"]);
 }
 
+/// The ELF machine of an executable: 62 for x86-64, 183 for AArch64.
+fn elf_machine(elf: &[u8]) -> u16 {
+    assert_eq!(&elf[..4], b"\x7fELF", "an ELF executable");
+    u16::from_le_bytes([elf[0x12], elf[0x13]])
+}
+
 /// Whether an ELF executable asks for a program interpreter (a dynamic loader).
 fn has_interpreter(elf: &[u8]) -> bool {
     assert_eq!(&elf[..4], b"\x7fELF", "an ELF executable");
@@ -265,6 +309,7 @@ async fn the_unpacked_binary_answers_run_function() {
     let Some(package) = package() else { return };
     let binary = package.bundle.join("rootfs/function");
     let elf = std::fs::read(&binary).unwrap();
+    assert_eq!(elf_machine(&elf), 62, "x86-64");
     if musl_build_possible() {
         assert!(!has_interpreter(&elf), "the packaged binary is static");
     } else {
@@ -279,7 +324,12 @@ async fn the_unpacked_binary_answers_run_function() {
 
     // Crossplane's render starts it like this (with --insecure); in a cluster, with TLS.
     let server = Server::start_program(&binary, &["--insecure"], &[]);
-    let mut client = FunctionRunnerServiceClient::new(insecure_channel(&server).await);
+    answers_run_function(&server).await;
+}
+
+/// A RunFunction call over gRPC to a packaged binary renders a Maven repository.
+async fn answers_run_function(server: &Server) {
+    let mut client = FunctionRunnerServiceClient::new(insecure_channel(server).await);
     let spec = json!({"projectKey": "team1", "repositories": [
         {"name": "libs-release", "rclass": "local", "packageType": "maven"}
     ]});
@@ -302,10 +352,81 @@ async fn the_unpacked_binary_answers_run_function() {
     );
 }
 
-fn index_digest(layout: &Path) -> String {
+#[tokio::test]
+async fn the_arm64_binary_answers_run_function_under_qemu() {
+    let Some(package) = package() else { return };
+    let binary = package.bundle_arm64.join("rootfs/function");
+    let elf = std::fs::read(&binary).unwrap();
+    assert_eq!(elf_machine(&elf), 183, "AArch64");
+    assert!(!has_interpreter(&elf), "the packaged binary is static");
+    let help = run(Command::new("qemu-aarch64").arg(&binary).arg("--help"));
+    assert!(
+        help.contains("Crossplane composition function for JFrog Artifactory"),
+        "{help}"
+    );
+    let server = Server::start_emulated("qemu-aarch64", &binary, &["--insecure"]);
+    answers_run_function(&server).await;
+}
+
+/// The tag VERSION names an image index of both platforms, each an image of the
+/// same package layer; `skopeo copy --all` checks every blob against its digest.
+#[test]
+fn the_index_holds_an_amd64_and_an_arm64_image() {
+    let Some(package) = package() else { return };
+    let index_ref = format!("oci:{}:{}", package.layout.display(), version());
+    let index = skopeo_inspect(&index_ref, false);
+    assert_eq!(
+        index["mediaType"],
+        "application/vnd.oci.image.index.v1+json"
+    );
+    let members = index["manifests"].as_array().unwrap();
+    let platforms: Vec<(&str, &str)> = members
+        .iter()
+        .map(|m| {
+            let platform = &m["platform"];
+            (
+                platform["os"].as_str().unwrap(),
+                platform["architecture"].as_str().unwrap(),
+            )
+        })
+        .collect();
+    assert_eq!(platforms, [("linux", "amd64"), ("linux", "arm64")]);
+    let mut package_layers = Vec::new();
+    for (member, arch) in members.iter().zip(PLATFORMS) {
+        let raw = run(Command::new("skopeo")
+            .args(["inspect", "--raw"])
+            .arg(image_ref(package, arch)));
+        assert_eq!(member["size"], raw.len(), "{arch}: the descriptor's size");
+        let manifest: Value = serde_json::from_str(&raw).unwrap();
+        let config = skopeo_inspect(&image_ref(package, arch), true);
+        assert_eq!(config["architecture"], arch);
+        assert_eq!(
+            manifest["layers"][1]["annotations"][BASE_ANNOTATION],
+            "base"
+        );
+        package_layers.push(manifest["layers"][1]["digest"].clone());
+    }
+    assert_eq!(package_layers[0], package_layers[1], "one package layer");
+    let copy = Path::new(env!("CARGO_TARGET_TMPDIR")).join("xpkg-copy");
+    let _ = std::fs::remove_dir_all(&copy);
+    run(Command::new("skopeo")
+        .args(["copy", "--all", "--quiet", &index_ref])
+        .arg(format!("oci:{}:copy", copy.display())));
+}
+
+/// The digest of the image tagged TAG in a layout's index.json.
+fn tagged_digest(layout: &Path, tag: &str) -> String {
     let index: Value =
         serde_json::from_str(&std::fs::read_to_string(layout.join("index.json")).unwrap()).unwrap();
-    index["manifests"][0]["digest"].as_str().unwrap().to_owned()
+    let tagged = index["manifests"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|m| m["annotations"]["org.opencontainers.image.ref.name"] == tag);
+    tagged.unwrap_or_else(|| panic!("no tag {tag}: {index}"))["digest"]
+        .as_str()
+        .unwrap()
+        .to_owned()
 }
 
 #[test]
@@ -317,13 +438,14 @@ fn the_build_is_reproducible_from_the_same_binary() {
         .arg(package.bundle.join("rootfs/function"))
         .arg("--output")
         .arg(&again));
+    let amd64 = format!("{}-amd64", version());
     assert_eq!(
-        index_digest(&again.join("oci")),
-        index_digest(&package.layout)
+        tagged_digest(&again.join("oci"), &amd64),
+        tagged_digest(&package.layout, &amd64)
     );
     let bytes = |path: &Path| std::fs::read(path).unwrap();
     assert!(
-        bytes(Path::new(xpkg.trim())) == bytes(&package.xpkg),
+        bytes(Path::new(xpkg.trim())) == bytes(&package.xpkgs[0]),
         "the .xpkg tarballs differ"
     );
 }

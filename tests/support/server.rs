@@ -48,7 +48,19 @@ impl Server {
     /// As [`Server::start_with_env`], with another build of the function (such as the
     /// binary unpacked from the package image).
     pub fn start_program(program: &Path, args: &[&str], env: &[(&str, &OsStr)]) -> Server {
-        let mut child = command_for(program, args, env)
+        Self::launch(&[program.as_os_str()], args, env)
+    }
+
+    /// As [`Server::start_program`], for a binary of another architecture run by a
+    /// user-mode emulator (`qemu-aarch64 BINARY ARGS...`).
+    pub fn start_emulated(emulator: &str, program: &Path, args: &[&str]) -> Server {
+        Self::launch(&[OsStr::new(emulator), program.as_os_str()], args, &[])
+    }
+
+    /// Runs `launcher` (a program and the arguments that come before the server's own)
+    /// and waits for the start line.
+    fn launch(launcher: &[&OsStr], args: &[&str], env: &[(&str, &OsStr)]) -> Server {
+        let mut child = command_for(launcher, args, env)
             .stderr(Stdio::piped())
             .spawn()
             .expect("spawn the server");
@@ -163,12 +175,13 @@ pub fn run_to_exit(args: &[&str], env: &[(&str, &OsStr)]) -> (ExitStatus, String
 }
 
 fn command(args: &[&str], env: &[(&str, &OsStr)]) -> Command {
-    command_for(Path::new(BIN), args, env)
+    command_for(&[OsStr::new(BIN)], args, env)
 }
 
-fn command_for(program: &Path, args: &[&str], env: &[(&str, &OsStr)]) -> Command {
-    let mut command = Command::new(program);
+fn command_for(launcher: &[&OsStr], args: &[&str], env: &[(&str, &OsStr)]) -> Command {
+    let mut command = Command::new(launcher[0]);
     command
+        .args(&launcher[1..])
         .args(["--address", "127.0.0.1:0"])
         .args(args)
         .env_remove("TLS_SERVER_CERTS_DIR")
