@@ -227,7 +227,7 @@ fn metrics_per_call(bencher: divan::Bencher, repositories: usize) {
     let request = rendered_request(repositories);
     // A fresh response each time, as the server's.
     bencher
-        .with_inputs(|| function_artifactory::function::run_function_with_findings(&request))
+        .with_inputs(|| function_artifactory::run_function_with_findings(&request))
         .bench_local_refs(|(response, findings)| {
             let metrics = metrics();
             metrics.started(SERVICE);

@@ -1,26 +1,22 @@
 //! function-artifactory: a Crossplane composition function for JFrog Artifactory repositories.
+//!
+//! The layout is the design (docs/design.md):
+//! - `core`: the pure render logic, from a RunFunction request to its response,
+//!   with no I/O, clock or transport; it builds for wasm32 with no feature;
+//! - [`proto`]: the protocol, the generated message types and the `Struct` codec;
+//! - the faces over the core: [`server`] (the gRPC function, feature `server`),
+//!   [`render`] (the `render` command, feature `server`) and [`wasm`] (feature
+//!   `wasm`); [`codegen`] (feature `codegen`) writes the generated data.
+//!
+//! `scripts/test-all.sh` checks that the core builds with no feature, so it
+//! cannot name the faces.
 
-pub mod api;
-pub mod catalog;
-pub mod compose;
-pub mod contract;
-pub mod credentials;
-pub mod drift;
-pub mod function;
-pub mod input;
-pub mod keys;
-pub mod lifecycle;
-pub mod path;
-pub mod plain;
-pub mod plan;
-pub mod policy;
-pub mod problems;
+mod core;
 pub mod proto;
-mod reader;
-pub mod schema;
-pub mod status;
-pub mod time;
-pub mod wiring;
+
+pub use crate::core::function::run_function_with_findings;
+pub use crate::core::run_function;
+pub use crate::core::{catalog, composite, time};
 
 #[cfg(feature = "codegen")]
 pub mod codegen;
@@ -33,5 +29,3 @@ pub mod render;
 
 #[cfg(feature = "wasm")]
 pub mod wasm;
-
-pub use function::run_function;

@@ -1,11 +1,11 @@
 //! The published schemas (the Input CRD and the example XRDs, generated from
-//! src/api.rs): they are Kubernetes structural schemas, the examples conform to
+//! src/codegen/api.rs): they are Kubernetes structural schemas, the examples conform to
 //! them, and a claim with a mistake is rejected by them, as the API server would
 //! reject it before the function sees it.
 
 mod support;
 
-use function_artifactory::contract::CROSSPLANE_SPEC_FIELDS;
+use function_artifactory::composite::CROSSPLANE_SPEC_FIELDS;
 use serde_json::{json, Value};
 use std::path::{Path, PathBuf};
 use support::crd::Crds;

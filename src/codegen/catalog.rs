@@ -17,7 +17,7 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 /// Where the generated catalog lives in the repository.
-pub const CATALOG_PATH: &str = "src/catalog/catalog.json";
+pub const CATALOG_PATH: &str = "src/core/catalog/catalog.json";
 
 const FLAT_GROUP: &str = "artifactory.jfrog.crossplane.io";
 const NAMESPACED_GROUP: &str = "artifactory.jfrog.m.crossplane.io";

@@ -32,7 +32,7 @@ pub struct ReleaseCrds {
 }
 
 /// A release name as the provider tags them: `v` and three numbers.
-pub use crate::catalog::parse_version as parse_release;
+pub use crate::core::catalog::parse_version as parse_release;
 
 /// Orders release names by version; names that are not versions sort last, by text.
 pub fn compare_releases(a: &str, b: &str) -> Ordering {

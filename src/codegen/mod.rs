@@ -5,6 +5,7 @@
 //! drift test (`tests/generated.rs`) runs the same generators and fails when a
 //! committed file differs from what they produce now.
 
+pub mod api;
 pub mod catalog;
 pub mod crds;
 pub mod proto;

@@ -8,7 +8,7 @@
 //!   wire), so only its service is generated;
 //! - the tonic server and client modules are behind the `server` feature, so
 //!   the messages build for wasm32 without tonic;
-//! - they use `crate::server::codec::Codec`, which reserves a message's exact
+//! - they use `crate::proto::codec::Codec`, which reserves a message's exact
 //!   length before writing it.
 
 use super::{scratch_dir, GeneratedFile};
@@ -17,7 +17,7 @@ use std::path::{Path, PathBuf};
 const V1: &str = "apiextensions/fn/proto/v1/run_function.proto";
 const V1BETA1: &str = "apiextensions/fn/proto/v1beta1/run_function.proto";
 const SERVER_ONLY: &str = "#[cfg(feature = \"server\")]";
-const CODEC: &str = "crate::server::codec::Codec";
+const CODEC: &str = "crate::proto::codec::Codec";
 
 /// Generates `src/proto/generated/{v1,v1beta1}.rs` from `<root>/proto`.
 pub fn generate(root: &Path) -> Result<Vec<GeneratedFile>, String> {

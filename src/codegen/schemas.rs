@@ -1,4 +1,4 @@
-//! The published schemas, generated from the API types in [`crate::api`]:
+//! The published schemas, generated from the API types in [`crate::codegen::api`]:
 //!
 //! - `package/input/artifactory.fn.crossplane.io_inputs.yaml`: the CRD of the
 //!   function input (kind `Input`), shipped in the Function package;
@@ -14,9 +14,9 @@
 //! breaks a rule fails instead of writing the file.
 
 use super::GeneratedFile;
-use crate::api::{CompositeSpecSchema, InputSchema};
-use crate::catalog::ProviderApi;
-use crate::input::{INPUT_GROUP, INPUT_KIND};
+use crate::codegen::api::{CompositeSpecSchema, InputSchema};
+use crate::core::catalog::ProviderApi;
+use crate::core::input::{INPUT_GROUP, INPUT_KIND};
 use schemars::generate::SchemaSettings;
 use schemars::JsonSchema;
 use serde_json::{json, Value};
@@ -37,7 +37,7 @@ pub const CLAIM_KIND: &str = "Repositories";
 pub const NAMESPACED_XR_GROUP: &str = "artifactory.example.org";
 pub const NAMESPACED_XR_KIND: &str = "Repositories";
 
-const HEADER: &str = "# Generated from the Rust types in src/api.rs by `cargo run --features codegen --bin codegen`.\n# Do not edit: tests/generated.rs fails when this file differs from what the generator produces.\n";
+const HEADER: &str = "# Generated from the Rust types in src/codegen/api.rs by `cargo run --features codegen --bin codegen`.\n# Do not edit: tests/generated.rs fails when this file differs from what the generator produces.\n";
 
 /// Generates the Input CRD and the example XRDs.
 pub fn generate() -> Result<Vec<GeneratedFile>, String> {

@@ -3,6 +3,8 @@
 //! `v1` holds the messages; `v1beta1` holds only the service of the older
 //! package name, over the same messages.
 
+#[cfg(feature = "server")]
+pub mod codec;
 pub mod json;
 mod structpb;
 

@@ -33,6 +33,7 @@ pub mod secrets;
 pub mod xrd;
 pub mod yaml;
 
+use crate::core::time::parse_go_duration;
 use std::fmt;
 use std::io::Write;
 use std::path::PathBuf;
@@ -164,58 +165,9 @@ impl std::error::Error for Error {}
 
 pub type Result<T> = std::result::Result<T, Error>;
 
-/// Go's `time.ParseDuration` syntax: a sequence of decimal numbers with a
-/// unit each (`ns`, `us`, `µs`, `ms`, `s`, `m`, `h`), e.g. `1m30s`, `2.5s`.
-pub fn parse_go_duration(text: &str) -> std::result::Result<Duration, String> {
-    let invalid = || format!("invalid duration {text:?}");
-    if text == "0" {
-        return Ok(Duration::ZERO);
-    }
-    let mut rest = text.strip_prefix('+').unwrap_or(text);
-    if rest.is_empty() {
-        return Err(invalid());
-    }
-    let mut total = 0f64;
-    while !rest.is_empty() {
-        let number_len = rest
-            .find(|c: char| !c.is_ascii_digit() && c != '.')
-            .ok_or_else(invalid)?;
-        let number: f64 = rest[..number_len].parse().map_err(|_| invalid())?;
-        rest = &rest[number_len..];
-        let unit_len = rest
-            .find(|c: char| c.is_ascii_digit() || c == '.')
-            .unwrap_or(rest.len());
-        let seconds = match &rest[..unit_len] {
-            "ns" => 1e-9,
-            "us" | "µs" | "μs" => 1e-6,
-            "ms" => 1e-3,
-            "s" => 1.0,
-            "m" => 60.0,
-            "h" => 3600.0,
-            _ => return Err(invalid()),
-        };
-        total += number * seconds;
-        rest = &rest[unit_len..];
-    }
-    Duration::try_from_secs_f64(total).map_err(|_| invalid())
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn go_durations() {
-        assert_eq!(parse_go_duration("1m"), Ok(Duration::from_secs(60)));
-        assert_eq!(parse_go_duration("1m30s"), Ok(Duration::from_secs(90)));
-        assert_eq!(parse_go_duration("1.5s"), Ok(Duration::from_millis(1500)));
-        assert_eq!(parse_go_duration("250ms"), Ok(Duration::from_millis(250)));
-        assert_eq!(parse_go_duration("0"), Ok(Duration::ZERO));
-        assert!(parse_go_duration("5").is_err());
-        assert!(parse_go_duration("1x").is_err());
-        assert!(parse_go_duration("").is_err());
-        assert!(parse_go_duration("-1s").is_err());
-    }
 
     #[test]
     fn errors_wrap_like_go() {

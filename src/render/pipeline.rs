@@ -9,6 +9,7 @@
 
 use super::load::{self, object_at, resource_name, str_at, Composition, Function, Object, Step};
 use super::{secrets, Error, RenderArgs, Result};
+use crate::core::time::format_go_duration;
 use crate::proto::v1::{
     self, resource_selector, Capability, Condition, RequestMeta, Requirements, Resource,
     ResourceSelector, Resources, RunFunctionRequest, RunFunctionResponse, Schema, SchemaSelector,
@@ -561,7 +562,7 @@ impl Runners {
         };
         Error::new(format!(
             "context deadline exceeded (--timeout {}){hint}",
-            go_duration(timeout)
+            format_go_duration(timeout)
         ))
     }
 }
@@ -715,26 +716,6 @@ fn rpc_error(status: tonic::Status) -> Error {
     ))
 }
 
-/// A duration as Go's `time.Duration.String` prints whole seconds and up
-/// (`1m0s`, `1h0m0s`, `30s`), milliseconds below a second.
-fn go_duration(duration: Duration) -> String {
-    let secs = duration.as_secs();
-    if secs == 0 {
-        return format!("{}ms", duration.as_millis());
-    }
-    let (hours, minutes, seconds) = (secs / 3600, secs / 60 % 60, secs % 60);
-    let frac = duration.subsec_millis();
-    let seconds = match frac {
-        0 => format!("{seconds}s"),
-        _ => format!("{seconds}.{}s", format!("{frac:03}").trim_end_matches('0')),
-    };
-    match (hours, minutes) {
-        (0, 0) => seconds,
-        (0, m) => format!("{m}m{seconds}"),
-        (h, m) => format!("{h}h{m}m{seconds}"),
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -767,15 +748,6 @@ mod tests {
             "http://[::1]:9443"
         );
         assert!(endpoint_uri("unix:///tmp/fn.sock").is_err());
-    }
-
-    #[test]
-    fn durations_print_like_go() {
-        assert_eq!(go_duration(Duration::from_secs(60)), "1m0s");
-        assert_eq!(go_duration(Duration::from_secs(30)), "30s");
-        assert_eq!(go_duration(Duration::from_secs(3725)), "1h2m5s");
-        assert_eq!(go_duration(Duration::from_millis(1500)), "1.5s");
-        assert_eq!(go_duration(Duration::from_millis(250)), "250ms");
     }
 
     #[test]

@@ -9,8 +9,8 @@
 
 use super::load::{str_at, Object};
 use super::{Error, Result};
-use crate::catalog::openapi::{apply_defaults, CompiledSchema};
-use crate::contract::CROSSPLANE_SPEC_FIELDS;
+use crate::core::catalog::openapi::{apply_defaults, CompiledSchema};
+use crate::core::composite::CROSSPLANE_SPEC_FIELDS;
 use serde_json::{json, Value};
 
 /// Applies the XRD's defaults to `xr` and validates its spec.

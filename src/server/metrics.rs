@@ -9,7 +9,7 @@
 //! A kubelet cannot probe the mTLS gRPC health service, and the image has no shell for an exec
 //! probe: these are what a Deployment's probes use.
 
-use crate::problems::Findings;
+use crate::core::problems::Findings;
 use crate::proto::v1::{RunFunctionResponse, Severity};
 use http_body_util::Full;
 use hyper::body::{Bytes, Incoming};

@@ -2,7 +2,6 @@
 //! translates; every decision about a request is the core's.
 
 mod coalesce;
-pub(crate) mod codec;
 mod error;
 mod logging;
 pub mod metrics;

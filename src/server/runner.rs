@@ -76,10 +76,12 @@ fn run_logged(
 ) -> Result<RunFunctionResponse, Status> {
     let started = Instant::now();
     let tag = request.meta.as_ref().map_or("", |m| m.tag.as_str());
-    let (response, findings) = call_core(|| crate::function::run_function_with_findings(request))
-        .inspect_err(|_| {
-        tracing::error!(package, tag, "RunFunction panicked; answered INTERNAL");
-    })?;
+    let (response, findings) =
+        call_core(|| crate::core::function::run_function_with_findings(request)).inspect_err(
+            |_| {
+                tracing::error!(package, tag, "RunFunction panicked; answered INTERNAL");
+            },
+        )?;
     super::metrics::metrics().rendered(&findings, &response);
     tracing::debug!(
         package,

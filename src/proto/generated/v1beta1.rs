@@ -99,7 +99,7 @@ pub mod function_runner_service_client {
                         format!("Service was not ready: {}", e.into()),
                     )
                 })?;
-            let codec = crate::server::codec::Codec::default();
+            let codec = crate::proto::codec::Codec::default();
             let path = http::uri::PathAndQuery::from_static(
                 "/apiextensions.fn.proto.v1beta1.FunctionRunnerService/RunFunction",
             );
@@ -247,7 +247,7 @@ pub mod function_runner_service_server {
                     let inner = self.inner.clone();
                     let fut = async move {
                         let method = RunFunctionSvc(inner);
-                        let codec = crate::server::codec::Codec::default();
+                        let codec = crate::proto::codec::Codec::default();
                         let mut grpc = tonic::server::Grpc::new(codec)
                             .apply_compression_config(
                                 accept_compression_encodings,

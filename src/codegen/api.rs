@@ -6,7 +6,7 @@
 //! (`package/input/`) and the example XRDs (`examples/*/xrd.yaml`) from them
 //! with schemars, so the API server rejects a malformed claim before the
 //! function sees it. The function itself reads composites and inputs with the
-//! hand-written readers in [`crate::contract`] and [`crate::input`], which
+//! hand-written readers in [`crate::core::composite`] and [`crate::core::input`], which
 //! report every mistake at once with a suggestion; a unit test proves that the
 //! readers accept exactly the fields these types declare, so the two cannot
 //! drift apart.
@@ -14,8 +14,8 @@
 //! The doc comments of the fields become the schema descriptions that
 //! `kubectl explain` shows.
 
-use crate::catalog::Rclass;
-use crate::policy::DeletionPolicy;
+use crate::core::catalog::Rclass;
+use crate::core::policy::DeletionPolicy;
 use serde::Deserialize;
 use serde_json::{Map, Value};
 
@@ -350,8 +350,8 @@ pub struct DefaultsSchema {
 #[cfg(feature = "codegen")]
 mod schemas {
     use super::{DNS_LABEL_PATTERN, KEY_PATTERN};
-    use crate::catalog::catalog;
-    use crate::policy::MANAGEMENT_POLICIES;
+    use crate::core::catalog::catalog;
+    use crate::core::policy::MANAGEMENT_POLICIES;
     use schemars::{json_schema, Schema, SchemaGenerator};
 
     pub fn management_policies(_: &mut SchemaGenerator) -> Schema {
@@ -396,13 +396,13 @@ mod schemas {
 #[cfg(all(test, feature = "codegen"))]
 mod tests {
     use super::*;
-    use crate::catalog::{catalog, ProviderApi};
     use crate::codegen::schemas::{composite_spec_schema, input_schema};
-    use crate::contract::{is_dns_label, is_project_key, read_spec};
-    use crate::input::read_input;
-    use crate::policy::MANAGEMENT_POLICIES;
-    use crate::problems::Findings;
-    use crate::reader::trace::fields_read;
+    use crate::core::catalog::{catalog, ProviderApi};
+    use crate::core::composite::{is_dns_label, is_project_key, read_spec};
+    use crate::core::input::read_input;
+    use crate::core::policy::MANAGEMENT_POLICIES;
+    use crate::core::problems::Findings;
+    use crate::core::reader::trace::fields_read;
     use serde_json::json;
     use std::collections::BTreeSet;
 
@@ -597,7 +597,7 @@ mod tests {
         for sample in ["60s", "1m30s", "1.5h", "250ms", "60", "s", "", "1d"] {
             assert_eq!(
                 duration.is_match(sample),
-                crate::input::parse_duration(sample).is_some(),
+                crate::core::time::parse_go_duration(sample).is_ok(),
                 "{sample}"
             );
         }

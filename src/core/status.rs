@@ -1,10 +1,15 @@
 //! Readiness, composite status and conditions (SPEC section 7).
 
-use crate::catalog::Rclass;
-use crate::input::Input;
-use crate::plan::Planned;
+use crate::core::catalog::Rclass;
+use crate::core::input::Input;
+use crate::core::lifecycle::Retirement;
+use crate::core::plan::Planned;
+use crate::core::problems::Findings;
 use crate::proto::v1::{Condition, Ready, Status, Target};
+use crate::proto::v1::{Resource, Result as FnResult, Severity, State};
+use crate::proto::{ListWriter, ObjectWriter, Struct};
 use serde_json::{Map, Value};
+use std::collections::BTreeMap;
 
 type Object = Map<String, Value>;
 
@@ -130,12 +135,6 @@ fn list(keys: &[&str]) -> String {
 }
 
 // ---- the composite's status and the results of a call ----------------------
-
-use crate::lifecycle::Retirement;
-use crate::problems::Findings;
-use crate::proto::v1::{Resource, Result as FnResult, Severity, State};
-use crate::proto::{ListWriter, ObjectWriter, Struct};
-use std::collections::BTreeMap;
 
 /// What a successful call found, for status and results.
 pub struct Report<'a> {

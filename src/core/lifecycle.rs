@@ -1,107 +1,16 @@
-//! Lifecycle safety (SPEC section 6): what deleting a repository would do,
-//! and adopting existing repositories.
+//! Lifecycle safety for live repositories: keys that must not change, retiring
+//! repositories that left the spec (orphaned before they go), moves, leaked
+//! creations and key conflicts across composites. What deleting a repository
+//! would do is computed by `policy::effective_deletion`.
 
-use crate::catalog::ProviderApi;
-use crate::policy::DeletionPolicy;
-
-/// What deleting the managed resource does to the repository in Artifactory.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Deletion {
-    /// The repository and its artifacts are deleted.
-    Delete,
-    /// The repository stays in Artifactory.
-    Orphan,
-}
-
-impl Deletion {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Deletion::Delete => "Delete",
-            Deletion::Orphan => "Orphan",
-        }
-    }
-}
-
-/// The effective deletion, exactly by the table of SPEC section 6.
-///
-/// `None` policies mean the provider default `["*"]`; `None` deletion policy
-/// means the provider default `Delete`. The namespaced API has no deletion
-/// policy: there, Delete exactly when the policies are `*` or contain Delete.
-pub fn effective_deletion(
-    api: ProviderApi,
-    policies: Option<&[String]>,
-    deletion_policy: Option<DeletionPolicy>,
-) -> Deletion {
-    let all = policies.is_none_or(|p| p.iter().any(|x| x == "*"));
-    let contains_delete = policies.is_some_and(|p| p.iter().any(|x| x == "Delete"));
-    let policy = if api.has_deletion_policy() {
-        deletion_policy.unwrap_or(DeletionPolicy::Delete)
-    } else {
-        DeletionPolicy::Delete
-    };
-    match (all, contains_delete, policy) {
-        (true, _, DeletionPolicy::Delete) => Deletion::Delete,
-        (true, _, DeletionPolicy::Orphan) => Deletion::Orphan,
-        (false, true, _) => Deletion::Delete,
-        (false, false, _) => Deletion::Orphan,
-    }
-}
-
-/// The management policies of an adopted repository: observe only, unless
-/// the entry gives its own (Crossplane's import flow: observe first, then widen).
-pub fn import_policies() -> Vec<String> {
-    vec!["Observe".to_owned()]
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn policies(list: &[&str]) -> Option<Vec<String>> {
-        Some(list.iter().map(|s| s.to_string()).collect())
-    }
-
-    #[test]
-    fn the_table_row_by_row() {
-        use DeletionPolicy::{Delete as D, Orphan as O};
-        let rows: [(Option<Vec<String>>, Option<DeletionPolicy>, Deletion); 8] = [
-            (None, None, Deletion::Delete),
-            (policies(&["*"]), Some(D), Deletion::Delete),
-            (policies(&["*"]), Some(O), Deletion::Orphan),
-            (policies(&["Observe", "Delete"]), None, Deletion::Delete),
-            (policies(&["Observe", "Delete"]), Some(O), Deletion::Delete),
-            (policies(&["Observe", "Create"]), Some(D), Deletion::Orphan),
-            (policies(&["Observe"]), None, Deletion::Orphan),
-            (policies(&["Observe"]), Some(O), Deletion::Orphan),
-        ];
-        for (policies, deletion_policy, expected) in rows {
-            let got =
-                effective_deletion(ProviderApi::Cluster, policies.as_deref(), deletion_policy);
-            assert_eq!(got, expected, "{policies:?} {deletion_policy:?}");
-        }
-    }
-
-    #[test]
-    fn namespaced_follows_the_policies_only() {
-        let api = ProviderApi::Namespaced;
-        assert_eq!(effective_deletion(api, None, None), Deletion::Delete);
-        assert_eq!(
-            effective_deletion(api, policies(&["Observe", "Delete"]).as_deref(), None),
-            Deletion::Delete
-        );
-        assert_eq!(
-            effective_deletion(api, policies(&["Observe", "Update"]).as_deref(), None),
-            Deletion::Orphan
-        );
-    }
-}
-
-// ---- live resources ---------------------------------------------------------
-
-use crate::compose::EXTERNAL_NAME;
-use crate::keys::{key_label_value, KEY_LABEL};
-use crate::plan::Planned;
-use crate::problems::{a_or_an, Category, Findings};
+use crate::core::catalog::ProviderApi;
+use crate::core::compose::EXTERNAL_NAME;
+use crate::core::composite::CompositeMeta;
+use crate::core::keys::{key_label_value, KEY_LABEL};
+use crate::core::plan::Planned;
+use crate::core::policy::{effective_deletion, Deletion, DeletionPolicy};
+use crate::core::problems::{a_or_an, Category, Findings};
+use crate::proto::v1::{resource_selector::Match, MatchLabels, ResourceSelector, Resources};
 use serde_json::{json, Map, Value};
 use std::collections::BTreeMap;
 
@@ -153,7 +62,7 @@ pub fn check_immutable(
         if live_key != p.key && !renamed_by_project_key {
             findings.problem(
                 Category::UnsafeChange,
-                crate::keys::key_path(entry),
+                crate::core::keys::key_path(entry),
                 Some(entry.index),
                 format!(
                     "{}: the live repository has key \"{live_key}\" and the spec now asks for \"{}\"; keys are immutable in Artifactory, so this would orphan \"{live_key}\" and create \"{}\"",
@@ -236,13 +145,13 @@ pub fn check_project_key_change(
 /// The provider may have created a repository it did not record: a create
 /// was started after the last recorded success or failure.
 pub fn leak_suspected(live: &Object) -> bool {
-    let Some(pending) = annotation(live, CREATE_PENDING).and_then(crate::time::parse_rfc3339)
+    let Some(pending) = annotation(live, CREATE_PENDING).and_then(crate::core::time::parse_rfc3339)
     else {
         return false;
     };
     let later_than = |name| {
         annotation(live, name)
-            .and_then(crate::time::parse_rfc3339)
+            .and_then(crate::core::time::parse_rfc3339)
             .is_none_or(|t| pending > t)
     };
     later_than(CREATE_SUCCEEDED) && later_than(CREATE_FAILED)
@@ -392,8 +301,8 @@ fn orphaning_desired(live: &Object) -> Value {
     let key = live_key(live).unwrap_or_default();
     let mut annotations = Map::new();
     annotations.insert(EXTERNAL_NAME.into(), json!(key));
-    if let Some(paused) = annotation(live, crate::compose::PAUSED) {
-        annotations.insert(crate::compose::PAUSED.into(), json!(paused));
+    if let Some(paused) = annotation(live, crate::core::compose::PAUSED) {
+        annotations.insert(crate::core::compose::PAUSED.into(), json!(paused));
     }
     json!({
         "apiVersion": text(live, "apiVersion"),
@@ -418,9 +327,6 @@ fn without_delete(policies: &[String]) -> Vec<String> {
 }
 
 // ---- key conflicts across composites ---------------------------------------
-
-use crate::contract::CompositeMeta;
-use crate::proto::v1::{resource_selector::Match, MatchLabels, ResourceSelector, Resources};
 
 /// The requirement name for an entry's key lookup; stable across calls.
 pub fn requirement_name(p: &Planned) -> String {
@@ -480,7 +386,7 @@ pub fn check_conflicts(
             .unwrap_or_default();
         findings.problem(
             Category::KeyConflict,
-            crate::keys::key_path(p.entry),
+            crate::core::keys::key_path(p.entry),
             Some(p.entry.index),
             format!(
                 "{}: key \"{}\" is already managed by {owner_kind} \"{owner_name}\" (managed resource {resource_name})",

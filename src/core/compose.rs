@@ -1,16 +1,16 @@
 //! Rendering one managed resource per planned repository (SPEC section 5),
 //! checked against the provider schema before it is emitted.
 
-use crate::catalog::live::{LiveSchema, LiveSchemas};
-use crate::catalog::openapi::CompiledSchema;
-use crate::catalog::{catalog, NodeId, Rclass};
-use crate::input::Input;
-use crate::keys::{key_label, KEY_LABEL};
-use crate::path::FieldPath;
-use crate::plan::{Planned, Setting};
-use crate::problems::{quoted, suggestion, Category, Findings};
+use crate::core::catalog::live::{LiveSchema, LiveSchemas};
+use crate::core::catalog::openapi::CompiledSchema;
+use crate::core::catalog::{catalog, NodeId, Rclass};
+use crate::core::input::Input;
+use crate::core::keys::{key_label, KEY_LABEL};
+use crate::core::path::FieldPath;
+use crate::core::plan::{Planned, Setting};
+use crate::core::problems::{quoted, suggestion, Category, Findings};
+use crate::core::validation;
 use crate::proto::{ObjectWriter, Struct};
-use crate::schema;
 use serde_json::{json, Map, Value};
 use std::borrow::Cow;
 
@@ -103,7 +103,7 @@ impl<'a> Composer<'a> {
             }
             self.shared_reference_checked.push(node);
         }
-        schema::check_object(
+        validation::check_object(
             catalog,
             node,
             reference.value,
@@ -365,7 +365,7 @@ fn check_for_provider(p: &Planned, fields: &Fields, findings: &mut Findings) {
     for (name, field) in fields.iter() {
         match node.properties.get(name) {
             Some(child) => match &field.value {
-                FieldValue::Json(value) => schema::check(
+                FieldValue::Json(value) => validation::check(
                     catalog,
                     *child,
                     value,
@@ -373,7 +373,7 @@ fn check_for_provider(p: &Planned, fields: &Fields, findings: &mut Findings) {
                     Some(p.entry.index),
                     findings,
                 ),
-                FieldValue::Text(text) => schema::check_text(
+                FieldValue::Text(text) => validation::check_text(
                     catalog,
                     *child,
                     text,

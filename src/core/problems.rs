@@ -74,7 +74,7 @@ pub struct Findings {
     pub warnings: Vec<Warning>,
     /// What the call rendered, when it did: the provider API and how many repositories
     /// (for the server's metrics, which would otherwise decode the response to tell).
-    pub rendered: Option<(crate::catalog::ProviderApi, usize)>,
+    pub rendered: Option<(crate::core::catalog::ProviderApi, usize)>,
 }
 
 impl Findings {

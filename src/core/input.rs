@@ -12,17 +12,22 @@
 //! ```
 //! A missing input means every default.
 
-use crate::catalog::{catalog, ProviderApi, Release, ReleaseMatch};
-use crate::path::FieldPath;
-use crate::policy::{read_deletion_policy, read_management_policies, DeletionPolicy};
-use crate::problems::{quoted, Category, Findings};
-use crate::reader::ObjectReader;
+use crate::core::catalog::{catalog, ProviderApi, Release, ReleaseMatch};
+use crate::core::path::FieldPath;
+use crate::core::policy::{read_deletion_policy, read_management_policies, DeletionPolicy};
+use crate::core::problems::{quoted, Category, Findings};
+use crate::core::reader::ObjectReader;
+use crate::core::time::parse_go_duration;
 use serde_json::{Map, Value};
+use std::time::Duration;
 
 pub const INPUT_GROUP: &str = "artifactory.fn.crossplane.io";
 pub const INPUT_API_VERSION: &str = "artifactory.fn.crossplane.io/v1beta1";
 pub const INPUT_KIND: &str = "Input";
-pub const DEFAULT_TTL_SECONDS: i64 = 60;
+pub const DEFAULT_TTL_SECONDS: u64 = 60;
+
+/// The longest `ttl` accepted: about 31 years, far beyond any use.
+const MAX_TTL: Duration = Duration::from_secs(1_000_000_000);
 
 /// Which provider API to render for.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -55,8 +60,8 @@ pub struct Input {
     /// Remote passwords as the provider's write-only fields (`passwordWoSecretRef`
     /// and `passwordWoVersion`), not `passwordSecretRef`.
     pub write_only_passwords: bool,
-    /// Response TTL as (seconds, nanoseconds).
-    pub ttl: (i64, i32),
+    /// How long Crossplane may cache the response.
+    pub ttl: Duration,
 }
 
 impl Default for Input {
@@ -69,7 +74,7 @@ impl Default for Input {
             defaults: Defaults::default(),
             deletion_protection: true,
             write_only_passwords: false,
-            ttl: (DEFAULT_TTL_SECONDS, 0),
+            ttl: Duration::from_secs(DEFAULT_TTL_SECONDS),
         }
     }
 }
@@ -118,9 +123,9 @@ pub fn read_input(object: Option<&Map<String, Value>>, findings: &mut Findings) 
         input.write_only_passwords = write_only;
     }
     if let Some(ttl) = reader.string("ttl") {
-        match parse_duration(ttl) {
-            Some(parsed) => input.ttl = parsed,
-            None => {
+        match parse_go_duration(ttl) {
+            Ok(parsed) if parsed <= MAX_TTL => input.ttl = parsed,
+            _ => {
                 let path = reader.path_of("ttl");
                 reader.problem(
                     path,
@@ -253,56 +258,27 @@ fn read_defaults(value: &Value, findings: &mut Findings) -> Defaults {
     defaults
 }
 
-/// Parses a Go-style duration (`60s`, `1m30s`, `1.5h`, `250ms`) into (seconds, nanoseconds).
-pub fn parse_duration(text: &str) -> Option<(i64, i32)> {
-    const UNITS: [(&str, f64); 7] = [
-        ("ns", 1e-9),
-        ("us", 1e-6),
-        ("µs", 1e-6),
-        ("ms", 1e-3),
-        ("s", 1.0),
-        ("m", 60.0),
-        ("h", 3600.0),
-    ];
-    let mut rest = text;
-    let mut seconds = 0f64;
-    if rest.is_empty() {
-        return None;
-    }
-    while !rest.is_empty() {
-        let number_len = rest
-            .find(|c: char| !(c.is_ascii_digit() || c == '.'))
-            .unwrap_or(rest.len());
-        let number: f64 = rest[..number_len].parse().ok()?;
-        rest = &rest[number_len..];
-        let (unit, factor) = UNITS
-            .iter()
-            .filter(|(unit, _)| rest.starts_with(unit))
-            .max_by_key(|(unit, _)| unit.len())?;
-        seconds += number * factor;
-        rest = &rest[unit.len()..];
-    }
-    if !(0.0..=1e9).contains(&seconds) {
-        return None;
-    }
-    let whole = seconds.trunc();
-    Some((whole as i64, ((seconds - whole) * 1e9).round() as i32))
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
     use serde_json::json;
 
     #[test]
-    fn durations() {
-        assert_eq!(parse_duration("60s"), Some((60, 0)));
-        assert_eq!(parse_duration("1m30s"), Some((90, 0)));
-        assert_eq!(parse_duration("1.5h"), Some((5400, 0)));
-        assert_eq!(parse_duration("250ms"), Some((0, 250_000_000)));
-        assert_eq!(parse_duration("60"), None);
-        assert_eq!(parse_duration("s"), None);
-        assert_eq!(parse_duration(""), None);
+    fn ttl_is_a_go_duration_of_at_most_a_billion_seconds() {
+        for (ttl, expected) in [
+            ("1m30s", Some(Duration::from_secs(90))),
+            ("250ms", Some(Duration::from_millis(250))),
+            ("1000000000s", Some(MAX_TTL)),
+            ("1000000001s", None),
+            ("60", None),
+        ] {
+            let mut findings = Findings::default();
+            let input = read_input(json!({"ttl": ttl}).as_object(), &mut findings);
+            match expected {
+                Some(duration) => assert_eq!(input.ttl, duration, "{ttl}"),
+                None => assert_eq!(findings.problems[0].path, "input.ttl", "{ttl}"),
+            }
+        }
     }
 
     #[test]

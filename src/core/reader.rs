@@ -4,8 +4,8 @@
 //! this reader checks each field's type, remembers which fields it knows, and
 //! at the end reports every unknown field with the closest known name.
 
-use crate::path::FieldPath;
-use crate::problems::{quoted, suggestion, Category, Findings};
+use crate::core::path::FieldPath;
+use crate::core::problems::{quoted, suggestion, Category, Findings};
 use serde_json::{Map, Value};
 
 pub struct ObjectReader<'a, 'f, M = LookedUp<'a>> {
@@ -26,7 +26,7 @@ pub struct ObjectReader<'a, 'f, M = LookedUp<'a>> {
 /// How a reader finds an object's fields by name.
 ///
 /// The reading methods are always inlined: they are called with constant
-/// names, so a `get` that matches the name (as `contract::EntryMembers` does)
+/// names, so a `get` that matches the name (as `composite::EntryMembers` does)
 /// folds to the field's place, and reading one of the many absent fields of
 /// an entry costs a few instructions instead of a call and a search.
 pub trait Members<'a> {
@@ -38,7 +38,7 @@ pub trait Members<'a> {
 
 /// Fields looked up in the object's map as they are read: the way for
 /// objects read once a call. Objects read once per repository entry sort
-/// their members by name in one walk instead (see `contract::EntryMembers`).
+/// their members by name in one walk instead (see `composite::EntryMembers`).
 pub struct LookedUp<'a> {
     object: &'a Map<String, Value>,
     names: NameFilter,

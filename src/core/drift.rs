@@ -2,12 +2,12 @@
 //! drift, or that Artifactory cannot serve as written. Never fatal: each
 //! becomes a warning in the entry's status and a Warning result.
 
-use crate::catalog::{catalog, Rclass};
-use crate::input::Input;
-use crate::plan::Planned;
-use crate::problems::Findings;
+use crate::core::catalog::{catalog, Rclass};
+use crate::core::input::Input;
+use crate::core::plan::Planned;
+use crate::core::problems::Findings;
+use crate::core::status;
 use crate::proto::v1::{Result as FnResult, Severity, Target};
-use crate::status;
 use serde_json::{Map, Value};
 
 type Object = Map<String, Value>;

@@ -1,11 +1,11 @@
 //! Wiring (SPEC section 5): virtual repositories name their members by key,
 //! and fields that belong to one repository class are refused on the others.
 
-use crate::catalog::{package_family, Rclass};
-use crate::contract::Entry;
-use crate::path::FieldPath;
-use crate::plan::Planned;
-use crate::problems::{a_or_an, suggestion, Category, Findings};
+use crate::core::catalog::{package_family, Rclass};
+use crate::core::composite::Entry;
+use crate::core::path::FieldPath;
+use crate::core::plan::Planned;
+use crate::core::problems::{a_or_an, suggestion, Category, Findings};
 use std::collections::{BTreeMap, BTreeSet};
 
 /// Resolves member keys of every virtual and checks the wiring rules.

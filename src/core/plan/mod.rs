@@ -1,16 +1,16 @@
 //! The plan: for every repository entry, its kind, its key and its settings,
 //! decided before anything is rendered.
 
-use crate::catalog::{catalog, Kind, ProviderApi, Rclass};
-use crate::contract::{CompositeMeta, CompositeSpec, Entry};
-use crate::credentials::{plan_password, SecretUse};
-use crate::input::Input;
-use crate::keys::{self, KeyOrigin, Template};
-use crate::lifecycle::{self, Deletion};
-use crate::path::FieldPath;
-use crate::policy::DeletionPolicy;
-use crate::problems::{Category, Findings};
-use crate::wiring;
+use crate::core::catalog::{catalog, Kind, ProviderApi, Rclass};
+use crate::core::composite::{CompositeMeta, CompositeSpec, Entry};
+mod password;
+
+use crate::core::input::Input;
+use crate::core::keys::{self, KeyOrigin, Template};
+use crate::core::path::FieldPath;
+use crate::core::policy::{self, Deletion, DeletionPolicy};
+use crate::core::problems::{Category, Findings};
+pub use password::{plan_password, SecretUse};
 use serde_json::{Map, Value};
 use std::borrow::Cow;
 
@@ -53,7 +53,8 @@ pub struct Context<'a> {
 }
 
 /// Plans every entry; entries with problems are left out of the result
-/// (the call will fail) but still checked as far as they can be.
+/// (the call will fail) but still checked as far as they can be. Virtual
+/// members are resolved afterwards, by `wiring::wire`.
 pub fn plan<'a>(ctx: &Context<'a>, findings: &mut Findings) -> Vec<Planned<'a>> {
     check_api_settings(ctx, findings);
     let project_key = ctx.spec.project_key;
@@ -71,7 +72,6 @@ pub fn plan<'a>(ctx: &Context<'a>, findings: &mut Findings) -> Vec<Planned<'a>> 
             .filter_map(|entry| plan_entry(ctx, entry, template.as_ref(), findings)),
     );
     keys::check_unique_keys(planned.iter().map(|p| (p.entry, p.key.as_str())), findings);
-    wiring::wire(&mut planned, entries, findings);
     planned
 }
 
@@ -97,7 +97,7 @@ fn plan_entry<'a>(
     let management_policies = management_policies(ctx, entry);
     let deletion_policy = deletion_policy(ctx, entry);
     let deletion =
-        lifecycle::effective_deletion(ctx.api, management_policies.as_deref(), deletion_policy);
+        policy::effective_deletion(ctx.api, management_policies.as_deref(), deletion_policy);
     Some(Planned {
         entry,
         name,
@@ -163,7 +163,7 @@ fn find_kind(
                 format!(
                     "use a package type that has a {rclass} kind in the {api} API: {}{}",
                     available.join(", "),
-                    crate::problems::closest(package_type, available.iter().copied())
+                    crate::core::problems::closest(package_type, available.iter().copied())
                         .map(|best| format!(" (did you mean \"{best}\"?)"))
                         .unwrap_or_default()
                 )
@@ -186,7 +186,7 @@ fn management_policies<'a>(ctx: &Context<'a>, entry: &'a Entry) -> Option<Cow<'a
         return Some(Cow::Borrowed(own));
     }
     if entry.import {
-        return Some(Cow::Owned(lifecycle::import_policies()));
+        return Some(Cow::Owned(policy::import_policies()));
     }
     ctx.spec
         .management_policies

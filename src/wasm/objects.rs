@@ -2,11 +2,11 @@
 //! messages (the WebAssembly module's `renderComposite` and `kinds`, the
 //! playground): a composite in, the rendered resources, status, results and
 //! the problems found out, each problem with the repository entry it belongs
-//! to. It runs the same [`crate::function::run_function`] as the server.
+//! to. It runs the same [`crate::core::function::run_function`] as the server.
 
-use crate::catalog::{catalog, ProviderApi};
-use crate::function::run_function_with_findings;
-use crate::problems::Findings;
+use crate::core::catalog::{catalog, ProviderApi};
+use crate::core::function::run_function_with_findings;
+use crate::core::problems::Findings;
 use crate::proto::json::wire_struct;
 use crate::proto::v1::{
     Capability, Condition, RequestMeta, Resource, Result as FnResult, RunFunctionRequest,

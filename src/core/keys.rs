@@ -5,9 +5,9 @@
 //! spec always yields the same key, which is what makes it safe to write
 //! into `crossplane.io/external-name`.
 
-use crate::catalog::{package_family, Rclass};
-use crate::contract::{CompositeMeta, Entry};
-use crate::problems::{Category, Findings};
+use crate::core::catalog::{package_family, Rclass};
+use crate::core::composite::{CompositeMeta, Entry};
+use crate::core::problems::{Category, Findings};
 use sha2::{Digest, Sha256};
 use std::borrow::Cow;
 use std::fmt::{self, Write};
@@ -549,7 +549,8 @@ pub fn key_label(key: &str) -> Cow<'_, str> {
 }
 
 /// `(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?`, at most 63 characters.
-pub fn is_label_value(text: &str) -> bool {
+#[cfg(test)]
+fn is_label_value(text: &str) -> bool {
     is_label_value_classified(text, byte_classes(text))
 }
 

@@ -6,195 +6,13 @@
 //! (through required resources), so that rotating the Secret changes
 //! `passwordWoVersion` and the provider re-sends the password.
 
-use crate::catalog::live::{LiveSchema, LiveSchemas};
-use crate::catalog::{catalog, Kind, ProviderApi, Rclass};
-use crate::contract::{CompositeMeta, Entry};
-use crate::path::FieldPath;
-use crate::plan::Planned;
-use crate::problems::{Category, Findings};
+use crate::core::catalog::live::{LiveSchema, LiveSchemas};
+use crate::core::catalog::{catalog, Kind};
+use crate::core::plan::Planned;
+use crate::core::problems::{Category, Findings};
 use crate::proto::v1::resource_selector::Match;
 use crate::proto::v1::{ResourceSelector, Resources};
-use crate::reader::ObjectReader;
-use serde_json::{json, Map, Value};
 use std::collections::BTreeMap;
-
-/// `password.secretRef` of an entry, as written.
-#[derive(Debug, Clone, Default, PartialEq)]
-pub struct PasswordRef<'a> {
-    pub name: &'a str,
-    pub key: &'a str,
-    pub namespace: Option<&'a str>,
-}
-
-/// How a planned remote repository gets its password.
-#[derive(Debug, Clone, PartialEq)]
-pub struct SecretUse {
-    pub name: String,
-    pub key: String,
-    /// The Secret's namespace: where it is looked up.
-    pub namespace: Option<String>,
-    /// Whether the reference carries the namespace (the cluster-scoped APIs);
-    /// the namespaced API's references are local.
-    pub namespaced_reference: bool,
-    /// `passwordWoSecretRef` + `passwordWoVersion` rather than `passwordSecretRef`.
-    pub write_only: bool,
-    /// The Secret's `resourceVersion`, once required resources bring it.
-    pub version: Option<String>,
-}
-
-impl SecretUse {
-    /// The forProvider field the reference goes to.
-    pub fn field(&self) -> &'static str {
-        if self.write_only {
-            "passwordWoSecretRef"
-        } else {
-            "passwordSecretRef"
-        }
-    }
-
-    /// The reference as the provider's CRD spells it.
-    pub fn reference(&self) -> Value {
-        let mut reference = Map::new();
-        reference.insert("key".into(), json!(self.key));
-        reference.insert("name".into(), json!(self.name));
-        if self.namespaced_reference {
-            if let Some(namespace) = &self.namespace {
-                reference.insert("namespace".into(), json!(namespace));
-            }
-        }
-        Value::Object(reference)
-    }
-}
-
-/// Reads `password` of entry `index`: `{secretRef: {name, key, namespace?}}`.
-pub fn read_password<'a>(
-    value: &'a Value,
-    index: usize,
-    findings: &mut Findings,
-) -> Option<PasswordRef<'a>> {
-    let path = FieldPath::EntryField(index, "password");
-    let mut reader = ObjectReader::new(
-        value,
-        path,
-        Some(index),
-        Category::InvalidComposite,
-        findings,
-    )?;
-    let secret_ref = reader.value("secretRef");
-    if secret_ref.is_none() {
-        reader.problem(
-            path.field("secretRef").to_string(),
-            "the password has no secretRef",
-            "set password.secretRef to {name, key} of the Secret that holds the password",
-        );
-    }
-    reader.finish();
-    let secret_path = path.field("secretRef");
-    let mut secret = ObjectReader::new(
-        secret_ref?,
-        secret_path,
-        Some(index),
-        Category::InvalidComposite,
-        findings,
-    )?;
-    let name = secret.string("name");
-    let key = secret.string("key");
-    let namespace = secret.string("namespace");
-    for (field, given) in [("name", name), ("key", key)] {
-        if given.is_none_or(str::is_empty) {
-            secret.problem(
-                secret_path.field(field).to_string(),
-                format!("the password's secretRef has no {field}"),
-                format!("set password.secretRef.{field} to the Secret's {field}"),
-            );
-        }
-    }
-    secret.finish();
-    Some(PasswordRef {
-        name: name.filter(|n| !n.is_empty())?,
-        key: key.filter(|k| !k.is_empty())?,
-        namespace,
-    })
-}
-
-/// How an entry's password is rendered for `kind`; problems go to `findings`.
-pub fn plan_password(
-    entry: &Entry,
-    kind: &Kind,
-    meta: &CompositeMeta,
-    write_only: bool,
-    findings: &mut Findings,
-) -> Option<SecretUse> {
-    if kind.rclass != Rclass::Remote {
-        for (field, given) in [
-            ("username", entry.username.is_some()),
-            ("password", entry.password.is_some()),
-        ] {
-            if given {
-                findings.problem(
-                    Category::InvalidComposite,
-                    entry.field_path(field),
-                    Some(entry.index),
-                    format!(
-                        "{}: {field} is for remote repositories, and this one is {}",
-                        entry.label(),
-                        kind.rclass
-                    ),
-                    format!("remove {field}, or make the entry a remote"),
-                );
-            }
-        }
-        return None;
-    }
-    let password = entry.password.as_ref()?;
-    let namespace_path = || entry.field_path("password.secretRef.namespace");
-    let (namespace, namespaced_reference) = if kind.api == ProviderApi::Namespaced {
-        let own = meta.namespace.as_deref();
-        if let Some(given) = password.namespace.filter(|given| Some(*given) != own) {
-            findings.problem(
-                Category::InvalidComposite,
-                namespace_path(),
-                Some(entry.index),
-                format!(
-                    "{}: the Secret's namespace \"{given}\" is not the composite's ({}): the namespaced provider API references Secrets in the managed resource's own namespace only",
-                    entry.label(),
-                    own.unwrap_or("none")
-                ),
-                "put the Secret in the composite's namespace and remove password.secretRef.namespace",
-            );
-            return None;
-        }
-        (own.map(str::to_owned), false)
-    } else {
-        let namespace = password
-            .namespace
-            .or(meta.claim_namespace.as_deref())
-            .or(meta.namespace.as_deref());
-        let Some(namespace) = namespace else {
-            findings.problem(
-                Category::InvalidComposite,
-                namespace_path(),
-                Some(entry.index),
-                format!(
-                    "{}: the password's Secret has no namespace, and the composite has no claim or namespace to take it from",
-                    entry.label()
-                ),
-                "set password.secretRef.namespace to the Secret's namespace",
-            );
-            return None;
-        };
-        (Some(namespace.to_owned()), true)
-    };
-    // Asked for; `settle_write_only` keeps it where the provider has the fields.
-    Some(SecretUse {
-        name: password.name.to_owned(),
-        key: password.key.to_owned(),
-        namespace,
-        namespaced_reference,
-        write_only,
-        version: None,
-    })
-}
 
 /// Keeps write-only passwords where the provider has `passwordWoSecretRef` and
 /// `passwordWoVersion`: in the schema the cluster serves (live schemas), else in the
@@ -320,11 +138,13 @@ pub fn warn_unversioned(planned: &[Planned], findings: &mut Findings) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::contract::{read_meta, read_spec};
-    use crate::input::Input;
-    use crate::plan::{plan, Context};
+    use crate::core::catalog::ProviderApi;
+    use crate::core::composite::{read_meta, read_spec};
+    use crate::core::input::Input;
+    use crate::core::plan::{plan, Context, SecretUse};
     use crate::proto::v1::Resource;
     use crate::proto::Struct;
+    use serde_json::{json, Value};
 
     fn composite() -> Value {
         json!({

@@ -5,22 +5,23 @@
 //! as a copy of the request's desired state and context, and this function
 //! adds only the resources and status it owns.
 
-use crate::catalog::live::{self, LiveSchema, LiveSchemas};
-use crate::catalog::{catalog, ProviderApi};
-use crate::compose::Composer;
-use crate::contract::{self, CompositeMeta, CompositeSpec};
-use crate::credentials;
-use crate::drift;
-use crate::input::{read_input, ApiChoice, Input};
-use crate::lifecycle::{self, Retirement};
-use crate::plan::{self, Planned};
-use crate::problems::{Category, Findings};
+use crate::core::catalog::live::{self, LiveSchema, LiveSchemas};
+use crate::core::catalog::{catalog, ProviderApi};
+use crate::core::compose::Composer;
+use crate::core::composite::{self, CompositeMeta, CompositeSpec};
+use crate::core::credentials;
+use crate::core::drift;
+use crate::core::input::{read_input, ApiChoice, Input};
+use crate::core::lifecycle::{self, Retirement};
+use crate::core::plan::{self, Planned};
+use crate::core::problems::{Category, Findings};
+use crate::core::status;
+use crate::core::wiring;
 use crate::proto::v1::{
     Capability, Condition, Requirements, Resource, ResponseMeta, Result as FnResult,
     RunFunctionRequest, RunFunctionResponse, Severity, State, Status as ConditionStatus, Target,
 };
 use crate::proto::Struct;
-use crate::status;
 use serde_json::{Map, Value};
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -58,8 +59,8 @@ fn run(request: &RunFunctionRequest, findings: &mut Findings) -> RunFunctionResp
 
     // Plan keys, kinds and wiring for every entry, then check them against
     // what is live: nothing may rename, replace or take over a repository.
-    let meta = contract::read_meta(composite);
-    let spec = contract::read_spec(composite, findings);
+    let meta = composite::read_meta(composite);
+    let spec = composite::read_spec(composite, findings);
     let api = resolve_api(request, &input, &spec, &meta);
     if !release_has_api(&input, api, findings) {
         return fatal(request, response, findings);
@@ -71,6 +72,7 @@ fn run(request: &RunFunctionRequest, findings: &mut Findings) -> RunFunctionResp
         api,
     };
     let mut planned = plan::plan(&ctx, findings);
+    wiring::wire(&mut planned, &spec.repositories, findings);
     let live: Vec<Option<&Object>> = planned
         .iter()
         .map(|p| observed_resource(request, p.name))
@@ -252,8 +254,9 @@ fn start_response(request: &RunFunctionRequest, input: &Input) -> RunFunctionRes
                 .map(|m| m.tag.clone())
                 .unwrap_or_default(),
             ttl: Some(prost_types::Duration {
-                seconds: input.ttl.0,
-                nanos: input.ttl.1,
+                // At most a billion seconds (input::MAX_TTL): both fit.
+                seconds: input.ttl.as_secs() as i64,
+                nanos: input.ttl.subsec_nanos() as i32,
             }),
         }),
         desired: Some(request.desired.clone().unwrap_or_default()),

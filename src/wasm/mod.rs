@@ -9,6 +9,8 @@
 //! no call ends in a WebAssembly trap; were a bug to make it panic, the panic
 //! hook set in `start` throws an `Error` instead.
 
+mod objects;
+
 use crate::proto::json;
 use crate::proto::v1::{RunFunctionRequest, RunFunctionResponse};
 use prost::Message;
@@ -142,13 +144,13 @@ pub fn decode_response(response: &[u8]) -> Result<JsValue, JsError> {
 
 /// Renders a composite for tools: `{composite, observed?, input?}` in,
 /// `{resources, ready, composite, results, conditions, problems, warnings}` out
-/// (see `plain::render_composite`).
+/// (see `objects::render_composite`).
 #[wasm_bindgen(js_name = renderComposite, unchecked_return_type = "Rendered")]
 pub fn render_composite(
     #[wasm_bindgen(unchecked_param_type = "RenderArgs")] args: JsValue,
 ) -> Result<JsValue, JsError> {
     let value = from_js(&args, "renderComposite")?;
-    let rendered = crate::plain::render_composite(&value).map_err(|e| JsError::new(&e))?;
+    let rendered = crate::wasm::objects::render_composite(&value).map_err(|e| JsError::new(&e))?;
     to_js(&rendered)
 }
 
@@ -164,7 +166,8 @@ pub fn version() -> String {
 pub fn kinds(
     #[wasm_bindgen(js_name = providerApi)] provider_api: Option<String>,
 ) -> Result<JsValue, JsError> {
-    let kinds = crate::plain::kinds(provider_api.as_deref()).map_err(|e| JsError::new(&e))?;
+    let kinds =
+        crate::wasm::objects::kinds(provider_api.as_deref()).map_err(|e| JsError::new(&e))?;
     to_js(&kinds)
 }
 

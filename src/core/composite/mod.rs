@@ -4,12 +4,14 @@
 //! Reading reports every mistake at once: wrong types, missing required
 //! fields, unknown fields (with the closest known name), duplicate names.
 
-use crate::catalog::Rclass;
-use crate::credentials::{read_password, PasswordRef};
-use crate::path::FieldPath;
-use crate::policy::{read_deletion_policy, read_management_policies, DeletionPolicy};
-use crate::problems::{quoted, suggestion, Category, Findings};
-use crate::reader::{Members, ObjectReader};
+use crate::core::catalog::Rclass;
+mod password;
+
+use crate::core::path::FieldPath;
+use crate::core::policy::{read_deletion_policy, read_management_policies, DeletionPolicy};
+use crate::core::problems::{quoted, suggestion, Category, Findings};
+use crate::core::reader::{Members, ObjectReader};
+pub use password::{read_password, PasswordRef};
 use serde_json::{Map, Value};
 
 /// Fields Crossplane adds to a composite's spec; the function ignores them.

@@ -6,9 +6,9 @@
 //! items in `set` lists. The CEL rules are applied by `compose` from the
 //! catalog's `requiredWhenManaged`.
 
-use crate::catalog::{Catalog, NodeId};
-use crate::path::FieldPath;
-use crate::problems::{quoted, suggestion, Category, Findings};
+use crate::core::catalog::{Catalog, NodeId};
+use crate::core::path::FieldPath;
+use crate::core::problems::{quoted, suggestion, Category, Findings};
 use serde_json::{Map, Value};
 
 /// Checks `value` against schema node `node`; `path` names it in messages.
@@ -203,7 +203,7 @@ fn type_phrase(type_: &str) -> &'static str {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::catalog::{catalog, ProviderApi, Rclass};
+    use crate::core::catalog::{catalog, ProviderApi, Rclass};
     use serde_json::json;
 
     fn problems(
