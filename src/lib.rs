@@ -11,12 +11,16 @@
 //! `scripts/test-all.sh` checks that the core builds with no feature, so it
 //! cannot name the faces.
 
+#![warn(unreachable_pub, missing_docs)]
+
 mod core;
 pub mod proto;
 
+pub use crate::core::catalog;
+pub use crate::core::composite::CROSSPLANE_SPEC_FIELDS;
 pub use crate::core::function::run_function_with_findings;
 pub use crate::core::run_function;
-pub use crate::core::{catalog, composite, time};
+pub use crate::core::time;
 
 #[cfg(feature = "codegen")]
 pub mod codegen;

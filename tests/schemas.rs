@@ -5,7 +5,7 @@
 
 mod support;
 
-use function_artifactory::composite::CROSSPLANE_SPEC_FIELDS;
+use function_artifactory::CROSSPLANE_SPEC_FIELDS;
 use serde_json::{json, Value};
 use std::path::{Path, PathBuf};
 use support::crd::Crds;

@@ -20,24 +20,24 @@ use serde::Deserialize;
 use serde_json::{Map, Value};
 
 /// A JFrog project key.
-pub const PROJECT_KEY_PATTERN: &str = "^[a-z][a-z0-9-]{1,31}$";
+pub(super) const PROJECT_KEY_PATTERN: &str = "^[a-z][a-z0-9-]{1,31}$";
 /// A DNS-1123 label (at most 63 characters, checked by `maxLength`).
-pub const DNS_LABEL_PATTERN: &str = "^[a-z0-9]([-a-z0-9]*[a-z0-9])?$";
+pub(super) const DNS_LABEL_PATTERN: &str = "^[a-z0-9]([-a-z0-9]*[a-z0-9])?$";
 /// A repository key: no white space and none of the characters Artifactory refuses.
 /// The other key rules (reserved keys, per-type lengths and case) are the function's.
-pub const KEY_PATTERN: &str = "^[^\\s!@#$%^&*()+={}\\[\\]:;<>,/?~`|\\\\\"]+$";
+pub(super) const KEY_PATTERN: &str = "^[^\\s!@#$%^&*()+={}\\[\\]:;<>,/?~`|\\\\\"]+$";
 /// An http(s) URL.
-pub const URL_PATTERN: &str = "^https?://\\S+$";
+pub(super) const URL_PATTERN: &str = "^https?://\\S+$";
 /// A Go duration, as the function parses it (`60s`, `1m30s`, `1.5h`, `250ms`).
 /// A provider release as the provider tags them.
-pub const RELEASE_PATTERN: &str = "^v[0-9]+\\.[0-9]+\\.[0-9]+$";
-pub const DURATION_PATTERN: &str = "^([0-9]+(\\.[0-9]+)?(ns|us|µs|ms|s|m|h))+$";
+pub(super) const RELEASE_PATTERN: &str = "^v[0-9]+\\.[0-9]+\\.[0-9]+$";
+pub(super) const DURATION_PATTERN: &str = "^([0-9]+(\\.[0-9]+)?(ns|us|µs|ms|s|m|h))+$";
 
 /// The `spec` of a composite resource (or claim) that describes Artifactory repositories.
 #[derive(Debug, Clone, Default, PartialEq, Deserialize)]
 #[cfg_attr(feature = "codegen", derive(schemars::JsonSchema))]
 #[serde(rename_all = "camelCase")]
-pub struct CompositeSpecSchema {
+pub(super) struct CompositeSpecSchema {
     /// JFrog project key: 2 to 32 lower-case letters, digits or '-', starting with a letter.
     /// Set on every repository; the default key format becomes {projectKey}-{name}.
     #[serde(default)]
@@ -71,7 +71,7 @@ pub struct CompositeSpecSchema {
 #[derive(Debug, Clone, PartialEq, Deserialize)]
 #[cfg_attr(feature = "codegen", derive(schemars::JsonSchema))]
 #[serde(rename_all = "camelCase")]
-pub struct RepositoryEntrySchema {
+pub(super) struct RepositoryEntrySchema {
     /// Unique name of the entry, a DNS-1123 label: it names the composed resource,
     /// and the key is computed from it unless key is given.
     #[cfg_attr(
@@ -155,7 +155,7 @@ pub struct RepositoryEntrySchema {
 #[derive(Debug, Clone, Default, PartialEq, Deserialize)]
 #[cfg_attr(feature = "codegen", derive(schemars::JsonSchema))]
 #[serde(rename_all = "camelCase")]
-pub struct PasswordSchema {
+pub(super) struct PasswordSchema {
     /// The Secret key that holds the password. Without a namespace, the claim's namespace
     /// (then the composite's) for the cluster-scoped provider APIs; the namespaced API
     /// takes Secrets of the composite's namespace only.
@@ -166,7 +166,7 @@ pub struct PasswordSchema {
 #[derive(Debug, Clone, Default, PartialEq, Deserialize)]
 #[cfg_attr(feature = "codegen", derive(schemars::JsonSchema))]
 #[serde(rename_all = "camelCase")]
-pub struct PasswordSecretRefSchema {
+pub(super) struct PasswordSecretRefSchema {
     /// Key in the Secret.
     #[cfg_attr(feature = "codegen", schemars(length(min = 1)))]
     pub key: String,
@@ -182,7 +182,7 @@ pub struct PasswordSecretRefSchema {
 #[derive(Debug, Clone, Default, PartialEq, Deserialize)]
 #[cfg_attr(feature = "codegen", derive(schemars::JsonSchema))]
 #[serde(rename_all = "camelCase")]
-pub struct FederatedMemberSchema {
+pub(super) struct FederatedMemberSchema {
     /// URL of the member repository, ending in its key.
     #[cfg_attr(feature = "codegen", schemars(regex(pattern = URL_PATTERN)))]
     pub url: String,
@@ -198,7 +198,7 @@ pub struct FederatedMemberSchema {
 #[derive(Debug, Clone, Default, PartialEq, Deserialize)]
 #[cfg_attr(feature = "codegen", derive(schemars::JsonSchema))]
 #[serde(rename_all = "camelCase")]
-pub struct SecretKeySelectorSchema {
+pub(super) struct SecretKeySelectorSchema {
     /// Key in the secret.
     pub key: String,
     /// Name of the secret.
@@ -213,7 +213,7 @@ pub struct SecretKeySelectorSchema {
 #[derive(Debug, Clone, Default, PartialEq, Deserialize)]
 #[cfg_attr(feature = "codegen", derive(schemars::JsonSchema))]
 #[serde(rename_all = "camelCase")]
-pub struct ProviderConfigRefSchema {
+pub(super) struct ProviderConfigRefSchema {
     /// Kind of the provider config (namespaced API): ProviderConfig or ClusterProviderConfig.
     #[serde(default)]
     #[cfg_attr(
@@ -233,7 +233,7 @@ pub struct ProviderConfigRefSchema {
 #[derive(Debug, Clone, Default, PartialEq, Deserialize)]
 #[cfg_attr(feature = "codegen", derive(schemars::JsonSchema))]
 #[serde(rename_all = "camelCase")]
-pub struct ReferencePolicySchema {
+pub(super) struct ReferencePolicySchema {
     /// Required or Optional.
     #[serde(default)]
     #[cfg_attr(
@@ -254,7 +254,7 @@ pub struct ReferencePolicySchema {
 #[derive(Debug, Clone, Default, PartialEq, Deserialize)]
 #[cfg_attr(feature = "codegen", derive(schemars::JsonSchema))]
 #[serde(rename_all = "camelCase")]
-pub struct InputSchema {
+pub(super) struct InputSchema {
     /// artifactory.fn.crossplane.io/v1beta1
     #[serde(default)]
     pub api_version: Option<String>,
@@ -305,7 +305,7 @@ pub struct InputSchema {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
 #[cfg_attr(feature = "codegen", derive(schemars::JsonSchema))]
 #[serde(rename_all = "lowercase")]
-pub enum ProviderApiChoice {
+pub(super) enum ProviderApiChoice {
     Auto,
     Flat,
     Cluster,
@@ -316,7 +316,7 @@ pub enum ProviderApiChoice {
 #[derive(Debug, Clone, Default, PartialEq, Deserialize)]
 #[cfg_attr(feature = "codegen", derive(schemars::JsonSchema))]
 #[serde(rename_all = "camelCase")]
-pub struct NamingSchema {
+pub(super) struct NamingSchema {
     /// Key template with the placeholders {name}, {projectKey}, {packageType}, {rclass},
     /// {xrName}, {namespace}, {claimName} and {claimNamespace}; default {name}, or
     /// {projectKey}-{name} when projectKey is set.
@@ -329,7 +329,7 @@ pub struct NamingSchema {
 #[derive(Debug, Clone, Default, PartialEq, Deserialize)]
 #[cfg_attr(feature = "codegen", derive(schemars::JsonSchema))]
 #[serde(rename_all = "camelCase")]
-pub struct DefaultsSchema {
+pub(super) struct DefaultsSchema {
     /// Default provider config.
     #[serde(default)]
     pub provider_config_ref: Option<ProviderConfigRefSchema>,
@@ -354,7 +354,7 @@ mod schemas {
     use crate::core::policy::MANAGEMENT_POLICIES;
     use schemars::{json_schema, Schema, SchemaGenerator};
 
-    pub fn management_policies(_: &mut SchemaGenerator) -> Schema {
+    pub(super) fn management_policies(_: &mut SchemaGenerator) -> Schema {
         json_schema!({
             "type": "array",
             "minItems": 1,
@@ -363,29 +363,29 @@ mod schemas {
     }
 
     /// Every package type the catalog knows for any API, and the accepted aliases.
-    pub fn package_type(_: &mut SchemaGenerator) -> Schema {
+    pub(super) fn package_type(_: &mut SchemaGenerator) -> Schema {
         json_schema!({"type": "string", "enum": catalog().accepted_package_types()})
     }
 
-    pub fn entry_names(_: &mut SchemaGenerator) -> Schema {
+    pub(super) fn entry_names(_: &mut SchemaGenerator) -> Schema {
         json_schema!({
             "type": "array",
             "items": {"type": "string", "maxLength": 63, "pattern": DNS_LABEL_PATTERN},
         })
     }
 
-    pub fn keys(_: &mut SchemaGenerator) -> Schema {
+    pub(super) fn keys(_: &mut SchemaGenerator) -> Schema {
         json_schema!({
             "type": "array",
             "items": {"type": "string", "minLength": 1, "maxLength": 64, "pattern": KEY_PATTERN},
         })
     }
 
-    pub fn free_object(_: &mut SchemaGenerator) -> Schema {
+    pub(super) fn free_object(_: &mut SchemaGenerator) -> Schema {
         json_schema!({"type": "object", "x-kubernetes-preserve-unknown-fields": true})
     }
 
-    pub fn metadata(_: &mut SchemaGenerator) -> Schema {
+    pub(super) fn metadata(_: &mut SchemaGenerator) -> Schema {
         json_schema!({"type": "object"})
     }
 }

@@ -17,7 +17,7 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 /// Where the generated catalog lives in the repository.
-pub const CATALOG_PATH: &str = "src/core/catalog/catalog.json";
+pub(super) const CATALOG_PATH: &str = "src/core/catalog/catalog.json";
 
 const FLAT_GROUP: &str = "artifactory.jfrog.crossplane.io";
 const NAMESPACED_GROUP: &str = "artifactory.jfrog.m.crossplane.io";
@@ -47,7 +47,7 @@ const KEPT_KEYWORDS: [&str; 9] = [
 /// A kind is recorded once for the run of consecutive releases in which it is the same
 /// (same kind name, apiVersion, schema and rules), with the first and last release of the
 /// run: the 19 releases since v0.1.0 then take about 700 records, not 19 copies of 300.
-pub fn generate(root: &Path) -> Result<Vec<GeneratedFile>, String> {
+pub(super) fn generate(root: &Path) -> Result<Vec<GeneratedFile>, String> {
     let releases = super::crds::releases(root)?;
     Ok(vec![GeneratedFile {
         path: PathBuf::from(CATALOG_PATH),
@@ -56,7 +56,7 @@ pub fn generate(root: &Path) -> Result<Vec<GeneratedFile>, String> {
 }
 
 /// The catalog text for `releases` (oldest first).
-pub fn catalog_of(releases: &[super::crds::ReleaseCrds]) -> Result<String, String> {
+pub(super) fn catalog_of(releases: &[super::crds::ReleaseCrds]) -> Result<String, String> {
     let mut nodes = NodeTable::default();
     // (api, rclass, packageType) -> index in `kinds` of the record of the last release seen.
     let mut open: BTreeMap<(String, String, String), (usize, usize)> = BTreeMap::new();
@@ -156,7 +156,7 @@ fn served_version(spec: &Value) -> Option<&Value> {
 }
 
 /// Whether a CRD (by group and plural) is one of the repository kinds the catalog records.
-pub fn is_repository_crd(group: &str, plural: &str) -> bool {
+pub(super) fn is_repository_crd(group: &str, plural: &str) -> bool {
     class_and_type(group, plural).is_some()
 }
 

@@ -5,10 +5,10 @@
 //! drift test (`tests/generated.rs`) runs the same generators and fails when a
 //! committed file differs from what they produce now.
 
-pub mod api;
-pub mod catalog;
+mod api;
+mod catalog;
 pub mod crds;
-pub mod proto;
+mod proto;
 pub mod schemas;
 
 use std::path::{Path, PathBuf};
@@ -16,7 +16,9 @@ use std::path::{Path, PathBuf};
 /// One generated file: its path relative to the repository root and its text.
 #[derive(Debug, Clone, PartialEq)]
 pub struct GeneratedFile {
+    /// Where the file goes, relative to the repository.
     pub path: PathBuf,
+    /// What it holds.
     pub contents: String,
 }
 

@@ -20,7 +20,7 @@ const SERVER_ONLY: &str = "#[cfg(feature = \"server\")]";
 const CODEC: &str = "crate::proto::codec::Codec";
 
 /// Generates `src/proto/generated/{v1,v1beta1}.rs` from `<root>/proto`.
-pub fn generate(root: &Path) -> Result<Vec<GeneratedFile>, String> {
+pub(super) fn generate(root: &Path) -> Result<Vec<GeneratedFile>, String> {
     let includes = root.join("proto");
     Ok(vec![
         GeneratedFile {

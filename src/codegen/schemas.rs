@@ -22,19 +22,27 @@ use schemars::JsonSchema;
 use serde_json::{json, Value};
 use std::path::PathBuf;
 
+/// The Input CRD in the package.
 pub const INPUT_CRD_PATH: &str = "package/input/artifactory.fn.crossplane.io_inputs.yaml";
+/// The XRD of the cluster-scoped example.
 pub const CLUSTER_XRD_PATH: &str = "examples/cluster/xrd.yaml";
+/// The XRD of the namespaced example.
 pub const NAMESPACED_XRD_PATH: &str = "examples/namespaced/xrd.yaml";
 
+/// The version of the Input kind.
 pub const INPUT_VERSION: &str = "v1beta1";
 /// The example XRDs' group and version (the function does not depend on them).
 pub const XR_VERSION: &str = "v1alpha1";
+/// The group of the examples' composite resources.
 pub const CLUSTER_XR_GROUP: &str = "platform.example.org";
+/// The kind of the cluster-scoped example's composite.
 pub const CLUSTER_XR_KIND: &str = "XRepositories";
+/// The kind of its claim.
 pub const CLAIM_KIND: &str = "Repositories";
 /// The namespaced example lives in its own group so both examples can be installed
 /// side by side (its kind is the cluster example's claim kind).
 pub const NAMESPACED_XR_GROUP: &str = "artifactory.example.org";
+/// The kind of the namespaced example's composite.
 pub const NAMESPACED_XR_KIND: &str = "Repositories";
 
 const HEADER: &str = "# Generated from the Rust types in src/codegen/api.rs by `cargo run --features codegen --bin codegen`.\n# Do not edit: tests/generated.rs fails when this file differs from what the generator produces.\n";

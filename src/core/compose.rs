@@ -14,11 +14,11 @@ use crate::proto::{ObjectWriter, Struct};
 use serde_json::{json, Map, Value};
 use std::borrow::Cow;
 
-pub const EXTERNAL_NAME: &str = "crossplane.io/external-name";
-pub const PAUSED: &str = "crossplane.io/paused";
+pub(crate) const EXTERNAL_NAME: &str = "crossplane.io/external-name";
+pub(crate) const PAUSED: &str = "crossplane.io/paused";
 
 /// Renders the managed resources of one call, one planned repository at a time.
-pub struct Composer<'a> {
+pub(crate) struct Composer<'a> {
     input: &'a Input,
     project_key: Option<&'a str>,
     /// The providerConfigRef schemas that the composite-wide providerConfigRef
@@ -31,7 +31,7 @@ pub struct Composer<'a> {
 }
 
 impl<'a> Composer<'a> {
-    pub fn new(input: &'a Input, project_key: Option<&'a str>) -> Self {
+    pub(crate) fn new(input: &'a Input, project_key: Option<&'a str>) -> Self {
         Composer {
             input,
             project_key,
@@ -42,7 +42,7 @@ impl<'a> Composer<'a> {
 
     /// Checks each resource against the schema the cluster serves for its kind, where
     /// `live` has one, instead of the built-in schema.
-    pub fn with_live(mut self, live: &'a LiveSchemas) -> Self {
+    pub(crate) fn with_live(mut self, live: &'a LiveSchemas) -> Self {
         self.live = (!live.is_empty()).then_some(live);
         self
     }
@@ -52,7 +52,7 @@ impl<'a> Composer<'a> {
     /// Checked first, then written straight into its wire encoding: the response only needs
     /// the bytes, and a JSON tree built here would be walked once to encode it and once more
     /// to drop it. Members are written in key order, as the equivalent `Map` would encode.
-    pub fn compose(&mut self, p: &Planned, findings: &mut Findings) -> Struct {
+    pub(crate) fn compose(&mut self, p: &Planned, findings: &mut Findings) -> Struct {
         let for_provider_path = p.entry.at_field("forProvider");
         let for_provider = for_provider(
             p,

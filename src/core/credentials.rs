@@ -18,7 +18,11 @@ use std::collections::BTreeMap;
 /// `passwordWoVersion`: in the schema the cluster serves (live schemas), else in the
 /// built-in schema of the release. Elsewhere the plain `passwordSecretRef` is rendered,
 /// with a warning.
-pub fn settle_write_only(planned: &mut [Planned], live: &LiveSchemas, findings: &mut Findings) {
+pub(crate) fn settle_write_only(
+    planned: &mut [Planned],
+    live: &LiveSchemas,
+    findings: &mut Findings,
+) {
     const FIELDS: [&str; 2] = ["passwordWoSecretRef", "passwordWoVersion"];
     for p in planned.iter_mut() {
         let kind = p.kind;
@@ -57,12 +61,12 @@ fn has_for_provider_field(kind: &Kind, field: &str) -> bool {
 }
 
 /// The requirement name for the Secret of an entry's write-only password; stable across calls.
-pub fn secret_requirement_name(p: &Planned) -> String {
+pub(crate) fn secret_requirement_name(p: &Planned) -> String {
     format!("artifactory-password-{}", p.name)
 }
 
 /// Asks Crossplane for the Secret of every write-only password, by name in its namespace.
-pub fn secret_requirements(planned: &[Planned]) -> BTreeMap<String, ResourceSelector> {
+pub(crate) fn secret_requirements(planned: &[Planned]) -> BTreeMap<String, ResourceSelector> {
     planned
         .iter()
         .filter_map(|p| {
@@ -81,7 +85,7 @@ pub fn secret_requirements(planned: &[Planned]) -> BTreeMap<String, ResourceSele
 /// Sets each write-only password's version from its Secret's `resourceVersion`,
 /// where Crossplane answered the requirement; a Secret that is answered missing
 /// is a problem (the provider could not read the password either).
-pub fn read_versions(
+pub(crate) fn read_versions(
     planned: &mut [Planned],
     answered: &BTreeMap<String, Resources>,
     findings: &mut Findings,
@@ -123,7 +127,7 @@ pub fn read_versions(
 
 /// Without required resources the Secret's version cannot be read: rotating it
 /// would not re-send the password.
-pub fn warn_unversioned(planned: &[Planned], findings: &mut Findings) {
+pub(crate) fn warn_unversioned(planned: &[Planned], findings: &mut Findings) {
     for p in planned {
         if p.password.as_ref().is_some_and(|s| s.write_only) {
             findings.warning(

@@ -19,7 +19,7 @@ const DNS_LABEL_MAX: usize = 63;
 
 /// Adds the drift warnings of a call to `findings` and returns their Warning results.
 /// `live` is the observed resource of each planned repository.
-pub fn drift_warnings(
+pub(crate) fn drift_warnings(
     planned: &[Planned],
     live: &[Option<&Object>],
     input: &Input,

@@ -21,17 +21,17 @@ use crate::core::time::parse_go_duration;
 use serde_json::{Map, Value};
 use std::time::Duration;
 
-pub const INPUT_GROUP: &str = "artifactory.fn.crossplane.io";
-pub const INPUT_API_VERSION: &str = "artifactory.fn.crossplane.io/v1beta1";
-pub const INPUT_KIND: &str = "Input";
-pub const DEFAULT_TTL_SECONDS: u64 = 60;
+pub(crate) const INPUT_GROUP: &str = "artifactory.fn.crossplane.io";
+pub(crate) const INPUT_API_VERSION: &str = "artifactory.fn.crossplane.io/v1beta1";
+pub(crate) const INPUT_KIND: &str = "Input";
+pub(crate) const DEFAULT_TTL_SECONDS: u64 = 60;
 
 /// The longest `ttl` accepted: about 31 years, far beyond any use.
 const MAX_TTL: Duration = Duration::from_secs(1_000_000_000);
 
 /// Which provider API to render for.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub enum ApiChoice {
+pub(crate) enum ApiChoice {
     /// Namespaced when the composite is namespaced, else cluster.
     #[default]
     Auto,
@@ -40,14 +40,14 @@ pub enum ApiChoice {
 
 /// Settings that apply to every repository unless the composite or the entry says otherwise.
 #[derive(Debug, Clone, Default, PartialEq)]
-pub struct Defaults {
+pub(crate) struct Defaults {
     pub provider_config_ref: Option<Map<String, Value>>,
     pub deletion_policy: Option<DeletionPolicy>,
     pub management_policies: Option<Vec<String>>,
 }
 
 #[derive(Debug, Clone, PartialEq)]
-pub struct Input {
+pub(crate) struct Input {
     pub provider_api: ApiChoice,
     /// The provider release named by `providerVersion`; `None`: the newest of the API.
     pub provider_release: Option<Release>,
@@ -82,14 +82,14 @@ impl Default for Input {
 impl Input {
     /// The URL of the repository `key` in Artifactory, `<artifactoryUrl>/artifactory/<key>`,
     /// when the input gives Artifactory's URL.
-    pub fn repository_url(&self, key: &str) -> Option<String> {
+    pub(crate) fn repository_url(&self, key: &str) -> Option<String> {
         let base = self.artifactory_url.as_deref()?;
         Some(format!("{base}/artifactory/{key}"))
     }
 }
 
 /// Reads the input; problems go to `findings` and the defaults stand in for bad fields.
-pub fn read_input(object: Option<&Map<String, Value>>, findings: &mut Findings) -> Input {
+pub(crate) fn read_input(object: Option<&Map<String, Value>>, findings: &mut Findings) -> Input {
     let mut input = Input::default();
     let Some(object) = object else { return input };
     let mut reader = ObjectReader::of_object(

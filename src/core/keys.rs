@@ -12,7 +12,7 @@ use sha2::{Digest, Sha256};
 use std::borrow::Cow;
 use std::fmt::{self, Write};
 
-pub const PLACEHOLDERS: [&str; 8] = [
+pub(crate) const PLACEHOLDERS: [&str; 8] = [
     "name",
     "projectKey",
     "packageType",
@@ -24,7 +24,7 @@ pub const PLACEHOLDERS: [&str; 8] = [
 ];
 
 /// Keys Artifactory reserves, compared case-insensitively.
-pub const RESERVED_KEYS: [&str; 16] = [
+pub(crate) const RESERVED_KEYS: [&str; 16] = [
     ".",
     "..",
     "&",
@@ -46,10 +46,10 @@ const RESERVED_PREFIXES: [&str; 2] = ["jfrog-system-reserved", "jfrog-artifactor
 const FORBIDDEN: &str = " !@#$%^&*()+={}[]:;<>,/?~`|\\\"";
 
 /// The label that carries a rendered repository's key (see [`key_label_value`]).
-pub const KEY_LABEL: &str = "artifactory.fn.crossplane.io/key";
+pub(crate) const KEY_LABEL: &str = "artifactory.fn.crossplane.io/key";
 
 /// The default format: `{name}`, or `{projectKey}-{name}` when a project key is set.
-pub fn default_format(project_key: Option<&str>) -> &'static str {
+pub(crate) fn default_format(project_key: Option<&str>) -> &'static str {
     if project_key.is_some() {
         "{projectKey}-{name}"
     } else {
@@ -59,7 +59,7 @@ pub fn default_format(project_key: Option<&str>) -> &'static str {
 
 /// A key template, checked once for the whole composite.
 #[derive(Debug, Clone)]
-pub struct Template {
+pub(crate) struct Template {
     pub format: String,
     parts: Vec<Part>,
 }
@@ -73,7 +73,7 @@ enum Part {
 impl Template {
     /// Parses `format`; reports unknown placeholders and those with no value
     /// for this composite. `None` when the template cannot be used.
-    pub fn parse(
+    pub(crate) fn parse(
         format: &str,
         meta: &CompositeMeta,
         project_key: Option<&str>,
@@ -124,7 +124,7 @@ impl Template {
     }
 
     /// The key for an entry whose name, class and package type are known.
-    pub fn fill(
+    pub(crate) fn fill(
         &self,
         name: &str,
         rclass: Rclass,
@@ -203,7 +203,7 @@ fn report_missing_value(findings: &mut Findings, format: &str, placeholder: &str
 }
 
 /// The longest key Artifactory accepts for this class and package type.
-pub fn max_key_length(rclass: Rclass, package_type: &str) -> usize {
+pub(crate) fn max_key_length(rclass: Rclass, package_type: &str) -> usize {
     let oci_like = is_oci_like(package_type);
     match rclass {
         Rclass::Remote => 58,
@@ -219,7 +219,7 @@ fn is_oci_like(package_type: &str) -> bool {
 
 /// Where a key came from, as messages say it.
 #[derive(Debug, Clone, Copy)]
-pub enum KeyOrigin<'a> {
+pub(crate) enum KeyOrigin<'a> {
     /// The entry's `key`.
     Given,
     /// Filled in from this naming format.
@@ -237,7 +237,7 @@ impl fmt::Display for KeyOrigin<'_> {
 
 /// Checks one key; every broken rule is reported. The messages (and `origin`
 /// in them) are formatted only when a rule is broken.
-pub fn check_key(
+pub(crate) fn check_key(
     key: &str,
     entry: &Entry,
     rclass: Rclass,
@@ -455,12 +455,12 @@ fn sanitize(key: &str, image: bool) -> String {
 }
 
 /// Where a key problem points: the `key` field when given, else the name it came from.
-pub fn key_path(entry: &Entry) -> String {
+pub(crate) fn key_path(entry: &Entry) -> String {
     entry.field_path(if entry.key.is_some() { "key" } else { "name" })
 }
 
 /// Two repositories whose keys are equal ignoring case are one repository to Artifactory.
-pub fn check_unique_keys<'a>(
+pub(crate) fn check_unique_keys<'a>(
     keyed: impl IntoIterator<Item = (&'a Entry<'a>, &'a str)>,
     findings: &mut Findings,
 ) {
@@ -495,7 +495,12 @@ pub fn check_unique_keys<'a>(
 }
 
 /// Warnings that do not stop the call.
-pub fn key_warnings(key: &str, entry: &Entry, project_key: Option<&str>, findings: &mut Findings) {
+pub(crate) fn key_warnings(
+    key: &str,
+    entry: &Entry,
+    project_key: Option<&str>,
+    findings: &mut Findings,
+) {
     if key.starts_with(|c: char| c.is_ascii_digit()) {
         findings.warning(
             key_path(entry),
@@ -520,13 +525,13 @@ pub fn key_warnings(key: &str, entry: &Entry, project_key: Option<&str>, finding
 /// The value of [`KEY_LABEL`]: the lower-cased key when it is a valid label
 /// value, else `sha256-` and the first 56 hex digits of its digest. Lower case
 /// because Artifactory compares keys ignoring case.
-pub fn key_label_value(key: &str) -> String {
+pub(crate) fn key_label_value(key: &str) -> String {
     key_label(key).into_owned()
 }
 
 /// [`key_label_value`], borrowed from the key when that is the value, as it is for a key in
 /// lower case that is a valid label value.
-pub fn key_label(key: &str) -> Cow<'_, str> {
+pub(crate) fn key_label(key: &str) -> Cow<'_, str> {
     let classes = byte_classes(key);
     let lower = lower_case_classified(key, classes);
     // Lower-casing ASCII changes no byte's label class, so the key's classes are its lower

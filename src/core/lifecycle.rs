@@ -16,9 +16,9 @@ use std::collections::BTreeMap;
 
 type Object = Map<String, Value>;
 
-pub const CREATE_PENDING: &str = "crossplane.io/external-create-pending";
-pub const CREATE_SUCCEEDED: &str = "crossplane.io/external-create-succeeded";
-pub const CREATE_FAILED: &str = "crossplane.io/external-create-failed";
+pub(crate) const CREATE_PENDING: &str = "crossplane.io/external-create-pending";
+pub(crate) const CREATE_SUCCEEDED: &str = "crossplane.io/external-create-succeeded";
+pub(crate) const CREATE_FAILED: &str = "crossplane.io/external-create-failed";
 
 fn annotation<'a>(object: &'a Object, name: &str) -> Option<&'a str> {
     object
@@ -41,7 +41,7 @@ fn text<'a>(object: &'a Object, field: &str) -> &'a str {
 
 /// The key a live managed resource points at: its external name, or, as the
 /// provider does when the annotation is missing, its `metadata.name`.
-pub fn live_key(object: &Object) -> Option<&str> {
+pub(crate) fn live_key(object: &Object) -> Option<&str> {
     annotation(object, EXTERNAL_NAME).or_else(|| object.get("metadata")?.get("name")?.as_str())
 }
 
@@ -51,7 +51,7 @@ pub fn live_key(object: &Object) -> Option<&str> {
 ///
 /// `renamed_by_project_key`: the key changes come from a changed `spec.projectKey`, reported
 /// once for them all ([`check_project_key_change`]), so not again here.
-pub fn check_immutable(
+pub(crate) fn check_immutable(
     p: &Planned,
     live: &Object,
     renamed_by_project_key: bool,
@@ -99,7 +99,7 @@ pub fn check_immutable(
 /// When every live repository whose key would change gets the new `spec.projectKey` in its
 /// key and had not had it, the project key changed: that is the one cause, said once at
 /// `spec.projectKey` with the repositories it would rename. Returns whether it was.
-pub fn check_project_key_change(
+pub(crate) fn check_project_key_change(
     planned: &[Planned],
     live: &[Option<&Object>],
     project_key: Option<&str>,
@@ -144,7 +144,7 @@ pub fn check_project_key_change(
 
 /// The provider may have created a repository it did not record: a create
 /// was started after the last recorded success or failure.
-pub fn leak_suspected(live: &Object) -> bool {
+pub(crate) fn leak_suspected(live: &Object) -> bool {
     let Some(pending) = annotation(live, CREATE_PENDING).and_then(crate::core::time::parse_rfc3339)
     else {
         return false;
@@ -161,7 +161,7 @@ pub fn leak_suspected(live: &Object) -> bool {
 
 /// What happens to a live repository whose entry is gone from the spec.
 #[derive(Debug, Clone, PartialEq)]
-pub enum Retirement {
+pub(crate) enum Retirement {
     /// Kept in the desired state with deletion turned into Orphan.
     Orphaning {
         name: String,
@@ -176,7 +176,7 @@ pub enum Retirement {
 
 /// The managed resources of this function that no entry claims any more.
 /// They carry the key label; resources of other pipeline steps do not.
-pub fn retire<'a>(
+pub(crate) fn retire<'a>(
     observed: impl IntoIterator<Item = (&'a String, &'a Object)>,
     planned: &[Planned],
     protection: bool,
@@ -196,7 +196,7 @@ pub fn retire<'a>(
 /// An entry renamed with its key kept: the repository moves from the retiring resource to the
 /// entry's new one.
 #[derive(Debug, Clone, PartialEq)]
-pub struct Move<'r> {
+pub(crate) struct Move<'r> {
     pub from: &'r str,
     pub to: &'r str,
     pub key: &'r str,
@@ -206,7 +206,7 @@ pub struct Move<'r> {
 /// The entry's resource is held back until the old one is gone, so that two managed resources
 /// never act on one repository; the old one is orphaned first, whatever deletion protection
 /// says, so that the repository stays.
-pub fn moves<'r>(retirements: &'r [Retirement], planned: &'r [Planned]) -> Vec<Move<'r>> {
+pub(crate) fn moves<'r>(retirements: &'r [Retirement], planned: &'r [Planned]) -> Vec<Move<'r>> {
     retirements
         .iter()
         .filter_map(|retirement| {
@@ -223,7 +223,7 @@ pub fn moves<'r>(retirements: &'r [Retirement], planned: &'r [Planned]) -> Vec<M
 
 impl Retirement {
     /// The composed resource's name and the repository's key.
-    pub fn name_and_key(&self) -> (&str, &str) {
+    pub(crate) fn name_and_key(&self) -> (&str, &str) {
         match self {
             Retirement::Orphaning { name, key, .. }
             | Retirement::Released { name, key }
@@ -265,7 +265,7 @@ fn live_policies(live: &Object) -> Option<Vec<String>> {
 }
 
 /// What deleting the live resource would do now.
-pub fn live_deletion(live: &Object) -> Deletion {
+pub(crate) fn live_deletion(live: &Object) -> Deletion {
     let deletion_policy = match live
         .get("spec")
         .and_then(|s| s.get("deletionPolicy"))
@@ -329,14 +329,14 @@ fn without_delete(policies: &[String]) -> Vec<String> {
 // ---- key conflicts across composites ---------------------------------------
 
 /// The requirement name for an entry's key lookup; stable across calls.
-pub fn requirement_name(p: &Planned) -> String {
+pub(crate) fn requirement_name(p: &Planned) -> String {
     format!("artifactory-key-{}", p.name)
 }
 
 /// Asks Crossplane for managed resources that carry the key label of each
 /// rendered repository. The same plan gives the same requirements, so
 /// Crossplane's requirement loop settles.
-pub fn key_requirements(planned: &[Planned]) -> BTreeMap<String, ResourceSelector> {
+pub(crate) fn key_requirements(planned: &[Planned]) -> BTreeMap<String, ResourceSelector> {
     planned
         .iter()
         .map(|p| {
@@ -355,7 +355,7 @@ pub fn key_requirements(planned: &[Planned]) -> BTreeMap<String, ResourceSelecto
 
 /// A managed resource with one of our keys, controlled by another composite,
 /// would make two composites fight over one repository.
-pub fn check_conflicts(
+pub(crate) fn check_conflicts(
     p: &Planned,
     found: Option<&Resources>,
     me: &CompositeMeta,

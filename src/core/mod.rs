@@ -17,22 +17,22 @@
 //! - [`function`]: the call, from request to response.
 
 pub mod catalog;
-pub mod compose;
-pub mod composite;
-pub mod credentials;
-pub mod drift;
-pub mod function;
-pub mod input;
-pub mod keys;
-pub mod lifecycle;
-pub mod path;
-pub mod plan;
-pub mod policy;
-pub mod problems;
+pub(crate) mod compose;
+pub(crate) mod composite;
+pub(crate) mod credentials;
+pub(crate) mod drift;
+pub(crate) mod function;
+pub(crate) mod input;
+pub(crate) mod keys;
+pub(crate) mod lifecycle;
+pub(crate) mod path;
+pub(crate) mod plan;
+pub(crate) mod policy;
+pub(crate) mod problems;
 pub(crate) mod reader;
-pub mod status;
+pub(crate) mod status;
 pub mod time;
-pub mod validation;
-pub mod wiring;
+pub(crate) mod validation;
+pub(crate) mod wiring;
 
 pub use function::run_function;

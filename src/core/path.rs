@@ -8,7 +8,7 @@ use std::fmt;
 
 /// A field path, formatted only when a message needs it.
 #[derive(Debug, Clone, Copy)]
-pub enum FieldPath<'a> {
+pub(crate) enum FieldPath<'a> {
     /// A path written out: `spec`, `input.defaults`, `spec.projectKey`.
     Root(&'a str),
     /// A repository entry: `spec.repositories[3]`.
@@ -23,12 +23,12 @@ pub enum FieldPath<'a> {
 
 impl<'a> FieldPath<'a> {
     /// `<self>.name`.
-    pub fn field(&'a self, name: &'a str) -> FieldPath<'a> {
+    pub(crate) fn field(&'a self, name: &'a str) -> FieldPath<'a> {
         FieldPath::Field(self, name)
     }
 
     /// `<self>[index]`.
-    pub fn index(&'a self, index: usize) -> FieldPath<'a> {
+    pub(crate) fn index(&'a self, index: usize) -> FieldPath<'a> {
         FieldPath::Index(self, index)
     }
 }

@@ -9,13 +9,13 @@ use serde_json::Value;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
 #[cfg_attr(feature = "codegen", derive(schemars::JsonSchema))]
-pub enum DeletionPolicy {
+pub(crate) enum DeletionPolicy {
     Delete,
     Orphan,
 }
 
 impl DeletionPolicy {
-    pub fn as_str(self) -> &'static str {
+    pub(crate) fn as_str(self) -> &'static str {
         match self {
             DeletionPolicy::Delete => "Delete",
             DeletionPolicy::Orphan => "Orphan",
@@ -24,7 +24,7 @@ impl DeletionPolicy {
 }
 
 /// The management policies the provider accepts.
-pub const MANAGEMENT_POLICIES: [&str; 6] = [
+pub(crate) const MANAGEMENT_POLICIES: [&str; 6] = [
     "Observe",
     "Create",
     "Update",
@@ -34,7 +34,7 @@ pub const MANAGEMENT_POLICIES: [&str; 6] = [
 ];
 
 /// Reads `deletionPolicy`, reporting values other than Delete and Orphan.
-pub fn read_deletion_policy<'a, M: Members<'a>>(
+pub(crate) fn read_deletion_policy<'a, M: Members<'a>>(
     reader: &mut ObjectReader<'a, '_, M>,
 ) -> Option<DeletionPolicy> {
     let text = reader.string("deletionPolicy")?;
@@ -57,7 +57,7 @@ pub fn read_deletion_policy<'a, M: Members<'a>>(
 }
 
 /// Reads `managementPolicies`, reporting unknown policies and an empty list.
-pub fn read_management_policies<'a, M: Members<'a>>(
+pub(crate) fn read_management_policies<'a, M: Members<'a>>(
     reader: &mut ObjectReader<'a, '_, M>,
 ) -> Option<Vec<String>> {
     let policies: Vec<String> = reader
@@ -97,7 +97,7 @@ pub fn read_management_policies<'a, M: Members<'a>>(
 
 /// What deleting the managed resource does to the repository in Artifactory.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Deletion {
+pub(crate) enum Deletion {
     /// The repository and its artifacts are deleted.
     Delete,
     /// The repository stays in Artifactory.
@@ -105,7 +105,7 @@ pub enum Deletion {
 }
 
 impl Deletion {
-    pub fn as_str(self) -> &'static str {
+    pub(crate) fn as_str(self) -> &'static str {
         match self {
             Deletion::Delete => "Delete",
             Deletion::Orphan => "Orphan",
@@ -118,7 +118,7 @@ impl Deletion {
 /// `None` policies mean the provider default `["*"]`; `None` deletion policy
 /// means the provider default `Delete`. The namespaced API has no deletion
 /// policy: there, Delete exactly when the policies are `*` or contain Delete.
-pub fn effective_deletion(
+pub(crate) fn effective_deletion(
     api: ProviderApi,
     policies: Option<&[String]>,
     deletion_policy: Option<DeletionPolicy>,
@@ -140,7 +140,7 @@ pub fn effective_deletion(
 
 /// The management policies of an adopted repository: observe only, unless
 /// the entry gives its own (Crossplane's import flow: observe first, then widen).
-pub fn import_policies() -> Vec<String> {
+pub(crate) fn import_policies() -> Vec<String> {
     vec!["Observe".to_owned()]
 }
 

@@ -184,7 +184,7 @@ impl Findings {
 
 /// `a` or `an` before a word as it is said: `an npm`, `an OCIRepository`, `a maven`,
 /// `an NPMRepository` (a leading acronym is spelled out), `a VCSRepository`.
-pub fn a_or_an(word: &str) -> &'static str {
+pub(crate) fn a_or_an(word: &str) -> &'static str {
     let mut letters = word.chars();
     let first = letters.next().unwrap_or('x');
     let spelled_out =
@@ -204,7 +204,10 @@ pub fn a_or_an(word: &str) -> &'static str {
 }
 
 /// The closest of `candidates` to `given`, if it is close enough to be a typo.
-pub fn closest<'a>(given: &str, candidates: impl IntoIterator<Item = &'a str>) -> Option<&'a str> {
+pub(crate) fn closest<'a>(
+    given: &str,
+    candidates: impl IntoIterator<Item = &'a str>,
+) -> Option<&'a str> {
     let given_lower = given.to_ascii_lowercase();
     candidates
         .into_iter()
@@ -220,7 +223,7 @@ pub fn closest<'a>(given: &str, candidates: impl IntoIterator<Item = &'a str>) -
 }
 
 /// "did you mean X?" or a list of what is allowed.
-pub fn suggestion<'a>(
+pub(crate) fn suggestion<'a>(
     given: &str,
     candidates: impl IntoIterator<Item = &'a str> + Clone,
 ) -> String {
@@ -234,7 +237,7 @@ pub fn suggestion<'a>(
 }
 
 /// A value quoted for a message, shortened when long.
-pub fn quoted(value: &serde_json::Value) -> String {
+pub(crate) fn quoted(value: &serde_json::Value) -> String {
     let text = value.to_string();
     if text.chars().count() > 80 {
         let cut: String = text.chars().take(77).collect();

@@ -8,7 +8,7 @@ use crate::core::path::FieldPath;
 use crate::core::problems::{quoted, suggestion, Category, Findings};
 use serde_json::{Map, Value};
 
-pub struct ObjectReader<'a, 'f, M = LookedUp<'a>> {
+pub(crate) struct ObjectReader<'a, 'f, M = LookedUp<'a>> {
     object: &'a Map<String, Value>,
     members: M,
     /// How many of the object's fields were read: when all were, none is unknown.
@@ -29,7 +29,7 @@ pub struct ObjectReader<'a, 'f, M = LookedUp<'a>> {
 /// names, so a `get` that matches the name (as `composite::EntryMembers` does)
 /// folds to the field's place, and reading one of the many absent fields of
 /// an entry costs a few instructions instead of a call and a search.
-pub trait Members<'a> {
+pub(crate) trait Members<'a> {
     fn of(object: &'a Map<String, Value>) -> Self;
 
     /// The member named `name`, if the object has it.
@@ -39,7 +39,7 @@ pub trait Members<'a> {
 /// Fields looked up in the object's map as they are read: the way for
 /// objects read once a call. Objects read once per repository entry sort
 /// their members by name in one walk instead (see `composite::EntryMembers`).
-pub struct LookedUp<'a> {
+pub(crate) struct LookedUp<'a> {
     object: &'a Map<String, Value>,
     names: NameFilter,
 }
@@ -119,7 +119,7 @@ impl Known {
 
 impl<'a, 'f> ObjectReader<'a, 'f> {
     /// Starts reading `value`, which must be an object (reported otherwise).
-    pub fn new(
+    pub(crate) fn new(
         value: &'a Value,
         path: FieldPath<'f>,
         entry: Option<usize>,
@@ -131,7 +131,7 @@ impl<'a, 'f> ObjectReader<'a, 'f> {
 
     /// Starts reading an object the protocol already guarantees is one (a
     /// `google.protobuf.Struct`), without wrapping it in a `Value` first.
-    pub fn of_object(
+    pub(crate) fn of_object(
         object: &'a Map<String, Value>,
         path: FieldPath<'f>,
         entry: Option<usize>,
@@ -144,7 +144,7 @@ impl<'a, 'f> ObjectReader<'a, 'f> {
 
 impl<'a, 'f, M: Members<'a>> ObjectReader<'a, 'f, M> {
     /// [`ObjectReader::new`], finding the fields through `M`.
-    pub fn with_members(
+    pub(crate) fn with_members(
         value: &'a Value,
         path: FieldPath<'f>,
         entry: Option<usize>,
@@ -188,30 +188,35 @@ impl<'a, 'f, M: Members<'a>> ObjectReader<'a, 'f, M> {
     }
 
     /// Fields that are allowed but not read (for example those Crossplane adds).
-    pub fn ignoring(mut self, fields: &'static [&'static str]) -> Self {
+    pub(crate) fn ignoring(mut self, fields: &'static [&'static str]) -> Self {
         self.ignored = fields;
         self
     }
 
-    pub fn findings(&mut self) -> &mut Findings {
+    pub(crate) fn findings(&mut self) -> &mut Findings {
         self.findings
     }
 
     /// Reports a problem with this reader's category and repository entry.
-    pub fn problem(&mut self, path: String, message: impl Into<String>, fix: impl Into<String>) {
+    pub(crate) fn problem(
+        &mut self,
+        path: String,
+        message: impl Into<String>,
+        fix: impl Into<String>,
+    ) {
         self.findings
             .problem(self.category, path, self.entry, message, fix);
     }
 
     /// The path of one of this object's fields, as text (for a message).
-    pub fn path_of(&self, field: &str) -> String {
+    pub(crate) fn path_of(&self, field: &str) -> String {
         self.path.field(field).to_string()
     }
 
     /// The raw value of a field; `null` counts as absent. Each field is read
     /// once (see [`Self::reread`]), so that `finish` can count them.
     #[inline(always)]
-    pub fn value(&mut self, name: &'static str) -> Option<&'a Value> {
+    pub(crate) fn value(&mut self, name: &'static str) -> Option<&'a Value> {
         let value = self.look_up(name);
         if value.is_some() {
             debug_assert!(
@@ -228,7 +233,7 @@ impl<'a, 'f, M: Members<'a>> ObjectReader<'a, 'f, M> {
     /// listed among the known fields again (the suggestions for unknown fields
     /// have always listed it twice then), but the field is counted once.
     #[inline(always)]
-    pub fn reread(&mut self, name: &'static str) -> Option<&'a Value> {
+    pub(crate) fn reread(&mut self, name: &'static str) -> Option<&'a Value> {
         self.known.push(name);
         self.look_up(name).filter(|v| !v.is_null())
     }
@@ -239,7 +244,7 @@ impl<'a, 'f, M: Members<'a>> ObjectReader<'a, 'f, M> {
     }
 
     #[inline(always)]
-    pub fn string(&mut self, name: &'static str) -> Option<&'a str> {
+    pub(crate) fn string(&mut self, name: &'static str) -> Option<&'a str> {
         let value = self.value(name)?;
         match value.as_str() {
             Some(text) => Some(text),
@@ -248,7 +253,7 @@ impl<'a, 'f, M: Members<'a>> ObjectReader<'a, 'f, M> {
     }
 
     #[inline(always)]
-    pub fn bool(&mut self, name: &'static str) -> Option<bool> {
+    pub(crate) fn bool(&mut self, name: &'static str) -> Option<bool> {
         let value = self.value(name)?;
         match value.as_bool() {
             Some(flag) => Some(flag),
@@ -257,7 +262,7 @@ impl<'a, 'f, M: Members<'a>> ObjectReader<'a, 'f, M> {
     }
 
     #[inline(always)]
-    pub fn object(&mut self, name: &'static str) -> Option<&'a Map<String, Value>> {
+    pub(crate) fn object(&mut self, name: &'static str) -> Option<&'a Map<String, Value>> {
         let value = self.value(name)?;
         match value.as_object() {
             Some(object) => Some(object),
@@ -266,7 +271,7 @@ impl<'a, 'f, M: Members<'a>> ObjectReader<'a, 'f, M> {
     }
 
     #[inline(always)]
-    pub fn array(&mut self, name: &'static str) -> Option<&'a Vec<Value>> {
+    pub(crate) fn array(&mut self, name: &'static str) -> Option<&'a Vec<Value>> {
         let value = self.value(name)?;
         match value.as_array() {
             Some(items) => Some(items),
@@ -275,7 +280,7 @@ impl<'a, 'f, M: Members<'a>> ObjectReader<'a, 'f, M> {
     }
 
     /// A list of strings; each wrong item is reported with its index.
-    pub fn string_list(&mut self, name: &'static str) -> Option<Vec<&'a str>> {
+    pub(crate) fn string_list(&mut self, name: &'static str) -> Option<Vec<&'a str>> {
         let items = self.array(name)?;
         let mut strings = Vec::with_capacity(items.len());
         let mut all_strings = true;
@@ -299,7 +304,7 @@ impl<'a, 'f, M: Members<'a>> ObjectReader<'a, 'f, M> {
     }
 
     /// Names the repository entry this reader reads, for its type errors.
-    pub fn set_entry_name(&mut self, name: Option<&'a str>) {
+    pub(crate) fn set_entry_name(&mut self, name: Option<&'a str>) {
         self.entry_name = name;
     }
 
@@ -326,7 +331,7 @@ impl<'a, 'f, M: Members<'a>> ObjectReader<'a, 'f, M> {
     }
 
     /// Reports every field that was neither read nor ignored.
-    pub fn finish(self) {
+    pub(crate) fn finish(self) {
         #[cfg(test)]
         trace::record(&self.path.to_string(), self.known.iter());
         if self.fields_read == self.object.len() {

@@ -13,10 +13,10 @@ use std::collections::BTreeMap;
 
 type Object = Map<String, Value>;
 
-pub const CONDITION_TYPE: &str = "RepositoriesReady";
+pub(crate) const CONDITION_TYPE: &str = "RepositoriesReady";
 
 /// The status of a condition type on an observed object: `Some("True")`, ...
-pub fn condition<'a>(object: &'a Object, type_: &str) -> Option<&'a Value> {
+pub(crate) fn condition<'a>(object: &'a Object, type_: &str) -> Option<&'a Value> {
     object
         .get("status")?
         .get("conditions")?
@@ -32,7 +32,7 @@ fn condition_true(object: Option<&Object>, type_: &str) -> bool {
 }
 
 /// READY_TRUE when the observed resource's `Ready` condition is `True`.
-pub fn readiness(observed: Option<&Object>) -> Ready {
+pub(crate) fn readiness(observed: Option<&Object>) -> Ready {
     if condition_true(observed, "Ready") {
         Ready::True
     } else {
@@ -76,7 +76,10 @@ fn write_repository_status(
 ///
 /// True (Available) when every repository is ready; False (Unavailable) when
 /// one reports a failure; else False (Creating).
-pub fn repositories_condition(planned: &[Planned], observed: &[Option<&Object>]) -> Condition {
+pub(crate) fn repositories_condition(
+    planned: &[Planned],
+    observed: &[Option<&Object>],
+) -> Condition {
     let not_ready: Vec<&str> = planned
         .iter()
         .zip(observed)
@@ -137,7 +140,7 @@ fn list(keys: &[&str]) -> String {
 // ---- the composite's status and the results of a call ----------------------
 
 /// What a successful call found, for status and results.
-pub struct Report<'a> {
+pub(crate) struct Report<'a> {
     pub planned: &'a [Planned<'a>],
     /// The observed resource of each planned repository.
     pub live: &'a [Option<&'a Object>],
@@ -153,13 +156,13 @@ pub struct Report<'a> {
 /// What the composite's status said after the previous call: results are
 /// given for changes against it, not on every call.
 #[derive(Debug, Default)]
-pub struct PreviousStatus {
+pub(crate) struct PreviousStatus {
     leaks: Vec<String>,
     retiring: Vec<String>,
 }
 
 impl PreviousStatus {
-    pub fn read(composite: &Object) -> PreviousStatus {
+    pub(crate) fn read(composite: &Object) -> PreviousStatus {
         let status = composite.get("status");
         let names = |list: &str, flag: Option<&str>| -> Vec<String> {
             status
@@ -188,7 +191,7 @@ const STATUS_ITEM_BYTES: usize = 320;
 ///
 /// Written straight into the composite's encoding, as compose writes the resources: a JSON
 /// tree of a thousand items would be built, walked to encode it and walked again to drop it.
-pub fn set_composite_status(desired: &mut State, report: &Report) {
+pub(crate) fn set_composite_status(desired: &mut State, report: &Report) {
     let mut warnings_by_entry: BTreeMap<usize, Vec<String>> = BTreeMap::new();
     for warning in &report.findings.warnings {
         if let Some(entry) = warning.entry {
@@ -252,7 +255,7 @@ pub fn set_composite_status(desired: &mut State, report: &Report) {
 }
 
 /// Normal and Warning results for what changed against the observed state.
-pub fn change_results(report: &Report, previous: &PreviousStatus) -> Vec<FnResult> {
+pub(crate) fn change_results(report: &Report, previous: &PreviousStatus) -> Vec<FnResult> {
     let mut results = Vec::new();
     if let Some(message) = creating_message(report) {
         results.push(result(Severity::Normal, "RepositoriesCreating", message));

@@ -6,13 +6,14 @@
 //! `render` normalises times to UTC and reads and prints durations. None of it
 //! needs a clock or a date library.
 
-use std::fmt;
 use std::time::Duration;
 
 /// A point in time: seconds since 1970-01-01T00:00:00Z and nanoseconds.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
 pub struct Instant {
+    /// Whole seconds since the epoch.
     pub seconds: i64,
+    /// Nanoseconds past `seconds`, below 1,000,000,000.
     pub nanos: u32,
 }
 
@@ -120,16 +121,9 @@ pub fn format_utc(seconds: i64) -> String {
 }
 
 /// A text that is not a Go duration.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("invalid duration {0:?}")]
 pub struct InvalidDuration(pub String);
-
-impl fmt::Display for InvalidDuration {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "invalid duration {:?}", self.0)
-    }
-}
-
-impl std::error::Error for InvalidDuration {}
 
 /// Nanoseconds in each unit Go's `time.ParseDuration` knows.
 const UNITS: [(&str, u128); 8] = [

@@ -12,7 +12,7 @@ use crate::core::problems::{quoted, suggestion, Category, Findings};
 use serde_json::{Map, Value};
 
 /// Checks `value` against schema node `node`; `path` names it in messages.
-pub fn check(
+pub(crate) fn check(
     catalog: &Catalog,
     node: NodeId,
     value: &Value,
@@ -30,7 +30,7 @@ pub fn check(
 
 /// [`check`] for a string, with no `Value` built for it where nothing can be wrong: against
 /// a string schema without an enum, as those of the typed fields (`description`, `url`, ...) are.
-pub fn check_text(
+pub(crate) fn check_text(
     catalog: &Catalog,
     node: NodeId,
     text: &str,
@@ -46,7 +46,7 @@ pub fn check_text(
 }
 
 /// [`check`] for an object held as a map, without copying it into a `Value`.
-pub fn check_object(
+pub(crate) fn check_object(
     catalog: &Catalog,
     node: NodeId,
     object: &Map<String, Value>,

@@ -12,7 +12,7 @@ use std::collections::{BTreeMap, BTreeSet};
 ///
 /// `entries` are all of the composite's entries: a member that names one that could not be
 /// planned (it has problems of its own) is not reported again, and suggestions include it.
-pub fn wire(planned: &mut [Planned], entries: &[Entry], findings: &mut Findings) {
+pub(crate) fn wire(planned: &mut [Planned], entries: &[Entry], findings: &mut Findings) {
     for p in planned.iter() {
         check_class_fields(p.entry, findings);
     }

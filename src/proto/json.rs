@@ -31,6 +31,7 @@ use std::fmt;
 pub struct JsonError {
     /// Path of the field, `observed.resources["a"].ready`; empty for the message itself.
     pub path: String,
+    /// What is wrong, and where.
     pub message: String,
 }
 

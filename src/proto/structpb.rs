@@ -831,6 +831,7 @@ impl<'w> ObjectWriter<'w> {
         let _ = name;
     }
 
+    /// Writes a member `name` with a string value.
     pub fn string(&mut self, name: &str, text: &str) {
         self.check_order(name);
         self.writer.entry_with(name, |w| w.string(text));
@@ -856,6 +857,7 @@ impl<'w> ObjectWriter<'w> {
             .entry_message(name, VALUE_STRUCT, |w| write(&mut ObjectWriter::new(w)));
     }
 
+    /// Writes a member `name` with a boolean value.
     pub fn bool(&mut self, name: &str, value: bool) {
         self.check_order(name);
         self.writer.entry_with(name, |w| w.boolean(value));
@@ -914,6 +916,7 @@ pub struct ListWriter<'w> {
 }
 
 impl ListWriter<'_> {
+    /// Writes a string item.
     pub fn string(&mut self, text: &str) {
         let inner = self.writer.open(LIST_VALUES);
         self.writer.string(text);

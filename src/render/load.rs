@@ -14,14 +14,14 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 /// A Kubernetes object as a JSON map.
-pub type Object = Map<String, Value>;
+pub(super) type Object = Map<String, Value>;
 
 /// The annotation that keys composed resources by composition resource name.
-pub const ANNOTATION_RESOURCE_NAME: &str = "crossplane.io/composition-resource-name";
+pub(super) const ANNOTATION_RESOURCE_NAME: &str = "crossplane.io/composition-resource-name";
 
 /// The Composition: what render needs of it.
 #[derive(Debug, Clone)]
-pub struct Composition {
+pub(super) struct Composition {
     pub name: String,
     pub labels: BTreeMap<String, String>,
     pub composite_api_version: String,
@@ -32,7 +32,7 @@ pub struct Composition {
 
 /// One pipeline step.
 #[derive(Debug, Clone)]
-pub struct Step {
+pub(super) struct Step {
     pub name: String,
     pub function: String,
     pub input: Option<Value>,
@@ -44,7 +44,7 @@ pub struct Step {
 
 /// A `pkg.crossplane.io` Function: its name, package and annotations.
 #[derive(Debug, Clone, Default)]
-pub struct Function {
+pub(super) struct Function {
     pub name: String,
     pub package: String,
     pub annotations: BTreeMap<String, String>,
@@ -140,7 +140,7 @@ struct FunctionSpec {
 // ---- loaders ----
 
 /// The composite resource: one YAML document with `apiVersion` and `kind`.
-pub fn composite(path: &Path) -> Result<Object> {
+pub(super) fn composite(path: &Path) -> Result<Object> {
     let load = || -> Result<Object> {
         let text = read(path).map_err(|e| e.wrap("cannot read composite resource file"))?;
         let mut docs =
@@ -161,7 +161,7 @@ pub fn composite(path: &Path) -> Result<Object> {
 }
 
 /// The Composition: `apiextensions.crossplane.io/v1` `Composition`.
-pub fn composition(path: &Path) -> Result<Composition> {
+pub(super) fn composition(path: &Path) -> Result<Composition> {
     let load = || -> Result<Composition> {
         let text = read(path).map_err(|e| e.wrap("cannot read composition file"))?;
         let mut docs = parse_stream(&text)
@@ -245,7 +245,7 @@ fn selector(spec: SelectorSpec) -> (String, ResourceSelector) {
 }
 
 /// The Functions: a file or folder of `pkg.crossplane.io` `Function`s.
-pub fn functions(path: &Path) -> Result<Vec<Function>> {
+pub(super) fn functions(path: &Path) -> Result<Vec<Function>> {
     let load = || -> Result<Vec<Function>> {
         let docs = read_stream(path).map_err(|e| e.wrap("cannot load YAML stream from file"))?;
         docs.into_iter().map(parse_function).collect()
@@ -277,7 +277,7 @@ fn parse_function(doc: Value) -> Result<Function> {
 
 /// Observed composed resources or required resources: a file or folder of
 /// Kubernetes objects. `what` names them in errors.
-pub fn resources(path: &Path, what: &str) -> Result<Vec<Object>> {
+pub(super) fn resources(path: &Path, what: &str) -> Result<Vec<Object>> {
     let load = || -> Result<Vec<Object>> {
         let docs = read_stream(path).map_err(|e| e.wrap("cannot load YAML stream from file"))?;
         let parse = |doc| {
@@ -289,7 +289,7 @@ pub fn resources(path: &Path, what: &str) -> Result<Vec<Object>> {
 }
 
 /// The Secrets of `--function-credentials`: a file or folder of YAML mappings.
-pub fn secrets(path: &Path) -> Result<Vec<Object>> {
+pub(super) fn secrets(path: &Path) -> Result<Vec<Object>> {
     let load = || -> Result<Vec<Object>> {
         let docs = read_stream(path).map_err(|e| e.wrap("cannot load YAML stream from file"))?;
         let parse = |doc| match doc {
@@ -303,7 +303,7 @@ pub fn secrets(path: &Path) -> Result<Vec<Object>> {
 }
 
 /// The CompositeResourceDefinition of `--xrd`: the first document of a file.
-pub fn xrd(path: &Path) -> Result<Object> {
+pub(super) fn xrd(path: &Path) -> Result<Object> {
     let load = || -> Result<Object> {
         let text = read(path).map_err(|e| e.wrap("cannot read XRD file"))?;
         let docs = parse_stream(&text).map_err(|e| e.wrap("cannot unmarshal XRD YAML"))?;
@@ -319,7 +319,7 @@ pub fn xrd(path: &Path) -> Result<Object> {
 
 /// Context values given with `--context-values KEY=VALUE` (YAML or JSON) and
 /// `--context-files KEY=FILE`; values win over files for the same key.
-pub fn context(files: &[String], values: &[String]) -> Result<Object> {
+pub(super) fn context(files: &[String], values: &[String]) -> Result<Object> {
     let mut context = Object::new();
     for (key, file) in flag_pairs(files)? {
         let text = read(Path::new(&file))
@@ -474,14 +474,14 @@ fn quoted(path: &Path) -> String {
 // ---- object accessors ----
 
 /// The string at a path of object keys, or `""`.
-pub fn str_at<'a>(object: &'a Object, path: &[&str]) -> &'a str {
+pub(super) fn str_at<'a>(object: &'a Object, path: &[&str]) -> &'a str {
     value_at(object, path)
         .and_then(Value::as_str)
         .unwrap_or_default()
 }
 
 /// The object at a path of object keys.
-pub fn object_at<'a>(object: &'a Object, path: &[&str]) -> Option<&'a Object> {
+pub(super) fn object_at<'a>(object: &'a Object, path: &[&str]) -> Option<&'a Object> {
     value_at(object, path).and_then(Value::as_object)
 }
 
@@ -493,7 +493,7 @@ fn value_at<'a>(object: &'a Object, path: &[&str]) -> Option<&'a Value> {
 }
 
 /// The composition-resource-name annotation of an object.
-pub fn resource_name(object: &Object) -> String {
+pub(super) fn resource_name(object: &Object) -> String {
     str_at(
         object,
         &["metadata", "annotations", ANNOTATION_RESOURCE_NAME],

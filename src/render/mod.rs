@@ -26,12 +26,12 @@
 //!   namespace is honoured.
 //! - Input YAML is read as YAML 1.2 (`yes` is a string, dates stay strings).
 
-pub mod load;
-pub mod output;
-pub mod pipeline;
-pub mod secrets;
-pub mod xrd;
-pub mod yaml;
+mod load;
+mod output;
+mod pipeline;
+mod secrets;
+mod xrd;
+mod yaml;
 
 use crate::core::time::parse_go_duration;
 use std::fmt;
@@ -144,6 +144,7 @@ pub fn render(args: &RenderArgs) -> Result<String> {
 pub struct Error(String);
 
 impl Error {
+    /// An error with this message.
     pub fn new(message: impl Into<String>) -> Error {
         Error(message.into())
     }
@@ -163,6 +164,7 @@ impl fmt::Display for Error {
 
 impl std::error::Error for Error {}
 
+/// What render's steps return.
 pub type Result<T> = std::result::Result<T, Error>;
 
 #[cfg(test)]

@@ -26,21 +26,25 @@ const LABEL_CLAIM_NAME: &str = "crossplane.io/claim-name";
 const LABEL_CLAIM_NAMESPACE: &str = "crossplane.io/claim-namespace";
 const RENDER_API_VERSION: &str = "render.crossplane.io/v1beta1";
 /// render's fixed `lastTransitionTime`: real times would only be noise.
-pub const CONDITION_TIME: &str = "2024-01-01T00:00:00Z";
+pub(super) const CONDITION_TIME: &str = "2024-01-01T00:00:00Z";
 /// Condition types only Crossplane may set; functions' conditions of these
 /// types are ignored.
 const SYSTEM_CONDITION_TYPES: [&str; 3] = ["Ready", "Synced", "Healthy"];
 
 /// Which optional documents to print.
 #[derive(Debug, Clone, Copy, Default)]
-pub struct Options {
+pub(super) struct Options {
     pub include_results: bool,
     pub include_context: bool,
     pub include_full_xr: bool,
 }
 
 /// Every document, in print order.
-pub fn documents(inputs: &Inputs, outcome: &Outcome, options: &Options) -> Result<Vec<Value>> {
+pub(super) fn documents(
+    inputs: &Inputs,
+    outcome: &Outcome,
+    options: &Options,
+) -> Result<Vec<Value>> {
     let composed = composed_resources(inputs, &outcome.desired)
         .map_err(|e| e.wrap("cannot render composite resource"))?;
     let mut xr = composite(&inputs.composite, &outcome.desired, &outcome.conditions);
@@ -67,7 +71,7 @@ pub fn documents(inputs: &Inputs, outcome: &Outcome, options: &Options) -> Resul
 
 /// The desired composite as the pipeline left it, identified by the input
 /// XR's apiVersion, kind, name and namespace, with its conditions set.
-pub fn composite(input: &Object, desired: &State, conditions: &[Condition]) -> Object {
+pub(super) fn composite(input: &Object, desired: &State, conditions: &[Condition]) -> Object {
     let mut xr = desired
         .composite
         .as_ref()
@@ -120,7 +124,7 @@ fn ready_condition(desired: &State) -> XpCondition {
 
 /// crossplane-runtime's `StableNAndSomeMore`: sorted, at most `n` names,
 /// `a, b, and c` for exactly three, `a, b, c, and 2 more` beyond.
-pub fn stable_n_and_some_more(n: usize, names: &[&str]) -> String {
+pub(super) fn stable_n_and_some_more(n: usize, names: &[&str]) -> String {
     let mut names = names.to_vec();
     names.sort_unstable();
     match names.len() {
@@ -283,7 +287,7 @@ fn rfc3339_utc(text: &str) -> Option<String> {
 
 /// The desired composed resources, sorted by composition resource name, with
 /// the metadata Crossplane adds.
-pub fn composed_resources(inputs: &Inputs, desired: &State) -> Result<Vec<Object>> {
+pub(super) fn composed_resources(inputs: &Inputs, desired: &State) -> Result<Vec<Object>> {
     let observed: BTreeMap<String, &Object> = inputs
         .observed
         .iter()

@@ -24,16 +24,16 @@ use std::time::Duration;
 use tokio::time::Instant;
 
 /// The name under which this function runs in process.
-pub const THIS_FUNCTION: &str = "function-artifactory";
-pub const ANNOTATION_RUNTIME: &str = "render.crossplane.io/runtime";
-pub const ANNOTATION_TARGET: &str = "render.crossplane.io/runtime-development-target";
-pub const DEFAULT_TARGET: &str = "localhost:9443";
+pub(super) const THIS_FUNCTION: &str = "function-artifactory";
+pub(super) const ANNOTATION_RUNTIME: &str = "render.crossplane.io/runtime";
+pub(super) const ANNOTATION_TARGET: &str = "render.crossplane.io/runtime-development-target";
+pub(super) const DEFAULT_TARGET: &str = "localhost:9443";
 /// How often a step is called again for changed requirements.
-pub const MAX_REQUIREMENTS_ITERATIONS: usize = 5;
+pub(super) const MAX_REQUIREMENTS_ITERATIONS: usize = 5;
 
 /// Everything render reads, loaded and checked.
 #[derive(Debug, Clone)]
-pub struct Inputs {
+pub(super) struct Inputs {
     pub composite: Object,
     pub composition: Composition,
     pub functions: Vec<Function>,
@@ -51,7 +51,7 @@ pub struct Inputs {
 
 impl Inputs {
     /// Loads the files in `crossplane render`'s order, with its checks.
-    pub fn load(args: &RenderArgs) -> Result<Inputs> {
+    pub(super) fn load(args: &RenderArgs) -> Result<Inputs> {
         let composite = load::composite(&args.composite_resource)?;
         let composition = load::composition(&args.composition)?;
         check_composition(&composite, &composition)?;
@@ -160,7 +160,7 @@ fn check_selector(xr: &Object, composition: &Composition) -> Result<()> {
 
 /// What the pipeline produced.
 #[derive(Debug, Clone, Default)]
-pub struct Outcome {
+pub(super) struct Outcome {
     /// The desired state the last step returned.
     pub desired: State,
     /// The context the last step returned (`None` if it returned none).
@@ -173,14 +173,14 @@ pub struct Outcome {
 
 /// A result together with the step that returned it.
 #[derive(Debug, Clone, PartialEq)]
-pub struct StepResult {
+pub(super) struct StepResult {
     pub step: String,
     pub severity: i32,
     pub message: String,
 }
 
 /// Runs every step; stops at the first error or fatal result.
-pub fn run(inputs: &Inputs, timeout: Duration) -> Result<Outcome> {
+pub(super) fn run(inputs: &Inputs, timeout: Duration) -> Result<Outcome> {
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
@@ -373,7 +373,7 @@ fn with_meta(mut request: RunFunctionRequest, schemas: bool) -> RunFunctionReque
 /// The schemas of `--required-schemas`: each served version of each CRD given, by apiVersion
 /// and kind, as the API server would serve its `openAPIV3Schema`.
 #[derive(Debug, Clone, Default)]
-pub struct SchemaPool {
+pub(super) struct SchemaPool {
     schemas: BTreeMap<(String, String), Object>,
 }
 

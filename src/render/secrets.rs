@@ -14,7 +14,7 @@ use std::collections::BTreeMap;
 
 /// A step's request for credentials from a Secret.
 #[derive(Debug, Clone, PartialEq)]
-pub struct StepCredential {
+pub(super) struct StepCredential {
     /// The name the function sees the credentials by.
     pub name: String,
     pub secret_name: String,
@@ -23,7 +23,7 @@ pub struct StepCredential {
 
 /// The credentials of one step, by name: each Secret's `data` (base64) and
 /// `stringData` (text; it wins, as the API server merges it) as bytes.
-pub fn for_step(
+pub(super) fn for_step(
     wanted: &[StepCredential],
     secrets: &[Object],
 ) -> Result<BTreeMap<String, Credentials>> {

@@ -14,7 +14,7 @@ use crate::core::composite::CROSSPLANE_SPEC_FIELDS;
 use serde_json::{json, Value};
 
 /// Applies the XRD's defaults to `xr` and validates its spec.
-pub fn apply(xr: &mut Object, xrd: &Object) -> Result<()> {
+pub(super) fn apply(xr: &mut Object, xrd: &Object) -> Result<()> {
     let name = str_at(xr, &["metadata", "name"]).to_owned();
     let schema = version_schema(xr, xrd)
         .map_err(|e| e.wrap(format!("cannot default values for XR {name:?}")))?;

@@ -31,7 +31,7 @@ const BEST_WIDTH: usize = 80;
 const MAX_SIMPLE_KEY_LEN: usize = 128;
 
 /// Prints one document (without a `---` line) as `sigs.k8s.io/yaml.Marshal`.
-pub fn to_yaml(value: &Value) -> String {
+pub(super) fn to_yaml(value: &Value) -> String {
     let mut emitter = Emitter::new();
     emitter.document(value);
     emitter.out
@@ -45,7 +45,7 @@ pub fn to_yaml(value: &Value) -> String {
 /// [1e-6, 1e21)); yaml.v2 then reads an integral `'f'` text that fits an int64
 /// or uint64 back as an integer and everything else as a float64, which it
 /// prints with `strconv.FormatFloat(f, 'g', -1, 64)`.
-pub fn number_text(number: &Number) -> String {
+pub(super) fn number_text(number: &Number) -> String {
     if let Some(i) = number.as_i64() {
         return i.to_string();
     }
@@ -76,7 +76,7 @@ fn integral_text(float: f64) -> Option<String> {
 /// Go's `strconv.FormatFloat(f, 'g', -1, 64)`: the shortest digits that read
 /// back exactly, in `%e` form when the exponent is below -4 or at least 6
 /// (Go's fixed threshold for the shortest precision), else in `%f` form.
-pub fn go_format_g(float: f64) -> String {
+pub(super) fn go_format_g(float: f64) -> String {
     if float.is_nan() {
         return ".nan".into();
     }
@@ -124,7 +124,7 @@ fn fixed_notation(digits: &str, exp: i32) -> String {
 /// runs of digits compare by value (`a2` < `a10`) and, at the first differing
 /// character, a non-letter sorts before a letter unless a digit run is being
 /// continued, in which case the letter comes first.
-pub fn natural_less(a: &str, b: &str) -> bool {
+pub(super) fn natural_less(a: &str, b: &str) -> bool {
     let ar: Vec<char> = a.chars().collect();
     let br: Vec<char> = b.chars().collect();
     let mut after_digit = false;
@@ -215,7 +215,7 @@ fn sorted_entries(map: &Map<String, Value>) -> Vec<(&String, &Value)> {
 /// Whether `text`, written plain, would be read by yaml.v2 as something other
 /// than a string (YAML 1.1 booleans, nulls, numbers, timestamps, the merge
 /// key) or is a YAML 1.1 base-60 number. Such strings are double-quoted.
-pub fn resolves_to_non_string(text: &str) -> bool {
+pub(super) fn resolves_to_non_string(text: &str) -> bool {
     resolves_by_hint(text) || is_base60_float(text)
 }
 

@@ -32,15 +32,15 @@ use tonic::transport::server::Connected;
 /// The most bytes gathered before a write waits for the socket. The eight answers of 100
 /// repositories that finish together (0.7 MB) go out in three writes, and each connection
 /// keeps a buffer of at most this size (a few hundred kB) beyond what h2 holds.
-pub const GATHER_LIMIT: usize = 256 * 1024;
+pub(super) const GATHER_LIMIT: usize = 256 * 1024;
 
 /// The most bytes one read takes from the socket; each connection keeps a buffer this large
 /// once it has read.
-pub const READ_AHEAD: usize = 64 * 1024;
+pub(super) const READ_AHEAD: usize = 64 * 1024;
 
 /// A connection whose writes are gathered and reads taken ahead (see the module's
 /// documentation).
-pub struct Coalesced<IO> {
+pub(super) struct Coalesced<IO> {
     io: IO,
     /// Bytes read from the socket; those in `unread` are not handed on yet.
     ahead: Vec<u8>,
@@ -53,7 +53,7 @@ pub struct Coalesced<IO> {
 }
 
 impl<IO> Coalesced<IO> {
-    pub fn new(io: IO) -> Self {
+    pub(super) fn new(io: IO) -> Self {
         Self {
             io,
             ahead: Vec::new(),

@@ -1,80 +1,71 @@
 //! Why the server did not start (or stopped on its own), in words that say what to do.
 
-use std::fmt;
 use std::io;
 use std::path::PathBuf;
+use thiserror::Error;
 
 /// A failure to start serving, or of the transport once started.
-#[derive(Debug)]
+#[derive(Debug, Error)]
 pub enum StartError {
     /// Neither `--insecure` nor a certificates directory: Crossplane dials with mTLS, so serving
     /// plain text by accident would only fail later and less clearly.
+    #[error(
+        "no TLS credentials: supply --tls-certs-dir (or TLS_SERVER_CERTS_DIR) or use --insecure; \
+         the directory must hold tls.crt, tls.key and ca.crt, and --insecure (plain-text gRPC) \
+         is for development only"
+    )]
     NoCredentials,
     /// A file of the certificates directory is missing or unreadable.
-    CertFile { path: PathBuf, source: io::Error },
+    #[error(
+        "cannot read {}: {source}; the certificates directory must hold tls.crt, tls.key and \
+         ca.crt (Crossplane mounts them at /tls/server)",
+        .path.display()
+    )]
+    CertFile {
+        /// The file.
+        path: PathBuf,
+        /// Why it cannot be read.
+        source: io::Error,
+    },
     /// A file of the certificates directory holds no usable PEM content.
-    CertContent { path: PathBuf, problem: String },
+    #[error(
+        "{} {problem}; supply PEM files (tls.crt: the server certificate chain, tls.key: its \
+         private key, ca.crt: the CA that signs Crossplane's client certificate)",
+        .path.display()
+    )]
+    CertContent {
+        /// The file.
+        path: PathBuf,
+        /// What is wrong with its content.
+        problem: String,
+    },
     /// The files parse but do not make a TLS configuration (e.g. the key is not the cert's).
+    #[error(
+        "the TLS files in {} do not form a server configuration: {}; check that tls.key is the \
+         private key of tls.crt and that ca.crt holds a CA certificate",
+        .dir.display(),
+        error_chain(.source)
+    )]
     Tls {
+        /// The certificates directory.
         dir: PathBuf,
+        /// What tonic refused.
         source: tonic::transport::Error,
     },
     /// The listen address cannot be bound.
-    Bind { address: String, source: io::Error },
+    #[error("cannot listen on {address}: {source}; pass a free HOST:PORT with --address")]
+    Bind {
+        /// The address asked for.
+        address: String,
+        /// Why it cannot be bound.
+        source: io::Error,
+    },
     /// The process cannot set up its runtime or signal handlers.
-    Runtime(io::Error),
+    #[error("cannot start the runtime: {0}")]
+    Runtime(#[source] io::Error),
     /// The transport failed after it started.
-    Serve(tonic::transport::Error),
-}
-
-impl fmt::Display for StartError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            Self::NoCredentials => write!(
-                f,
-                "no TLS credentials: supply --tls-certs-dir (or TLS_SERVER_CERTS_DIR) or use \
-                 --insecure; the directory must hold tls.crt, tls.key and ca.crt, and --insecure \
-                 (plain-text gRPC) is for development only"
-            ),
-            Self::CertFile { path, source } => write!(
-                f,
-                "cannot read {}: {source}; the certificates directory must hold tls.crt, tls.key \
-                 and ca.crt (Crossplane mounts them at /tls/server)",
-                path.display()
-            ),
-            Self::CertContent { path, problem } => write!(
-                f,
-                "{} {problem}; supply PEM files (tls.crt: the server certificate chain, tls.key: \
-                 its private key, ca.crt: the CA that signs Crossplane's client certificate)",
-                path.display()
-            ),
-            Self::Tls { dir, source } => write!(
-                f,
-                "the TLS files in {} do not form a server configuration: {}; check that tls.key \
-                 is the private key of tls.crt and that ca.crt holds a CA certificate",
-                dir.display(),
-                error_chain(source)
-            ),
-            Self::Bind { address, source } => write!(
-                f,
-                "cannot listen on {address}: {source}; pass a free HOST:PORT with --address"
-            ),
-            Self::Runtime(source) => write!(f, "cannot start the runtime: {source}"),
-            Self::Serve(source) => write!(f, "the server stopped: {}", error_chain(source)),
-        }
-    }
-}
-
-impl std::error::Error for StartError {
-    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
-        match self {
-            Self::CertFile { source, .. } | Self::Bind { source, .. } | Self::Runtime(source) => {
-                Some(source)
-            }
-            Self::Tls { source, .. } | Self::Serve(source) => Some(source),
-            Self::NoCredentials | Self::CertContent { .. } => None,
-        }
-    }
+    #[error("the server stopped: {}", error_chain(.0))]
+    Serve(#[source] tonic::transport::Error),
 }
 
 /// tonic's transport error says only "transport error"; the cause is in its sources.

@@ -14,7 +14,7 @@ const TLS_ACCEPT_TARGET: &str = "tonic::transport::server::io_stream";
 /// Info by default. With `--debug`, this crate's debug lines (one per call) and tonic's server
 /// transport lines (a refused TLS handshake, a failed connection: what one needs when Crossplane
 /// cannot reach the function); other libraries' debug output (HTTP/2 frames) would drown them.
-pub fn init(debug: bool) {
+pub(super) fn init(debug: bool) {
     let filter = if debug {
         "info,function_artifactory=debug,tonic::transport::server=debug"
     } else {

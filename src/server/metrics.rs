@@ -166,6 +166,7 @@ impl Metrics {
         self.calls.get_or_create(&Api { provider_api: api }).inc();
     }
 
+    /// Whether `/readyz` answers 200 (serving) or 503 (starting or draining).
     pub fn set_ready(&self, ready: bool) {
         self.ready.store(ready, Ordering::Relaxed);
     }

@@ -22,24 +22,24 @@ use super::coalesce::Coalesced;
 
 /// A client sends the preface right after connecting; a real one on a cluster network takes
 /// milliseconds. The same bound as the TLS handshake's.
-pub const PREFACE_TIMEOUT: Duration = Duration::from_secs(10);
+pub(super) const PREFACE_TIMEOUT: Duration = Duration::from_secs(10);
 
 /// The length of the HTTP/2 client preface, `PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n`.
-pub const PREFACE_BYTES: usize = 24;
+pub(super) const PREFACE_BYTES: usize = 24;
 
 /// The accepted connections, each with the deadline for its preface and its writes gathered
 /// (see [`Coalesced`]).
-pub struct Incoming {
+pub(super) struct Incoming {
     tcp: TcpIncoming,
     timeout: Duration,
 }
 
 impl Incoming {
-    pub fn new(tcp: TcpIncoming, timeout: Duration) -> Self {
+    pub(super) fn new(tcp: TcpIncoming, timeout: Duration) -> Self {
         Self { tcp, timeout }
     }
 
-    pub fn local_addr(&self) -> io::Result<SocketAddr> {
+    pub(super) fn local_addr(&self) -> io::Result<SocketAddr> {
         self.tcp.local_addr()
     }
 }
@@ -57,7 +57,7 @@ impl Stream for Incoming {
 
 /// A connection whose reads fail with `TimedOut` if its first [`PREFACE_BYTES`] bytes do not
 /// arrive within the deadline; the server then closes it.
-pub struct Deadlined<IO> {
+pub(super) struct Deadlined<IO> {
     io: IO,
     /// Until the first bytes have arrived.
     deadline: Option<Pin<Box<Sleep>>>,
@@ -65,7 +65,7 @@ pub struct Deadlined<IO> {
 }
 
 impl<IO> Deadlined<IO> {
-    pub fn new(io: IO, timeout: Duration) -> Self {
+    pub(super) fn new(io: IO, timeout: Duration) -> Self {
         Self {
             io,
             deadline: Some(Box::pin(tokio::time::sleep(timeout))),

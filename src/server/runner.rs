@@ -11,21 +11,21 @@ use tonic::Status;
 
 /// Runs calls for both package names (`service.rs`).
 #[derive(Clone)]
-pub struct Runner {
+pub(super) struct Runner {
     /// Core calls at once. The core is CPU-bound, so more calls than cores only add memory:
     /// the others wait here (bounded by the request timeout) instead of piling up threads.
     cores: Arc<Semaphore>,
 }
 
 impl Runner {
-    pub fn new(parallel_calls: usize) -> Self {
+    pub(super) fn new(parallel_calls: usize) -> Self {
         Self {
             cores: Arc::new(Semaphore::new(parallel_calls.max(1))),
         }
     }
 
     /// Answers one request, given as encoded bytes.
-    pub async fn run(
+    pub(super) async fn run(
         &self,
         package: &'static str,
         request: Bytes,
@@ -99,7 +99,7 @@ fn run_logged(
 ///
 /// `AssertUnwindSafe`: the closure only borrows the request, which nothing reads after a panic,
 /// and the core keeps no state between calls.
-pub fn call_core<T>(core: impl FnOnce() -> T) -> Result<T, Status> {
+pub(super) fn call_core<T>(core: impl FnOnce() -> T) -> Result<T, Status> {
     catch_unwind(AssertUnwindSafe(core)).map_err(|_| internal())
 }
 

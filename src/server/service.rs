@@ -31,7 +31,7 @@ use tonic::{Request, Response, Status};
 type BoxFuture<T, E> = Pin<Box<dyn Future<Output = Result<T, E>> + Send + 'static>>;
 
 /// A package's service name and its one method's path.
-pub trait Package: Send + Sync + 'static {
+pub(super) trait Package: Send + Sync + 'static {
     /// The gRPC service name, as routed and as health checks ask for it.
     const SERVICE: &'static str;
     /// The path of `RunFunction`.
@@ -40,7 +40,7 @@ pub trait Package: Send + Sync + 'static {
     const LABEL: &'static str;
 }
 
-pub struct V1;
+pub(super) struct V1;
 
 impl Package for V1 {
     const SERVICE: &'static str = "apiextensions.fn.proto.v1.FunctionRunnerService";
@@ -50,7 +50,7 @@ impl Package for V1 {
 
 /// Crossplane 1.14 to 1.16 sends only this one; later releases fall back to it on
 /// UNIMPLEMENTED. It carries the v1 messages.
-pub struct V1beta1;
+pub(super) struct V1beta1;
 
 impl Package for V1beta1 {
     const SERVICE: &'static str = "apiextensions.fn.proto.v1beta1.FunctionRunnerService";
@@ -59,7 +59,7 @@ impl Package for V1beta1 {
 }
 
 /// The `FunctionRunnerService` of package `P`.
-pub struct RunFunctionServer<P> {
+pub(super) struct RunFunctionServer<P> {
     runner: Runner,
     max_request_bytes: usize,
     max_response_bytes: usize,
@@ -67,7 +67,7 @@ pub struct RunFunctionServer<P> {
 }
 
 impl<P> RunFunctionServer<P> {
-    pub fn new(runner: Runner, max_request_bytes: usize, max_response_bytes: usize) -> Self {
+    pub(super) fn new(runner: Runner, max_request_bytes: usize, max_response_bytes: usize) -> Self {
         RunFunctionServer {
             runner,
             max_request_bytes,
@@ -153,7 +153,7 @@ impl UnaryService<Bytes> for RunFunction {
 
 /// The request as bytes, as received, for the runner to decode; the response as a message.
 #[derive(Debug, Clone, Copy, Default)]
-pub struct RequestBytesCodec;
+pub(super) struct RequestBytesCodec;
 
 impl Codec for RequestBytesCodec {
     type Encode = RunFunctionResponse;

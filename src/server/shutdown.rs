@@ -5,13 +5,13 @@ use tokio::signal::unix::{signal, Signal, SignalKind};
 
 /// The two signals, registered at start-up: a signal that arrives before registration would end
 /// the process at once with the default action.
-pub struct Signals {
+pub(super) struct Signals {
     terminate: Signal,
     interrupt: Signal,
 }
 
 impl Signals {
-    pub fn register() -> io::Result<Self> {
+    pub(super) fn register() -> io::Result<Self> {
         Ok(Self {
             terminate: signal(SignalKind::terminate())?,
             interrupt: signal(SignalKind::interrupt())?,
@@ -19,7 +19,7 @@ impl Signals {
     }
 
     /// Resolves on the first of either signal.
-    pub async fn received(mut self) -> &'static str {
+    pub(super) async fn received(mut self) -> &'static str {
         tokio::select! {
             _ = self.terminate.recv() => "SIGTERM",
             _ = self.interrupt.recv() => "SIGINT",

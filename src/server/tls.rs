@@ -14,7 +14,7 @@ const HANDSHAKE_TIMEOUT: Duration = Duration::from_secs(10);
 /// Reads and checks the three files. The versions are rustls's: TLS 1.2 and 1.3, nothing older.
 /// Client certificates are required and verified against `ca.crt`, as the Go SDK's
 /// `RequireAndVerifyClientCert`.
-pub fn load(dir: &Path) -> Result<ServerTlsConfig, StartError> {
+pub(super) fn load(dir: &Path) -> Result<ServerTlsConfig, StartError> {
     let cert = read(dir, "tls.crt", check_certificates)?;
     let key = read(dir, "tls.key", check_private_key)?;
     let ca = read(dir, "ca.crt", check_certificates)?;

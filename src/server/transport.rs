@@ -35,11 +35,11 @@ const TCP_KEEPALIVE: Duration = Duration::from_secs(60);
 /// A response may be this many times the largest accepted request. A response is the request's
 /// desired state plus this function's resources, so a larger one is a bug, answered with an
 /// error instead of an unbounded allocation.
-pub const RESPONSE_TO_REQUEST_RATIO: usize = 4;
+pub(super) const RESPONSE_TO_REQUEST_RATIO: usize = 4;
 
 /// Binds the address; `:PORT` (the Go SDK's spelling) listens on all IPv4 interfaces. Each
 /// accepted connection must send its first bytes within [`PREFACE_TIMEOUT`].
-pub fn bind(address: &str) -> Result<Incoming, StartError> {
+pub(super) fn bind(address: &str) -> Result<Incoming, StartError> {
     let listener = listen(address)?;
     let tcp = TcpIncoming::from(listener)
         .with_nodelay(Some(true))
@@ -48,7 +48,7 @@ pub fn bind(address: &str) -> Result<Incoming, StartError> {
 }
 
 /// A TCP listener on `HOST:PORT`, or on every interface for `:PORT`.
-pub fn listen(address: &str) -> Result<tokio::net::TcpListener, StartError> {
+pub(super) fn listen(address: &str) -> Result<tokio::net::TcpListener, StartError> {
     let listen = match address.strip_prefix(':') {
         Some(port) => format!("0.0.0.0:{port}"),
         None => address.to_owned(),
@@ -63,7 +63,7 @@ pub fn listen(address: &str) -> Result<tokio::net::TcpListener, StartError> {
 }
 
 /// The server with its limits, TLS when given, and the over-size status of gRPC.
-pub fn server(tls: Option<ServerTlsConfig>) -> Result<Limited, tonic::transport::Error> {
+pub(super) fn server(tls: Option<ServerTlsConfig>) -> Result<Limited, tonic::transport::Error> {
     let server = Server::builder()
         .timeout(REQUEST_TIMEOUT)
         .concurrency_limit_per_connection(CONCURRENT_CALLS_PER_CONNECTION)
@@ -80,7 +80,7 @@ pub fn server(tls: Option<ServerTlsConfig>) -> Result<Limited, tonic::transport:
 type StatusFn = fn(Response<Body>) -> Response<Body>;
 
 /// The server builder with the limits above and the status mappings.
-pub type Limited = Server<Stack<MapResponseLayer<StatusFn>, Identity>>;
+pub(super) type Limited = Server<Stack<MapResponseLayer<StatusFn>, Identity>>;
 
 /// The statuses tonic gives a request it cannot read, as gRPC's other implementations give them.
 fn client_error_statuses(response: Response<Body>) -> Response<Body> {

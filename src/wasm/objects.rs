@@ -16,7 +16,7 @@ use serde_json::{json, Map, Value};
 use std::collections::BTreeMap;
 
 /// The annotation Crossplane puts on a composed resource: the name it has in the composition.
-pub const COMPOSITION_RESOURCE_NAME: &str = "crossplane.io/composition-resource-name";
+pub(super) const COMPOSITION_RESOURCE_NAME: &str = "crossplane.io/composition-resource-name";
 
 /// Renders a composite: `args` is `{composite, observed?, input?}` with
 /// `composite` the observed composite resource (or claim), `observed` its
@@ -25,7 +25,7 @@ pub const COMPOSITION_RESOURCE_NAME: &str = "crossplane.io/composition-resource-
 ///
 /// Returns `{resources, ready, composite, results, conditions, problems,
 /// warnings}`; an `Err` only when `args` is not of that shape.
-pub fn render_composite(args: &Value) -> Result<Value, String> {
+pub(super) fn render_composite(args: &Value) -> Result<Value, String> {
     let request = request_for(args)?;
     let (response, findings) = run_function_with_findings(&request);
     Ok(plain_response(&response, &findings))
@@ -34,7 +34,7 @@ pub fn render_composite(args: &Value) -> Result<Value, String> {
 /// The request `render_composite` runs: no tag, an empty desired state, and the conditions
 /// capability, as Crossplane (1.17 and later) sends it, so that a fatal call shows what a
 /// claim's author would see (`RepositoriesReady` False with the problems).
-pub fn request_for(args: &Value) -> Result<RunFunctionRequest, String> {
+pub(super) fn request_for(args: &Value) -> Result<RunFunctionRequest, String> {
     let Value::Object(args) = args else {
         return Err("renderComposite takes an object: {composite, observed?, input?}".to_owned());
     };
@@ -117,7 +117,7 @@ fn resource(object: &Map<String, Value>) -> Resource {
 }
 
 /// The response and findings as plain objects.
-pub fn plain_response(response: &RunFunctionResponse, findings: &Findings) -> Value {
+pub(super) fn plain_response(response: &RunFunctionResponse, findings: &Findings) -> Value {
     let desired = response.desired.clone().unwrap_or_default();
     let mut resources = Map::new();
     let mut ready = Map::new();
@@ -201,7 +201,7 @@ fn target_name(target: i32) -> &'static str {
 /// The kinds the function renders, per provider API (`{flat: [...], cluster:
 /// [...], namespaced: [...]}`), or for one API (a list), each
 /// `{rclass, packageType, apiVersion, kind, namespaced}`.
-pub fn kinds(api: Option<&str>) -> Result<Value, String> {
+pub(super) fn kinds(api: Option<&str>) -> Result<Value, String> {
     let list = |api: ProviderApi| -> Value {
         catalog()
             .kinds(api)

@@ -30,12 +30,14 @@ pub enum ProviderApi {
 }
 
 impl ProviderApi {
+    /// Every API, oldest first.
     pub const ALL: [ProviderApi; 3] = [
         ProviderApi::Flat,
         ProviderApi::Cluster,
         ProviderApi::Namespaced,
     ];
 
+    /// The name the input's `providerApi` takes.
     pub fn as_str(self) -> &'static str {
         match self {
             ProviderApi::Flat => "flat",
@@ -44,6 +46,7 @@ impl ProviderApi {
         }
     }
 
+    /// The API of an input's `providerApi` value; `None` for anything else (including `auto`).
     pub fn parse(text: &str) -> Option<ProviderApi> {
         ProviderApi::ALL
             .into_iter()
@@ -67,25 +70,33 @@ impl fmt::Display for ProviderApi {
 #[cfg_attr(feature = "codegen", derive(schemars::JsonSchema))]
 #[serde(rename_all = "lowercase")]
 pub enum Rclass {
+    /// Repositories that hold artifacts uploaded to Artifactory.
     Local,
+    /// Caches of an upstream repository at a URL.
     Remote,
+    /// One key over an ordered list of member repositories.
     Virtual,
+    /// Repositories mirrored across Artifactory instances.
     Federated,
 }
 
 impl Rclass {
+    /// Every class, in the order Artifactory documents them.
     pub const ALL: [Rclass; 4] = [
         Rclass::Local,
         Rclass::Remote,
         Rclass::Virtual,
         Rclass::Federated,
     ];
+    /// The names as a claim writes them (`rclass`), in the order of [`Rclass::ALL`].
     pub const NAMES: [&'static str; 4] = ["local", "remote", "virtual", "federated"];
 
+    /// The name as a claim writes it.
     pub fn as_str(self) -> &'static str {
         Rclass::NAMES[self as usize]
     }
 
+    /// The class of a claim's `rclass` value; `None` for anything else.
     pub fn parse(text: &str) -> Option<Rclass> {
         Rclass::ALL.into_iter().find(|rc| rc.as_str() == text)
     }
@@ -103,20 +114,28 @@ pub type NodeId = usize;
 /// One node of an OpenAPI schema, as the catalog keeps it.
 #[derive(Debug, Clone, Deserialize)]
 pub struct Node {
+    /// The OpenAPI `type` (`object`, `string`, ...; empty where the schema gives none).
     #[serde(rename = "type")]
     pub type_: String,
+    /// An object's properties, by name.
     #[serde(default)]
     pub properties: Properties,
+    /// An array's item schema.
     #[serde(default)]
     pub items: Option<NodeId>,
+    /// A map's value schema.
     #[serde(default, rename = "additionalProperties")]
     pub additional_properties: Option<NodeId>,
+    /// The properties an object requires.
     #[serde(default)]
     pub required: Vec<String>,
+    /// The values an `enum` allows.
     #[serde(default, rename = "enum")]
     pub enum_values: Option<Vec<Value>>,
+    /// The value the API server fills in when the field is absent.
     #[serde(default)]
     pub default: Option<Value>,
+    /// `x-kubernetes-list-type` (`set`, `map`, `atomic`).
     #[serde(default, rename = "x-kubernetes-list-type")]
     pub list_type: Option<String>,
 }
@@ -125,12 +144,17 @@ pub struct Node {
 #[derive(Debug, Clone, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Kind {
+    /// The provider API the kind belongs to.
     pub api: ProviderApi,
+    /// The repository class it renders.
     pub rclass: Rclass,
     /// The package type as the CRD names it (`dockerv2`, `terraformmodule`, ...).
     pub package_type: String,
+    /// `apiVersion` of its managed resources (`artifactory.jfrog.crossplane.io/v1alpha1`, ...).
     pub api_version: String,
+    /// Its kind (`LocalMavenRepository`, ...).
     pub kind: String,
+    /// Whether its managed resources are namespaced.
     pub namespaced: bool,
     /// Schema of the kind's `spec`.
     pub spec: NodeId,
@@ -152,6 +176,7 @@ pub struct Kind {
     provider_config_ref: Option<NodeId>,
 }
 
+/// The provider's kinds and their schemas, for every release the catalog knows.
 #[derive(Debug, Deserialize)]
 pub struct Catalog {
     /// Every provider release, oldest first.
@@ -209,6 +234,7 @@ impl<T> ByName<T> {
         (name.len(), name.as_bytes())
     }
 
+    /// The value stored under `name`.
     pub fn get(&self, name: &str) -> Option<&T> {
         let first = self
             .0
@@ -344,6 +370,7 @@ impl Kind {
 }
 
 impl Catalog {
+    /// The schema node `id`.
     pub fn node(&self, id: NodeId) -> &Node {
         &self.nodes[id]
     }

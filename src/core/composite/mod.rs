@@ -11,7 +11,7 @@ use crate::core::path::FieldPath;
 use crate::core::policy::{read_deletion_policy, read_management_policies, DeletionPolicy};
 use crate::core::problems::{quoted, suggestion, Category, Findings};
 use crate::core::reader::{Members, ObjectReader};
-pub use password::{read_password, PasswordRef};
+pub(crate) use password::{read_password, PasswordRef};
 use serde_json::{Map, Value};
 
 /// Fields Crossplane adds to a composite's spec; the function ignores them.
@@ -29,12 +29,12 @@ pub const CROSSPLANE_SPEC_FIELDS: &[&str] = &[
     "crossplane",
 ];
 
-pub const CLAIM_NAME_LABEL: &str = "crossplane.io/claim-name";
-pub const CLAIM_NAMESPACE_LABEL: &str = "crossplane.io/claim-namespace";
+pub(crate) const CLAIM_NAME_LABEL: &str = "crossplane.io/claim-name";
+pub(crate) const CLAIM_NAMESPACE_LABEL: &str = "crossplane.io/claim-namespace";
 
 /// The composite's identity, as far as naming needs it.
 #[derive(Debug, Clone, Default, PartialEq)]
-pub struct CompositeMeta {
+pub(crate) struct CompositeMeta {
     pub api_version: String,
     pub kind: String,
     pub name: String,
@@ -48,7 +48,7 @@ pub struct CompositeMeta {
 /// reads every entry, and copying its strings and maps would cost more than
 /// the rest of reading.
 #[derive(Debug, Clone, Default, PartialEq)]
-pub struct CompositeSpec<'a> {
+pub(crate) struct CompositeSpec<'a> {
     pub project_key: Option<&'a str>,
     pub provider_config_ref: Option<&'a Map<String, Value>>,
     pub deletion_policy: Option<DeletionPolicy>,
@@ -59,7 +59,7 @@ pub struct CompositeSpec<'a> {
 /// One entry of `spec.repositories`, borrowed from the composite. Required
 /// fields are `Option` so an entry with problems can still be checked for the others.
 #[derive(Debug, Clone, Default, PartialEq)]
-pub struct Entry<'a> {
+pub(crate) struct Entry<'a> {
     pub index: usize,
     pub name: Option<&'a str>,
     pub rclass: Option<Rclass>,
@@ -87,27 +87,27 @@ pub struct Entry<'a> {
 
 impl Entry<'_> {
     /// `spec.repositories[3]`, not yet formatted.
-    pub fn at(&self) -> FieldPath<'static> {
+    pub(crate) fn at(&self) -> FieldPath<'static> {
         FieldPath::Entry(self.index)
     }
 
     /// `spec.repositories[3]`.
-    pub fn path(&self) -> String {
+    pub(crate) fn path(&self) -> String {
         self.at().to_string()
     }
 
     /// `spec.repositories[3].key`, not yet formatted.
-    pub fn at_field<'f>(&self, field: &'f str) -> FieldPath<'f> {
+    pub(crate) fn at_field<'f>(&self, field: &'f str) -> FieldPath<'f> {
         FieldPath::EntryField(self.index, field)
     }
 
     /// `spec.repositories[3].key`.
-    pub fn field_path(&self, field: &str) -> String {
+    pub(crate) fn field_path(&self, field: &str) -> String {
         self.at_field(field).to_string()
     }
 
     /// How messages name the entry: `repository "libs-release"`.
-    pub fn label(&self) -> String {
+    pub(crate) fn label(&self) -> String {
         match self.name {
             Some(name) => format!("repository \"{name}\""),
             None => format!("repository #{}", self.index),
@@ -116,7 +116,7 @@ impl Entry<'_> {
 }
 
 /// Reads the observed composite's metadata.
-pub fn read_meta(composite: &Map<String, Value>) -> CompositeMeta {
+pub(crate) fn read_meta(composite: &Map<String, Value>) -> CompositeMeta {
     let text = |v: &Value| v.as_str().map(str::to_owned);
     let null = Value::Null;
     let field = |name: &str| composite.get(name).unwrap_or(&null);
@@ -133,7 +133,7 @@ pub fn read_meta(composite: &Map<String, Value>) -> CompositeMeta {
 }
 
 /// Reads `spec` of the observed composite.
-pub fn read_spec<'a>(
+pub(crate) fn read_spec<'a>(
     composite: &'a Map<String, Value>,
     findings: &mut Findings,
 ) -> CompositeSpec<'a> {
@@ -197,7 +197,7 @@ fn read_project_key<'a>(reader: &mut ObjectReader<'a, '_>) -> Option<&'a str> {
 }
 
 /// `^[a-z][a-z0-9-]{1,31}$`
-pub fn is_project_key(text: &str) -> bool {
+pub(crate) fn is_project_key(text: &str) -> bool {
     let mut chars = text.chars();
     chars.next().is_some_and(|c| c.is_ascii_lowercase())
         && (2..=32).contains(&text.len())
@@ -205,7 +205,7 @@ pub fn is_project_key(text: &str) -> bool {
 }
 
 /// A DNS-1123 label: what Crossplane accepts as a composition resource name.
-pub fn is_dns_label(text: &str) -> bool {
+pub(crate) fn is_dns_label(text: &str) -> bool {
     let bytes = text.as_bytes();
     !bytes.is_empty()
         && bytes.len() <= 63

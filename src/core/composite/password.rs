@@ -9,14 +9,14 @@ use serde_json::Value;
 
 /// `password.secretRef` of an entry, as written.
 #[derive(Debug, Clone, Default, PartialEq)]
-pub struct PasswordRef<'a> {
+pub(crate) struct PasswordRef<'a> {
     pub name: &'a str,
     pub key: &'a str,
     pub namespace: Option<&'a str>,
 }
 
 /// Reads `password` of entry `index`: `{secretRef: {name, key, namespace?}}`.
-pub fn read_password<'a>(
+pub(crate) fn read_password<'a>(
     value: &'a Value,
     index: usize,
     findings: &mut Findings,

@@ -10,13 +10,13 @@ use crate::core::keys::{self, KeyOrigin, Template};
 use crate::core::path::FieldPath;
 use crate::core::policy::{self, Deletion, DeletionPolicy};
 use crate::core::problems::{Category, Findings};
-pub use password::{plan_password, SecretUse};
+pub(crate) use password::{plan_password, SecretUse};
 use serde_json::{Map, Value};
 use std::borrow::Cow;
 
 /// One repository as it will be rendered.
 #[derive(Debug, Clone)]
-pub struct Planned<'a> {
+pub(crate) struct Planned<'a> {
     pub entry: &'a Entry<'a>,
     pub name: &'a str,
     pub kind: &'static Kind,
@@ -36,7 +36,7 @@ pub struct Planned<'a> {
 
 /// A setting with the path it was taken from, for messages.
 #[derive(Debug, Clone)]
-pub struct Setting<T> {
+pub(crate) struct Setting<T> {
     pub value: T,
     pub path: FieldPath<'static>,
     /// Composite-wide (the spec's or the input's): the same value for every
@@ -45,7 +45,7 @@ pub struct Setting<T> {
 }
 
 /// Everything the plan needs to know about the call.
-pub struct Context<'a> {
+pub(crate) struct Context<'a> {
     pub spec: &'a CompositeSpec<'a>,
     pub input: &'a Input,
     pub meta: &'a CompositeMeta,
@@ -55,7 +55,7 @@ pub struct Context<'a> {
 /// Plans every entry; entries with problems are left out of the result
 /// (the call will fail) but still checked as far as they can be. Virtual
 /// members are resolved afterwards, by `wiring::wire`.
-pub fn plan<'a>(ctx: &Context<'a>, findings: &mut Findings) -> Vec<Planned<'a>> {
+pub(crate) fn plan<'a>(ctx: &Context<'a>, findings: &mut Findings) -> Vec<Planned<'a>> {
     check_api_settings(ctx, findings);
     let project_key = ctx.spec.project_key;
     let format = ctx

@@ -8,7 +8,7 @@ use serde_json::{json, Map, Value};
 
 /// How a planned remote repository gets its password.
 #[derive(Debug, Clone, PartialEq)]
-pub struct SecretUse {
+pub(crate) struct SecretUse {
     pub name: String,
     pub key: String,
     /// The Secret's namespace: where it is looked up.
@@ -24,7 +24,7 @@ pub struct SecretUse {
 
 impl SecretUse {
     /// The forProvider field the reference goes to.
-    pub fn field(&self) -> &'static str {
+    pub(crate) fn field(&self) -> &'static str {
         if self.write_only {
             "passwordWoSecretRef"
         } else {
@@ -33,7 +33,7 @@ impl SecretUse {
     }
 
     /// The reference as the provider's CRD spells it.
-    pub fn reference(&self) -> Value {
+    pub(crate) fn reference(&self) -> Value {
         let mut reference = Map::new();
         reference.insert("key".into(), json!(self.key));
         reference.insert("name".into(), json!(self.name));
@@ -47,7 +47,7 @@ impl SecretUse {
 }
 
 /// How an entry's password is rendered for `kind`; problems go to `findings`.
-pub fn plan_password(
+pub(crate) fn plan_password(
     entry: &Entry,
     kind: &Kind,
     meta: &CompositeMeta,
