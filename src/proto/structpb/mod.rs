@@ -1,0 +1,289 @@
+//! `google.protobuf.Struct` decoded straight into `serde_json` values.
+//!
+//! The generated protocol types name this type wherever the protocol carries a
+//! Kubernetes object. Decoding the wire format directly into a
+//! `serde_json::Map` saves the copy from prost's own `Struct` tree, keeps keys
+//! in sorted order (so encoding is deterministic), and hands the core the
+//! value type that serde already understands.
+//!
+//! Numbers: the wire format has only doubles. A double with an integral value
+//! that fits an `i64` becomes a JSON integer (Kubernetes integers arrive this
+//! way and must print as `3`, not `3.0`), other finite doubles stay floats,
+//! and NaN or infinities, which JSON cannot hold, become `null`.
+//!
+//! Cost: every Kubernetes object of a call passes through here twice, so both
+//! directions avoid prost's general machinery. Encoding writes each Struct
+//! once and keeps the bytes for prost's repeated length questions (see
+//! [`Struct`]); decoding reads each entry straight from the bytes and leaves to
+//! prost only what it does not accept (see `direct`).
+
+use prost::bytes::{Buf, BufMut};
+use prost::encoding::{encode_varint, encoded_len_varint, skip_field, DecodeContext, WireType};
+use prost::DecodeError;
+use serde_json::{Map, Number, Value};
+use std::borrow::Cow;
+use std::cell::Cell;
+use std::fmt;
+use std::sync::OnceLock;
+
+/// A JSON object as carried by `google.protobuf.Struct`.
+///
+/// prost's generated code asks a message for its length at every level above it (a response
+/// asks its desired state, which asks each map entry, which asks the resource, which asks the
+/// Struct), and once more before writing it: without a memory, each resource's JSON tree would
+/// be walked five or six times per response. So the first `encoded_len` encodes the fields once
+/// and keeps the bytes; later lengths and `encode_raw` use them. A change to the object must
+/// forget them, so the object is private and [`Struct::fields_mut`] is the only way to change
+/// it. (The alternative, a hand-written encoder for the whole response, would measure once too
+/// but would have to follow every change of the protocol by hand.) The bytes live as long as
+/// the Struct: a response is dropped as soon as it is written.
+///
+/// A Struct can also be written straight as bytes ([`Struct::write`]): the core writes each
+/// composed resource that way, since the response only needs its bytes. Its JSON object is then
+/// decoded from those bytes on first read ([`Struct::fields`], equality, `Debug`), so render,
+/// Wasm and the tests keep reading it as JSON. Bytes that [`Writer`] wrote always decode; were
+/// they ever not to, the object holds the fields decoded before the fault (never a panic).
+#[derive(Default)]
+pub struct Struct {
+    /// The object, when it was given as JSON, changed, or decoded to be changed.
+    fields: Option<Map<String, Value>>,
+    /// The object decoded from `encoded` on first read, when `fields` is `None`.
+    decoded: OnceLock<Map<String, Value>>,
+    /// The encoded fields, once something asked for them or when written directly; `OnceLock`
+    /// because a message must be `Sync`. `fields`, or else these bytes, are the object.
+    encoded: OnceLock<Encoded>,
+}
+
+/// A Struct's encoded fields: the bytes, but for the lengths of its messages of
+/// [`PENDING`] bytes or more, which go in as the bytes are copied into a response. A large
+/// object (the composite's status at 1,000 repositories is 280 kB) is then copied once, into
+/// the response, rather than once more to put its lengths in place.
+#[derive(Clone, Default)]
+struct Encoded {
+    bytes: Vec<u8>,
+    /// Where each length goes (the byte left for it in `bytes`) and the length, in order.
+    lengths: Box<[(usize, usize)]>,
+    /// The bytes the lengths take beyond the bytes left for them.
+    extra: usize,
+}
+
+impl Encoded {
+    fn len(&self) -> usize {
+        self.bytes.len() + self.extra
+    }
+
+    /// Writes the encoded fields, each length in its place.
+    fn write_to(&self, buf: &mut impl BufMut) {
+        let mut from = 0;
+        for &(at, len) in self.lengths.iter() {
+            buf.put_slice(&self.bytes[from..at]);
+            encode_varint(len as u64, buf);
+            from = at + 1;
+        }
+        buf.put_slice(&self.bytes[from..]);
+    }
+
+    /// The encoded fields in one piece.
+    fn contiguous(&self) -> Cow<'_, [u8]> {
+        if self.lengths.is_empty() {
+            Cow::Borrowed(&self.bytes)
+        } else {
+            let mut bytes = Vec::with_capacity(self.len());
+            self.write_to(&mut bytes);
+            Cow::Owned(bytes)
+        }
+    }
+}
+
+impl Struct {
+    /// Wraps a JSON value; anything but an object becomes an empty object.
+    pub fn from_value(value: Value) -> Struct {
+        match value {
+            Value::Object(fields) => Struct::from(fields),
+            _ => Struct::default(),
+        }
+    }
+
+    /// A Struct written field by field, in key order, straight into its encoding. Never
+    /// inlined: profiles then show what writing a resource costs.
+    ///
+    /// The bytes are written in the buffer the Struct keeps, not copied out of a scratch
+    /// buffer: a composition writes resources of much the same size and shape one after
+    /// another, so a buffer a little larger than the last Struct's rarely grows, rarely wastes
+    /// enough to be shrunk (see `Writer::into_encoded`), and the last one's lengths say which
+    /// of this one's take two bytes (see `Writer::wide`).
+    #[inline(never)]
+    pub fn write(write: impl FnOnce(&mut ObjectWriter<'_>)) -> Struct {
+        let mut writer = Writer::with_buffer(Vec::with_capacity(WRITTEN.get()));
+        writer.wide = WIDE.get();
+        write(&mut ObjectWriter::new(&mut writer));
+        WIDE.set(writer.wide_now);
+        let encoded = writer.into_encoded();
+        WRITTEN.set(encoded.bytes.len() + encoded.bytes.len() / 8 + 16);
+        Struct::written(encoded)
+    }
+
+    /// A Struct unlike those [`Struct::write`] writes one after another (the composite, after
+    /// its resources), written the same way into a buffer of `capacity` bytes, without
+    /// guesses taken from them or left for them.
+    pub fn write_one(capacity: usize, write: impl FnOnce(&mut ObjectWriter<'_>)) -> Struct {
+        let mut writer = Writer::with_buffer(Vec::with_capacity(capacity));
+        write(&mut ObjectWriter::new(&mut writer));
+        Struct::written(writer.into_encoded())
+    }
+
+    fn written(encoded: Encoded) -> Struct {
+        Struct {
+            fields: None,
+            decoded: OnceLock::new(),
+            encoded: OnceLock::from(encoded),
+        }
+    }
+
+    /// The object as a JSON value.
+    pub fn into_value(self) -> Value {
+        Value::Object(self.into_fields())
+    }
+
+    /// The object.
+    pub fn fields(&self) -> &Map<String, Value> {
+        match &self.fields {
+            Some(fields) => fields,
+            None => self.decoded.get_or_init(|| self.decode_written()),
+        }
+    }
+
+    /// The object, to change; forgets its encoding.
+    pub fn fields_mut(&mut self) -> &mut Map<String, Value> {
+        let fields = match self.fields.take() {
+            Some(fields) => fields,
+            None => self.decoded.take().unwrap_or_else(|| self.decode_written()),
+        };
+        self.encoded = OnceLock::new();
+        self.fields.insert(fields)
+    }
+
+    /// The object, taken out.
+    pub fn into_fields(mut self) -> Map<String, Value> {
+        match self.fields.take() {
+            Some(fields) => fields,
+            None => self.decoded.take().unwrap_or_else(|| self.decode_written()),
+        }
+    }
+
+    /// The object decoded from the bytes it was written as.
+    fn decode_written(&self) -> Map<String, Value> {
+        let Some(encoded) = self.encoded.get() else {
+            return Map::new();
+        };
+        let mut object = Struct::from(Map::new());
+        // Only bytes our Writer wrote get here, and they decode; see the type's docs.
+        let _ = prost::Message::merge(&mut object, &encoded.contiguous()[..]);
+        object.into_fields()
+    }
+
+    /// The encoded fields, encoded on first use.
+    fn encoded(&self) -> &Encoded {
+        self.encoded
+            .get_or_init(|| encode_object_fields(self.fields()))
+    }
+}
+
+impl From<Map<String, Value>> for Struct {
+    fn from(fields: Map<String, Value>) -> Self {
+        Struct {
+            fields: Some(fields),
+            decoded: OnceLock::new(),
+            encoded: OnceLock::new(),
+        }
+    }
+}
+
+/// A copy is usually made to be changed: it starts without the encoding, unless the encoding
+/// is all there is (then copying the bytes is cheaper than decoding them).
+impl Clone for Struct {
+    fn clone(&self) -> Self {
+        match (&self.fields, self.encoded.get()) {
+            (None, Some(encoded)) => Struct::written(encoded.clone()),
+            _ => Struct::from(self.fields().clone()),
+        }
+    }
+}
+
+/// Equal objects are equal Structs, encoded or not.
+impl PartialEq for Struct {
+    fn eq(&self, other: &Self) -> bool {
+        self.fields() == other.fields()
+    }
+}
+
+impl fmt::Debug for Struct {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_tuple("Struct").field(self.fields()).finish()
+    }
+}
+
+// Field numbers of google/protobuf/struct.proto.
+const STRUCT_FIELDS: u32 = 1;
+const ENTRY_KEY: u32 = 1;
+const ENTRY_VALUE: u32 = 2;
+const VALUE_NULL: u32 = 1;
+const VALUE_NUMBER: u32 = 2;
+const VALUE_STRING: u32 = 3;
+const VALUE_BOOL: u32 = 4;
+const VALUE_STRUCT: u32 = 5;
+const VALUE_LIST: u32 = 6;
+const LIST_VALUES: u32 = 1;
+
+impl prost::Message for Struct {
+    fn encode_raw(&self, buf: &mut impl BufMut) {
+        self.encoded().write_to(buf);
+    }
+
+    fn merge_field(
+        &mut self,
+        tag: u32,
+        wire_type: WireType,
+        buf: &mut impl Buf,
+        ctx: DecodeContext,
+    ) -> Result<(), DecodeError> {
+        if tag == STRUCT_FIELDS && wire_type == WireType::LengthDelimited {
+            if let Some((name, value, used)) = direct::struct_entry(buf.chunk()) {
+                buf.advance(used);
+                self.fields_mut().insert(name, value);
+                return Ok(());
+            }
+        }
+        merge_object_field(self.fields_mut(), tag, wire_type, buf, ctx)
+    }
+
+    fn encoded_len(&self) -> usize {
+        self.encoded().len()
+    }
+
+    fn clear(&mut self) {
+        *self = Struct::from(Map::new());
+    }
+}
+
+/// The JSON number for a protobuf double (see the module documentation).
+pub fn json_number(number: f64) -> Value {
+    const I64_BOUND: f64 = 9_223_372_036_854_775_808.0; // 2^63
+    let integral = number.fract() == 0.0 && number.abs() < I64_BOUND;
+    let negative_zero = number == 0.0 && number.is_sign_negative();
+    if integral && !negative_zero {
+        Value::Number(Number::from(number as i64))
+    } else {
+        Number::from_f64(number).map_or(Value::Null, Value::Number)
+    }
+}
+
+mod decode;
+mod write;
+
+use decode::*;
+use write::*;
+pub use write::{ListWriter, ObjectWriter};
+
+#[cfg(test)]
+mod tests;
