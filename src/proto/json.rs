@@ -22,6 +22,10 @@ use super::v1::{
     SchemaSelector, Severity, State, Status, Target,
 };
 use super::{json_number, Struct};
+use base64::alphabet;
+use base64::engine::general_purpose::{GeneralPurpose, GeneralPurposeConfig, STANDARD};
+use base64::engine::DecodePaddingMode;
+use base64::Engine as _;
 use serde_json::{Map, Value};
 use std::collections::BTreeMap;
 use std::fmt;
@@ -495,54 +499,26 @@ pub fn duration_from_json(text: &str) -> Option<prost_types::Duration> {
     })
 }
 
-const BASE64: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-
 /// Standard base64 with padding, as the JSON mapping writes `bytes`.
 pub fn base64_encode(bytes: &[u8]) -> String {
-    let mut out = String::with_capacity(bytes.len().div_ceil(3) * 4);
-    for chunk in bytes.chunks(3) {
-        let b = [
-            chunk[0],
-            chunk.get(1).copied().unwrap_or(0),
-            chunk.get(2).copied().unwrap_or(0),
-        ];
-        let n = (u32::from(b[0]) << 16) | (u32::from(b[1]) << 8) | u32::from(b[2]);
-        for i in 0..4 {
-            if i <= chunk.len() {
-                out.push(BASE64[(n >> (18 - 6 * i)) as usize & 63] as char);
-            } else {
-                out.push('=');
-            }
-        }
-    }
-    out
+    STANDARD.encode(bytes)
 }
 
-/// Standard or URL-safe base64, padding optional.
+/// Standard or URL-safe base64, padding optional, as the JSON mapping reads
+/// `bytes`; like Go's decoder, unused bits of the last character are ignored.
 pub fn base64_decode(text: &str) -> Option<Vec<u8>> {
-    let text = text.trim_end_matches('=');
-    let mut out = Vec::with_capacity(text.len() * 3 / 4);
-    let mut acc = 0u32;
-    let mut bits = 0u32;
-    for c in text.bytes() {
-        let v = match c {
-            b'A'..=b'Z' => c - b'A',
-            b'a'..=b'z' => c - b'a' + 26,
-            b'0'..=b'9' => c - b'0' + 52,
-            b'+' | b'-' => 62,
-            b'/' | b'_' => 63,
-            _ => return None,
-        };
-        acc = (acc << 6) | u32::from(v);
-        bits += 6;
-        if bits >= 8 {
-            bits -= 8;
-            out.push((acc >> bits) as u8);
-            acc &= (1 << bits) - 1;
-        }
-    }
-    // A single character left over cannot hold a byte.
-    (bits < 6).then_some(out)
+    const LENIENT: GeneralPurposeConfig = GeneralPurposeConfig::new()
+        .with_decode_padding_mode(DecodePaddingMode::Indifferent)
+        .with_decode_allow_trailing_bits(true);
+    const STANDARD_LENIENT: GeneralPurpose = GeneralPurpose::new(&alphabet::STANDARD, LENIENT);
+    const URL_SAFE_LENIENT: GeneralPurpose = GeneralPurpose::new(&alphabet::URL_SAFE, LENIENT);
+    let url_safe = text.bytes().any(|b| b == b'-' || b == b'_');
+    let engine = if url_safe {
+        &URL_SAFE_LENIENT
+    } else {
+        &STANDARD_LENIENT
+    };
+    engine.decode(text).ok()
 }
 
 // ---- writing ----------------------------------------------------------------
@@ -855,6 +831,7 @@ mod tests {
         assert_eq!(base64_encode(b"foob"), "Zm9vYg==");
         assert_eq!(base64_decode("_-8").unwrap(), vec![0xff, 0xef]);
         assert_eq!(base64_decode("Zm9vYg").unwrap(), b"foob");
+        assert_eq!(base64_decode("Zm9vYh==").unwrap(), b"foob", "unused bits ignored");
         assert!(base64_decode("Z").is_none());
         assert!(base64_decode("Zm9v!").is_none());
     }
