@@ -1,5 +1,5 @@
 //! Every key rule and every wiring error, each with the message it produces
-//! (SPEC sections 4 and 5), and all problems of a call in one fatal result.
+//! (docs/design.md, "Keys", "Rendering" and "Wiring"), and all problems of a call in one fatal result.
 
 mod support;
 

@@ -1,4 +1,4 @@
-//! Lifecycle safety (SPEC section 6) over real requests, with observed
+//! Lifecycle safety (docs/design.md, "Lifecycle") over real requests, with observed
 //! resources built as Crossplane sends them.
 
 mod support;

@@ -1,4 +1,4 @@
-//! Protocol rules (SPEC section 8): tag and TTL, pass-through of other steps'
+//! Protocol rules (docs/design.md, "Protocol"): tag and TTL, pass-through of other steps'
 //! resources and context, determinism, tolerance of odd requests.
 
 mod support;

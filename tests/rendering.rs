@@ -1,4 +1,4 @@
-//! What the function renders (SPEC sections 5 and 7), validated against the provider CRDs.
+//! What the function renders (docs/design.md, "Rendering" and "Status and results"), validated against the provider CRDs.
 
 mod support;
 

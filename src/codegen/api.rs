@@ -1,5 +1,5 @@
 //! The function's user-facing API as Rust types: the composite's `spec`
-//! (SPEC section 2) and the function input (section 3).
+//! (docs/design.md, "The composite") and the function input ("Input").
 //!
 //! These types are the single source of the published schemas: the codegen
 //! (`codegen::schemas`, feature `codegen`) derives the Input CRD

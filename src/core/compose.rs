@@ -1,4 +1,4 @@
-//! Rendering one managed resource per planned repository (SPEC section 5),
+//! Rendering one managed resource per planned repository (docs/design.md, "Rendering"),
 //! checked against the provider schema before it is emitted.
 
 use crate::core::catalog::live::{LiveSchema, LiveSchemas};

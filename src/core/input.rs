@@ -1,4 +1,4 @@
-//! The function input: the pipeline step's `input` (SPEC section 3).
+//! The function input: the pipeline step's `input` (docs/design.md, "Input").
 //!
 //! ```yaml
 //! apiVersion: artifactory.fn.crossplane.io/v1beta1

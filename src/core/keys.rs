@@ -1,4 +1,4 @@
-//! Repository keys (SPEC section 4): computed from the naming format or
+//! Repository keys (docs/design.md, "Keys"): computed from the naming format or
 //! given, then checked against Artifactory's rules.
 //!
 //! A key never depends on generated names, UIDs, time or map order: the same

@@ -1,4 +1,4 @@
-//! Readiness, composite status and conditions (SPEC section 7).
+//! Readiness, composite status and conditions (docs/design.md, "Status and results").
 
 use crate::core::catalog::Rclass;
 use crate::core::input::Input;

@@ -1,4 +1,4 @@
-//! Wiring (SPEC section 5): virtual repositories name their members by key,
+//! Wiring (docs/design.md, "Wiring"): virtual repositories name their members by key,
 //! and fields that belong to one repository class are refused on the others.
 
 use crate::core::catalog::{package_family, Rclass};

@@ -831,7 +831,11 @@ mod tests {
         assert_eq!(base64_encode(b"foob"), "Zm9vYg==");
         assert_eq!(base64_decode("_-8").unwrap(), vec![0xff, 0xef]);
         assert_eq!(base64_decode("Zm9vYg").unwrap(), b"foob");
-        assert_eq!(base64_decode("Zm9vYh==").unwrap(), b"foob", "unused bits ignored");
+        assert_eq!(
+            base64_decode("Zm9vYh==").unwrap(),
+            b"foob",
+            "unused bits ignored"
+        );
         assert!(base64_decode("Z").is_none());
         assert!(base64_decode("Zm9v!").is_none());
     }

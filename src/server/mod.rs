@@ -230,8 +230,8 @@ async fn drain_deadline(draining: &Notify) {
     tokio::time::sleep(DRAIN_TIMEOUT).await;
 }
 
-/// With `panic = "abort"` (the release profile's setting at the time of writing), a panic ends
-/// the process before `catch_unwind` can turn it into an error: say so once at start.
+/// Our profiles unwind, so a panic in a call becomes an error for that call (`catch_unwind`).
+/// A build with `panic = "abort"` would end the process instead: say so once at start.
 fn warn_if_panics_abort() {
     if cfg!(panic = "abort") {
         tracing::warn!("built with panic=abort: a panic in the function ends the process instead of failing one call");

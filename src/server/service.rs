@@ -114,10 +114,11 @@ where
             package: P::LABEL,
             service: P::SERVICE,
         };
-        let limits = (Some(self.max_request_bytes), Some(self.max_response_bytes));
+        let (max_request, max_response) =
+            (Some(self.max_request_bytes), Some(self.max_response_bytes));
         Box::pin(async move {
-            let mut grpc =
-                Grpc::new(RequestBytesCodec).apply_max_message_size_config(limits.0, limits.1);
+            let mut grpc = Grpc::new(RequestBytesCodec)
+                .apply_max_message_size_config(max_request, max_response);
             Ok(grpc.unary(call, request).await)
         })
     }

@@ -1,4 +1,4 @@
-//! The composite resource contract (SPEC section 2): what the function reads
+//! The composite resource contract (docs/design.md, "The composite"): what the function reads
 //! from the observed composite's `spec`.
 //!
 //! Reading reports every mistake at once: wrong types, missing required
@@ -157,28 +157,27 @@ pub(crate) fn read_spec<'a>(
     ) else {
         return spec;
     };
-    let mut reader_ = reader.ignoring(CROSSPLANE_SPEC_FIELDS);
-    let reader = &mut reader_;
-    spec.project_key = read_project_key(reader);
-    spec.provider_config_ref = reader.object("providerConfigRef");
-    spec.deletion_policy = read_deletion_policy(reader);
-    spec.management_policies = read_management_policies(reader);
-    match reader.array("repositories") {
+    let mut spec_reader = reader.ignoring(CROSSPLANE_SPEC_FIELDS);
+    spec.project_key = read_project_key(&mut spec_reader);
+    spec.provider_config_ref = spec_reader.object("providerConfigRef");
+    spec.deletion_policy = read_deletion_policy(&mut spec_reader);
+    spec.management_policies = read_management_policies(&mut spec_reader);
+    match spec_reader.array("repositories") {
         Some(items) => {
             spec.repositories = items
                 .iter()
                 .enumerate()
-                .map(|(index, item)| read_entry(index, item, reader.findings()))
+                .map(|(index, item)| read_entry(index, item, spec_reader.findings()))
                 .collect();
         }
-        None if spec_value.get("repositories").is_none_or(Value::is_null) => reader.problem(
+        None if spec_value.get("repositories").is_none_or(Value::is_null) => spec_reader.problem(
             "spec.repositories".to_owned(),
             "the repositories list is missing",
             "add spec.repositories (an empty list renders nothing)",
         ),
         None => {}
     }
-    reader_.finish();
+    spec_reader.finish();
     check_unique_names(&spec.repositories, findings);
     spec
 }
