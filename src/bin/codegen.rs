@@ -8,6 +8,7 @@
 //!
 //! Its repository CRDs are written to `crds/v0.15.0/`, and the catalog is regenerated with it.
 
+use anyhow::{anyhow, Context as _};
 use function_artifactory::codegen;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -22,11 +23,13 @@ fn main() -> ExitCode {
         {
             import_package(&root, Path::new(package), release)
         }
-        _ => Err("usage: codegen [--provider-package PATH --release vX.Y.Z]".to_owned()),
+        _ => Err(anyhow!(
+            "usage: codegen [--provider-package PATH --release vX.Y.Z]"
+        )),
     };
     let result = result.and_then(|()| {
         let files = codegen::generate_all(&root)?;
-        codegen::write_all(&root, &files).map_err(|e| format!("cannot write: {e}"))?;
+        codegen::write_all(&root, &files).context("cannot write")?;
         for file in &files {
             println!("wrote {}", file.path.display());
         }
@@ -35,14 +38,14 @@ fn main() -> ExitCode {
     match result {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
-            eprintln!("codegen: {e}");
+            eprintln!("codegen: {e:#}");
             ExitCode::FAILURE
         }
     }
 }
 
 /// Writes the repository CRDs of a provider package to `crds/<release>/`.
-fn import_package(root: &Path, package: &Path, release: &str) -> Result<(), String> {
+fn import_package(root: &Path, package: &Path, release: &str) -> anyhow::Result<()> {
     let (dir, count) = codegen::crds::import_package(root, package, release)?;
     println!("wrote {count} CRDs to {}", dir.display());
     Ok(())

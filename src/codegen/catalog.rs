@@ -12,6 +12,7 @@
 //! cannot change the rules behind our back.
 
 use super::GeneratedFile;
+use anyhow::{bail, Context as _};
 use serde_json::{json, Map, Value};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -47,7 +48,7 @@ const KEPT_KEYWORDS: [&str; 9] = [
 /// A kind is recorded once for the run of consecutive releases in which it is the same
 /// (same kind name, apiVersion, schema and rules), with the first and last release of the
 /// run: the 19 releases since v0.1.0 then take about 700 records, not 19 copies of 300.
-pub(super) fn generate(root: &Path) -> Result<Vec<GeneratedFile>, String> {
+pub(super) fn generate(root: &Path) -> anyhow::Result<Vec<GeneratedFile>> {
     let releases = super::crds::releases(root)?;
     Ok(vec![GeneratedFile {
         path: PathBuf::from(CATALOG_PATH),
@@ -56,7 +57,7 @@ pub(super) fn generate(root: &Path) -> Result<Vec<GeneratedFile>, String> {
 }
 
 /// The catalog text for `releases` (oldest first).
-pub(super) fn catalog_of(releases: &[super::crds::ReleaseCrds]) -> Result<String, String> {
+pub(super) fn catalog_of(releases: &[super::crds::ReleaseCrds]) -> anyhow::Result<String> {
     let mut nodes = NodeTable::default();
     // (api, rclass, packageType) -> index in `kinds` of the record of the last release seen.
     let mut open: BTreeMap<(String, String, String), (usize, usize)> = BTreeMap::new();
@@ -112,27 +113,27 @@ fn sort_key(kind: &Value) -> (String, String, String) {
 }
 
 /// The catalog record of one CRD, or `None` for a CRD that is not a repository kind.
-fn extract_kind(crd: &Value, where_: &str, nodes: &mut NodeTable) -> Result<Option<Value>, String> {
+fn extract_kind(crd: &Value, where_: &str, nodes: &mut NodeTable) -> anyhow::Result<Option<Value>> {
     let spec = &crd["spec"];
     let group = spec["group"]
         .as_str()
-        .ok_or(format!("{where_}: no spec.group"))?;
+        .with_context(|| format!("{where_}: no spec.group"))?;
     let plural = spec["names"]["plural"]
         .as_str()
-        .ok_or(format!("{where_}: no plural"))?;
+        .with_context(|| format!("{where_}: no plural"))?;
     let kind = spec["names"]["kind"]
         .as_str()
-        .ok_or(format!("{where_}: no kind"))?;
+        .with_context(|| format!("{where_}: no kind"))?;
     let Some((api, rclass, package_type)) = class_and_type(group, plural) else {
         return Ok(None);
     };
-    let version = served_version(spec).ok_or(format!("{where_}: no served version"))?;
+    let version = served_version(spec).with_context(|| format!("{where_}: no served version"))?;
     let resource_spec = &version["schema"]["openAPIV3Schema"]["properties"]["spec"];
     let required_when_managed =
-        required_when_managed(resource_spec).map_err(|e| format!("{where_}: {e}"))?;
+        required_when_managed(resource_spec).with_context(|| where_.to_string())?;
     let spec_node = nodes
         .intern_spec(resource_spec)
-        .map_err(|e| format!("{where_}: {e}"))?;
+        .with_context(|| where_.to_string())?;
     Ok(Some(json!({
         "api": api,
         "rclass": rclass,
@@ -191,7 +192,7 @@ fn class_and_type(group: &str, plural: &str) -> Option<(&'static str, String, St
 /// Every rule of these CRDs has one shape: unless the management policies
 /// allow neither creating nor updating, `forProvider.X` (or `initProvider.X`)
 /// must be set. Any other rule is an error, so it cannot be missed.
-fn required_when_managed(spec: &Value) -> Result<Vec<String>, String> {
+fn required_when_managed(spec: &Value) -> anyhow::Result<Vec<String>> {
     let rules = spec["x-kubernetes-validations"]
         .as_array()
         .cloned()
@@ -200,7 +201,7 @@ fn required_when_managed(spec: &Value) -> Result<Vec<String>, String> {
         .iter()
         .map(|rule| {
             let text = rule["rule"].as_str().unwrap_or_default();
-            parse_required_rule(text).ok_or(format!("unknown CEL rule shape: {text}"))
+            parse_required_rule(text).with_context(|| format!("unknown CEL rule shape: {text}"))
         })
         .collect()
 }
@@ -222,7 +223,7 @@ struct NodeTable {
 }
 
 impl NodeTable {
-    fn intern_spec(&mut self, spec: &Value) -> Result<usize, String> {
+    fn intern_spec(&mut self, spec: &Value) -> anyhow::Result<usize> {
         let mut spec = spec.clone();
         if let Some(props) = spec.get_mut("properties").and_then(Value::as_object_mut) {
             for field in UNRENDERED_SPEC_FIELDS {
@@ -236,10 +237,10 @@ impl NodeTable {
         self.intern(&spec, "spec")
     }
 
-    fn intern(&mut self, schema: &Value, path: &str) -> Result<usize, String> {
+    fn intern(&mut self, schema: &Value, path: &str) -> anyhow::Result<usize> {
         let object = schema
             .as_object()
-            .ok_or(format!("{path}: schema is not an object"))?;
+            .with_context(|| format!("{path}: schema is not an object"))?;
         let mut node = Map::new();
         for (keyword, value) in object {
             let kept = match keyword.as_str() {
@@ -249,10 +250,10 @@ impl NodeTable {
                     json!(self.intern(value, &format!("{path}.{keyword}"))?)
                 }
                 "x-kubernetes-validations" => {
-                    return Err(format!("{path}: CEL rules below spec are not supported"))
+                    bail!("{path}: CEL rules below spec are not supported")
                 }
                 k if KEPT_KEYWORDS.contains(&k) => value.clone(),
-                other => return Err(format!("{path}: unknown schema keyword {other}")),
+                other => bail!("{path}: unknown schema keyword {other}"),
             };
             node.insert(keyword.clone(), kept);
         }
@@ -270,10 +271,10 @@ impl NodeTable {
         &mut self,
         properties: &Value,
         path: &str,
-    ) -> Result<Map<String, Value>, String> {
+    ) -> anyhow::Result<Map<String, Value>> {
         let properties = properties
             .as_object()
-            .ok_or(format!("{path}: properties is not an object"))?;
+            .with_context(|| format!("{path}: properties is not an object"))?;
         properties
             .iter()
             .map(|(name, schema)| {

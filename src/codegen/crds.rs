@@ -11,6 +11,7 @@
 //! (an image tarball whose layer holds `package.yaml`), an OCI image layout folder, or a folder
 //! of CRD files.
 
+use anyhow::{anyhow, bail, Context as _};
 use serde::Deserialize;
 use serde_json::Value;
 use std::cmp::Ordering;
@@ -45,11 +46,11 @@ pub fn compare_releases(a: &str, b: &str) -> Ordering {
 }
 
 /// Every release under `<root>/crds`, oldest first.
-pub fn releases(root: &Path) -> Result<Vec<ReleaseCrds>, String> {
+pub fn releases(root: &Path) -> anyhow::Result<Vec<ReleaseCrds>> {
     let archive = root.join(ARCHIVE_PATH);
     let bytes =
-        std::fs::read(&archive).map_err(|e| format!("cannot read {}: {e}", archive.display()))?;
-    let mut releases = read_archive(&bytes).map_err(|e| format!("{}: {e}", archive.display()))?;
+        std::fs::read(&archive).with_context(|| format!("cannot read {}", archive.display()))?;
+    let mut releases = read_archive(&bytes).with_context(|| format!("{}", archive.display()))?;
     for folder in release_folders(&root.join(CRDS_DIR))? {
         let release = folder
             .file_name()
@@ -57,10 +58,10 @@ pub fn releases(root: &Path) -> Result<Vec<ReleaseCrds>, String> {
             .unwrap_or_default()
             .to_owned();
         if releases.iter().any(|r| r.release == release) {
-            return Err(format!(
+            bail!(
                 "release {release} is both in {ARCHIVE_PATH} and in {}",
                 folder.display()
-            ));
+            );
         }
         let crds = read_folder(&folder)?;
         releases.push(ReleaseCrds { release, crds });
@@ -70,9 +71,9 @@ pub fn releases(root: &Path) -> Result<Vec<ReleaseCrds>, String> {
 }
 
 /// The folders `crds/vX.Y.Z/`.
-fn release_folders(dir: &Path) -> Result<Vec<PathBuf>, String> {
+fn release_folders(dir: &Path) -> anyhow::Result<Vec<PathBuf>> {
     let entries =
-        std::fs::read_dir(dir).map_err(|e| format!("cannot list {}: {e}", dir.display()))?;
+        std::fs::read_dir(dir).with_context(|| format!("cannot list {}", dir.display()))?;
     let mut folders: Vec<PathBuf> = entries
         .filter_map(|entry| entry.ok().map(|e| e.path()))
         .filter(|path| path.is_dir())
@@ -87,7 +88,7 @@ fn release_folders(dir: &Path) -> Result<Vec<PathBuf>, String> {
 }
 
 /// The CRDs of one release under `<root>/crds` (the archive or a folder).
-pub fn release(root: &Path, name: &str) -> Result<ReleaseCrds, String> {
+pub fn release(root: &Path, name: &str) -> anyhow::Result<ReleaseCrds> {
     let folder = root.join(CRDS_DIR).join(name);
     if folder.is_dir() {
         let crds = read_folder(&folder)?;
@@ -98,15 +99,15 @@ pub fn release(root: &Path, name: &str) -> Result<ReleaseCrds, String> {
     }
     let archive = root.join(ARCHIVE_PATH);
     let bytes =
-        std::fs::read(&archive).map_err(|e| format!("cannot read {}: {e}", archive.display()))?;
+        std::fs::read(&archive).with_context(|| format!("cannot read {}", archive.display()))?;
     read_archive_filtered(&bytes, |release| release == name)
-        .map_err(|e| format!("{}: {e}", archive.display()))?
+        .with_context(|| format!("{}", archive.display()))?
         .pop()
-        .ok_or_else(|| format!("no release {name} in {}", archive.display()))
+        .with_context(|| format!("no release {name} in {}", archive.display()))
 }
 
 /// Reads the zstd-compressed tar of `<release>/<file>.yaml`.
-pub fn read_archive(compressed: &[u8]) -> Result<Vec<ReleaseCrds>, String> {
+pub fn read_archive(compressed: &[u8]) -> anyhow::Result<Vec<ReleaseCrds>> {
     read_archive_filtered(compressed, |_| true)
 }
 
@@ -114,24 +115,24 @@ pub fn read_archive(compressed: &[u8]) -> Result<Vec<ReleaseCrds>, String> {
 fn read_archive_filtered(
     compressed: &[u8],
     wanted: impl Fn(&str) -> bool,
-) -> Result<Vec<ReleaseCrds>, String> {
-    let decoder = ruzstd::decoding::StreamingDecoder::new(compressed)
-        .map_err(|e| format!("not a zstd stream: {e}"))?;
+) -> anyhow::Result<Vec<ReleaseCrds>> {
+    let decoder =
+        ruzstd::decoding::StreamingDecoder::new(compressed).context("not a zstd stream")?;
     let mut archive = tar::Archive::new(decoder);
     let mut releases: Vec<ReleaseCrds> = Vec::new();
-    let entries = archive.entries().map_err(|e| format!("not a tar: {e}"))?;
+    let entries = archive.entries().context("not a tar")?;
     for entry in entries {
-        let mut entry = entry.map_err(|e| format!("broken tar entry: {e}"))?;
+        let mut entry = entry.context("broken tar entry")?;
         if !entry.header().entry_type().is_file() {
             continue;
         }
         let path = entry
             .path()
-            .map_err(|e| format!("bad path in tar: {e}"))?
+            .context("bad path in tar")?
             .to_string_lossy()
             .into_owned();
         let Some((release, file)) = path.split_once('/') else {
-            return Err(format!("{path}: expected <release>/<file>.yaml"));
+            bail!("{path}: expected <release>/<file>.yaml");
         };
         if !wanted(release) {
             continue;
@@ -139,8 +140,8 @@ fn read_archive_filtered(
         let mut text = String::new();
         entry
             .read_to_string(&mut text)
-            .map_err(|e| format!("{path}: {e}"))?;
-        let crd = parse_crd(&text).map_err(|e| format!("{path}: {e}"))?;
+            .with_context(|| path.to_string())?;
+        let crd = parse_crd(&text).with_context(|| path.to_string())?;
         match releases.iter_mut().find(|r| r.release == release) {
             Some(r) => r.crds.push((file.to_owned(), crd)),
             None => releases.push(ReleaseCrds {
@@ -155,21 +156,18 @@ fn read_archive_filtered(
     Ok(releases)
 }
 
-fn parse_crd(text: &str) -> Result<Value, String> {
-    let crd: Value = serde_yaml_ng::from_str(text).map_err(|e| format!("invalid YAML: {e}"))?;
+fn parse_crd(text: &str) -> anyhow::Result<Value> {
+    let crd: Value = serde_yaml_ng::from_str(text).context("invalid YAML")?;
     if crd["kind"] != "CustomResourceDefinition" {
-        return Err(format!(
-            "not a CustomResourceDefinition (kind {})",
-            crd["kind"]
-        ));
+        bail!("not a CustomResourceDefinition (kind {})", crd["kind"]);
     }
     Ok(crd)
 }
 
 /// Every CRD in the `*.yaml` / `*.yml` files of a folder (not below it), by file name.
-pub fn read_folder(dir: &Path) -> Result<Vec<(String, Value)>, String> {
+pub fn read_folder(dir: &Path) -> anyhow::Result<Vec<(String, Value)>> {
     let entries =
-        std::fs::read_dir(dir).map_err(|e| format!("cannot list {}: {e}", dir.display()))?;
+        std::fs::read_dir(dir).with_context(|| format!("cannot list {}", dir.display()))?;
     let mut files: Vec<PathBuf> = entries
         .filter_map(|entry| entry.ok().map(|e| e.path()))
         .filter(|p| p.is_file() && p.extension().is_some_and(|x| x == "yaml" || x == "yml"))
@@ -178,12 +176,12 @@ pub fn read_folder(dir: &Path) -> Result<Vec<(String, Value)>, String> {
     let mut crds = Vec::new();
     for file in files {
         let text = std::fs::read_to_string(&file)
-            .map_err(|e| format!("cannot read {}: {e}", file.display()))?;
+            .with_context(|| format!("cannot read {}", file.display()))?;
         let name = file
             .file_name()
             .map(|n| n.to_string_lossy().into_owned())
             .unwrap_or_default();
-        let documents = crd_documents(&text).map_err(|e| format!("{}: {e}", file.display()))?;
+        let documents = crd_documents(&text).with_context(|| format!("{}", file.display()))?;
         let several = documents.len() > 1;
         for (i, crd) in documents.into_iter().enumerate() {
             let name = if several {
@@ -195,16 +193,16 @@ pub fn read_folder(dir: &Path) -> Result<Vec<(String, Value)>, String> {
         }
     }
     if crds.is_empty() {
-        return Err(format!("no CustomResourceDefinition in {}", dir.display()));
+        bail!("no CustomResourceDefinition in {}", dir.display());
     }
     Ok(crds)
 }
 
 /// The CustomResourceDefinitions among the documents of a multi-document YAML stream.
-pub fn crd_documents(text: &str) -> Result<Vec<Value>, String> {
+pub fn crd_documents(text: &str) -> anyhow::Result<Vec<Value>> {
     let mut crds = Vec::new();
     for document in serde_yaml_ng::Deserializer::from_str(text) {
-        let value = Value::deserialize(document).map_err(|e| format!("invalid YAML: {e}"))?;
+        let value = Value::deserialize(document).context("invalid YAML")?;
         if value["kind"] == "CustomResourceDefinition" {
             crds.push(value);
         }
@@ -215,7 +213,7 @@ pub fn crd_documents(text: &str) -> Result<Vec<Value>, String> {
 /// The CRDs of a provider package: an `.xpkg` file (a tarball of an image, its layers plain or
 /// gzip tarballs), an OCI image layout folder (`index.json`, `blobs/`), or a folder of CRDs.
 /// In a package, the CRDs are the CustomResourceDefinition documents of `package.yaml`.
-pub fn read_package(path: &Path) -> Result<Vec<(String, Value)>, String> {
+pub fn read_package(path: &Path) -> anyhow::Result<Vec<(String, Value)>> {
     if path.is_dir() && !path.join("blobs").is_dir() {
         return read_folder(path);
     }
@@ -223,22 +221,22 @@ pub fn read_package(path: &Path) -> Result<Vec<(String, Value)>, String> {
     if path.is_dir() {
         for blob in blob_files(&path.join("blobs"))? {
             let bytes =
-                std::fs::read(&blob).map_err(|e| format!("cannot read {}: {e}", blob.display()))?;
+                std::fs::read(&blob).with_context(|| format!("cannot read {}", blob.display()))?;
             search_layer(&bytes, &mut found, 0)?;
         }
     } else {
         let bytes =
-            std::fs::read(path).map_err(|e| format!("cannot read {}: {e}", path.display()))?;
+            std::fs::read(path).with_context(|| format!("cannot read {}", path.display()))?;
         search_layer(&bytes, &mut found, 0)?;
     }
-    let text = found.ok_or_else(|| format!("{}: no package.yaml in any layer", path.display()))?;
-    let crds =
-        crd_documents(&text).map_err(|e| format!("{}: package.yaml: {e}", path.display()))?;
+    let text =
+        found.with_context(|| format!("{}: no package.yaml in any layer", path.display()))?;
+    let crds = crd_documents(&text).with_context(|| format!("{}: package.yaml", path.display()))?;
     if crds.is_empty() {
-        return Err(format!(
+        bail!(
             "{}: package.yaml has no CustomResourceDefinition",
             path.display()
-        ));
+        );
     }
     Ok(crds
         .into_iter()
@@ -258,11 +256,9 @@ pub fn read_package(path: &Path) -> Result<Vec<(String, Value)>, String> {
 pub fn package_release_files(
     package: &Path,
     release: &str,
-) -> Result<Vec<(String, String)>, String> {
+) -> anyhow::Result<Vec<(String, String)>> {
     if parse_release(release).is_none() {
-        return Err(format!(
-            "release {release:?}: write it as the provider tags it, e.g. v0.15.0"
-        ));
+        bail!("release {release:?}: write it as the provider tags it, e.g. v0.15.0");
     }
     let mut files = Vec::new();
     for (name, crd) in read_package(package)? {
@@ -270,15 +266,12 @@ pub fn package_release_files(
         let group = spec["group"].as_str().unwrap_or_default();
         let plural = spec["names"]["plural"].as_str().unwrap_or_default();
         if super::catalog::is_repository_crd(group, plural) {
-            let text = serde_yaml_ng::to_string(&crd).map_err(|e| format!("{name}: {e}"))?;
+            let text = serde_yaml_ng::to_string(&crd).with_context(|| name.to_string())?;
             files.push((format!("{group}_{plural}.yaml"), text));
         }
     }
     if files.is_empty() {
-        return Err(format!(
-            "{}: no repository CRD in the package",
-            package.display()
-        ));
+        bail!("{}: no repository CRD in the package", package.display());
     }
     Ok(files)
 }
@@ -290,28 +283,28 @@ pub fn import_package(
     root: &Path,
     package: &Path,
     release: &str,
-) -> Result<(PathBuf, usize), String> {
+) -> anyhow::Result<(PathBuf, usize)> {
     let files = package_release_files(package, release)?;
     if self::release(root, release).is_ok() {
-        return Err(format!(
+        bail!(
             "release {release} is already in {CRDS_DIR}/; fix: give the package a release the \
              repository has not got, or remove {CRDS_DIR}/{release}/ to import it again"
-        ));
+        );
     }
     let dir = root.join(CRDS_DIR).join(release);
-    std::fs::create_dir_all(&dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
+    std::fs::create_dir_all(&dir).with_context(|| format!("cannot create {}", dir.display()))?;
     for (name, text) in &files {
-        std::fs::write(dir.join(name), text).map_err(|e| format!("cannot write {name}: {e}"))?;
+        std::fs::write(dir.join(name), text).with_context(|| format!("cannot write {name}"))?;
     }
     Ok((dir, files.len()))
 }
 
-fn blob_files(dir: &Path) -> Result<Vec<PathBuf>, String> {
+fn blob_files(dir: &Path) -> anyhow::Result<Vec<PathBuf>> {
     let mut files = Vec::new();
     let mut pending = vec![dir.to_path_buf()];
     while let Some(dir) = pending.pop() {
         let entries =
-            std::fs::read_dir(&dir).map_err(|e| format!("cannot list {}: {e}", dir.display()))?;
+            std::fs::read_dir(&dir).with_context(|| format!("cannot list {}", dir.display()))?;
         for entry in entries.filter_map(Result::ok) {
             let path = entry.path();
             if path.is_dir() {
@@ -327,7 +320,7 @@ fn blob_files(dir: &Path) -> Result<Vec<PathBuf>, String> {
 
 /// Looks for `package.yaml` in a tarball, plain or gzip, and in the tarballs inside it (an
 /// image tarball holds its layers as tarballs). `depth` bounds the nesting.
-fn search_layer(bytes: &[u8], found: &mut Option<String>, depth: usize) -> Result<(), String> {
+fn search_layer(bytes: &[u8], found: &mut Option<String>, depth: usize) -> anyhow::Result<()> {
     if depth > 3 || found.is_some() {
         return Ok(());
     }
@@ -335,18 +328,16 @@ fn search_layer(bytes: &[u8], found: &mut Option<String>, depth: usize) -> Resul
         let mut plain = Vec::new();
         flate2::read::GzDecoder::new(bytes)
             .read_to_end(&mut plain)
-            .map_err(|e| format!("broken gzip layer: {e}"))?;
+            .context("broken gzip layer")?;
         return search_layer(&plain, found, depth + 1);
     }
     if !is_tar(bytes) {
         return Ok(());
     }
     let mut archive = tar::Archive::new(bytes);
-    let entries = archive
-        .entries()
-        .map_err(|e| format!("broken tarball: {e}"))?;
+    let entries = archive.entries().context("broken tarball")?;
     for entry in entries {
-        let mut entry = entry.map_err(|e| format!("broken tarball entry: {e}"))?;
+        let mut entry = entry.context("broken tarball entry")?;
         if !entry.header().entry_type().is_file() {
             continue;
         }
@@ -357,9 +348,9 @@ fn search_layer(bytes: &[u8], found: &mut Option<String>, depth: usize) -> Resul
         let mut content = Vec::new();
         entry
             .read_to_end(&mut content)
-            .map_err(|e| format!("{name}: {e}"))?;
+            .with_context(|| name.to_string())?;
         if name == "package.yaml" || name.ends_with("/package.yaml") {
-            let text = String::from_utf8(content).map_err(|_| format!("{name}: not UTF-8"))?;
+            let text = String::from_utf8(content).map_err(|_| anyhow!("{name}: not UTF-8"))?;
             *found = Some(text);
             return Ok(());
         }
@@ -443,7 +434,7 @@ mod tests {
         std::fs::write(&xpkg, image).unwrap();
         assert_eq!(read_package(&xpkg).unwrap().len(), 2);
         check_release_files(&package_release_files(&xpkg, "v0.15.0").unwrap());
-        let wrong = package_release_files(&xpkg, "latest").unwrap_err();
+        let wrong = format!("{:#}", package_release_files(&xpkg, "latest").unwrap_err());
         assert!(wrong.contains("e.g. v0.15.0"), "{wrong}");
         std::fs::remove_dir_all(&dir).unwrap();
     }
@@ -467,7 +458,7 @@ mod tests {
         std::fs::create_dir_all(&dir).unwrap();
         let xpkg = dir.join("empty.xpkg");
         std::fs::write(&xpkg, tar_of(&[("manifest.json", b"[]")])).unwrap();
-        let error = read_package(&xpkg).unwrap_err();
+        let error = format!("{:#}", read_package(&xpkg).unwrap_err());
         assert!(error.contains("no package.yaml in any layer"), "{error}");
         std::fs::remove_dir_all(&dir).unwrap();
     }
@@ -540,12 +531,12 @@ mod tests {
         );
 
         // Importing it again, or a release the archive has, is refused and writes nothing.
-        let again = import_package(&root, &xpkg, "v0.15.0").unwrap_err();
+        let again = format!("{:#}", import_package(&root, &xpkg, "v0.15.0").unwrap_err());
         assert!(
             again.contains("release v0.15.0 is already in crds/"),
             "{again}"
         );
-        let archived = import_package(&root, &xpkg, "v0.14.0").unwrap_err();
+        let archived = format!("{:#}", import_package(&root, &xpkg, "v0.14.0").unwrap_err());
         assert!(
             archived.contains("release v0.14.0 is already"),
             "{archived}"

@@ -66,7 +66,7 @@ pub(crate) fn scratch_dir(name: &str) -> std::io::Result<PathBuf> {
 }
 
 /// Runs every generator.
-pub fn generate_all(root: &Path) -> Result<Vec<GeneratedFile>, String> {
+pub fn generate_all(root: &Path) -> anyhow::Result<Vec<GeneratedFile>> {
     // prost-build is not safe to run twice at once in one process (it shares
     // scratch files); callers such as parallel tests take turns.
     static ONE_AT_A_TIME: std::sync::Mutex<()> = std::sync::Mutex::new(());

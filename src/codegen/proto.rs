@@ -12,6 +12,7 @@
 //!   length before writing it.
 
 use super::{scratch_dir, GeneratedFile};
+use anyhow::{anyhow, Context as _};
 use std::path::{Path, PathBuf};
 
 const V1: &str = "apiextensions/fn/proto/v1/run_function.proto";
@@ -20,7 +21,7 @@ const SERVER_ONLY: &str = "#[cfg(feature = \"server\")]";
 const CODEC: &str = "crate::proto::codec::Codec";
 
 /// Generates `src/proto/generated/{v1,v1beta1}.rs` from `<root>/proto`.
-pub(super) fn generate(root: &Path) -> Result<Vec<GeneratedFile>, String> {
+pub(super) fn generate(root: &Path) -> anyhow::Result<Vec<GeneratedFile>> {
     let includes = root.join("proto");
     Ok(vec![
         GeneratedFile {
@@ -34,11 +35,11 @@ pub(super) fn generate(root: &Path) -> Result<Vec<GeneratedFile>, String> {
     ])
 }
 
-fn compile(includes: &Path, file: &str, package: &str, reuse_v1: bool) -> Result<String, String> {
+fn compile(includes: &Path, file: &str, package: &str, reuse_v1: bool) -> anyhow::Result<String> {
     let descriptors =
-        protox::compile([file], [includes]).map_err(|e| format!("cannot compile {file}: {e}"))?;
+        protox::compile([file], [includes]).with_context(|| format!("cannot compile {file}"))?;
     let out = scratch_dir(package.rsplit('.').next().unwrap_or("proto"))
-        .map_err(|e| format!("cannot create a scratch folder: {e}"))?;
+        .context("cannot create a scratch folder")?;
     let mut builder = tonic_prost_build::configure()
         .out_dir(&out)
         .build_server(true)
@@ -55,7 +56,7 @@ fn compile(includes: &Path, file: &str, package: &str, reuse_v1: bool) -> Result
     }
     builder
         .compile_fds(descriptors)
-        .map_err(|e| format!("cannot generate code for {file}: {e}"))?;
+        .with_context(|| format!("cannot generate code for {file}"))?;
     // prost names the file after the package, escaping the `fn` keyword: read
     // the one file it wrote rather than guessing its name.
     let code = read_single_rust_file(&out)?;
@@ -65,17 +66,16 @@ fn compile(includes: &Path, file: &str, package: &str, reuse_v1: bool) -> Result
     ))
 }
 
-fn read_single_rust_file(dir: &Path) -> Result<String, String> {
+fn read_single_rust_file(dir: &Path) -> anyhow::Result<String> {
     let entries =
-        std::fs::read_dir(dir).map_err(|e| format!("cannot list {}: {e}", dir.display()))?;
+        std::fs::read_dir(dir).with_context(|| format!("cannot list {}", dir.display()))?;
     let mut files: Vec<PathBuf> = entries
         .filter_map(|entry| entry.ok().map(|e| e.path()))
         .filter(|path| path.extension().is_some_and(|ext| ext == "rs"))
         .collect();
     match files.len() {
-        1 => std::fs::read_to_string(files.remove(0))
-            .map_err(|e| format!("cannot read generated code: {e}")),
-        n => Err(format!(
+        1 => std::fs::read_to_string(files.remove(0)).context("cannot read generated code"),
+        n => Err(anyhow!(
             "expected one generated file in {}, found {n}",
             dir.display()
         )),

@@ -17,6 +17,7 @@ use super::GeneratedFile;
 use crate::codegen::api::{CompositeSpecSchema, InputSchema};
 use crate::core::catalog::ProviderApi;
 use crate::core::input::{INPUT_GROUP, INPUT_KIND};
+use anyhow::{anyhow, bail, Context as _};
 use schemars::generate::SchemaSettings;
 use schemars::JsonSchema;
 use serde_json::{json, Value};
@@ -48,7 +49,7 @@ pub const NAMESPACED_XR_KIND: &str = "Repositories";
 const HEADER: &str = "# Generated from the Rust types in src/codegen/api.rs by `cargo run --features codegen --bin codegen`.\n# Do not edit: tests/generated.rs fails when this file differs from what the generator produces.\n";
 
 /// Generates the Input CRD and the example XRDs.
-pub fn generate() -> Result<Vec<GeneratedFile>, String> {
+pub fn generate() -> anyhow::Result<Vec<GeneratedFile>> {
     Ok(vec![
         file(INPUT_CRD_PATH, "", &input_crd()?)?,
         file(
@@ -64,8 +65,8 @@ pub fn generate() -> Result<Vec<GeneratedFile>, String> {
     ])
 }
 
-fn file(path: &str, comment: &str, object: &Value) -> Result<GeneratedFile, String> {
-    let yaml = serde_yaml_ng::to_string(object).map_err(|e| format!("{path}: {e}"))?;
+fn file(path: &str, comment: &str, object: &Value) -> anyhow::Result<GeneratedFile> {
+    let yaml = serde_yaml_ng::to_string(object).with_context(|| path.to_string())?;
     Ok(GeneratedFile {
         path: PathBuf::from(path),
         contents: format!("{HEADER}{comment}{yaml}"),
@@ -73,7 +74,7 @@ fn file(path: &str, comment: &str, object: &Value) -> Result<GeneratedFile, Stri
 }
 
 /// The structural schema of a Rust type, as schemars derives it and [`structural`] cleans it.
-pub fn schema_of<T: JsonSchema>() -> Result<Value, String> {
+pub fn schema_of<T: JsonSchema>() -> anyhow::Result<Value> {
     let generator = SchemaSettings::draft2020_12()
         .with(|s| {
             s.inline_subschemas = true;
@@ -85,7 +86,7 @@ pub fn schema_of<T: JsonSchema>() -> Result<Value, String> {
 }
 
 /// The schema of the function input (the Input's top level: the input has no `spec`).
-pub fn input_schema() -> Result<Value, String> {
+pub fn input_schema() -> anyhow::Result<Value> {
     let mut schema = schema_of::<InputSchema>()?;
     schema["description"] = json!("Input of function-artifactory: how the function renders the composite's repositories. Every field is optional.");
     check(&schema)?;
@@ -96,7 +97,7 @@ pub fn input_schema() -> Result<Value, String> {
 /// deletion policy, references provider configs by kind and name, and secrets without
 /// a namespace; the cluster-scoped APIs reference provider configs by name (and policy)
 /// and secrets with their namespace.
-pub fn composite_spec_schema(api: ProviderApi) -> Result<Value, String> {
+pub fn composite_spec_schema(api: ProviderApi) -> anyhow::Result<Value> {
     let mut spec = schema_of::<CompositeSpecSchema>()?;
     spec["description"] = json!("The Artifactory repositories of this composite. function-artifactory computes, checks and wires their keys.");
     tailor_to_api(&mut spec, api);
@@ -138,7 +139,7 @@ fn remove_property(object: &mut Value, name: &str) {
 
 /// The function input's CRD. Crossplane never creates Input objects; the CRD
 /// documents and validates the schema of the pipeline step's `input`.
-pub fn input_crd() -> Result<Value, String> {
+pub fn input_crd() -> anyhow::Result<Value> {
     Ok(json!({
         "apiVersion": "apiextensions.k8s.io/v1",
         "kind": "CustomResourceDefinition",
@@ -164,7 +165,7 @@ pub fn input_crd() -> Result<Value, String> {
 }
 
 /// The XR's top-level schema: the contract as `spec`, and the status the function writes.
-fn xr_schema(api: ProviderApi) -> Result<Value, String> {
+fn xr_schema(api: ProviderApi) -> anyhow::Result<Value> {
     let schema = json!({
         "type": "object",
         "required": ["spec"],
@@ -181,7 +182,7 @@ fn xr_schema(api: ProviderApi) -> Result<Value, String> {
     Ok(schema)
 }
 
-fn xrd_version(api: ProviderApi) -> Result<Value, String> {
+fn xrd_version(api: ProviderApi) -> anyhow::Result<Value> {
     Ok(json!({
         "name": XR_VERSION,
         "served": true,
@@ -191,7 +192,7 @@ fn xrd_version(api: ProviderApi) -> Result<Value, String> {
 }
 
 /// A v1 XRD with a claim, for the cluster-scoped provider APIs.
-pub fn cluster_xrd() -> Result<Value, String> {
+pub fn cluster_xrd() -> anyhow::Result<Value> {
     Ok(json!({
         "apiVersion": "apiextensions.crossplane.io/v1",
         "kind": "CompositeResourceDefinition",
@@ -207,7 +208,7 @@ pub fn cluster_xrd() -> Result<Value, String> {
 }
 
 /// A Crossplane v2 namespaced XRD, for the namespaced provider API.
-pub fn namespaced_xrd() -> Result<Value, String> {
+pub fn namespaced_xrd() -> anyhow::Result<Value> {
     Ok(json!({
         "apiVersion": "apiextensions.crossplane.io/v2",
         "kind": "CompositeResourceDefinition",
@@ -222,12 +223,12 @@ pub fn namespaced_xrd() -> Result<Value, String> {
     }))
 }
 
-fn check(schema: &Value) -> Result<(), String> {
+fn check(schema: &Value) -> anyhow::Result<()> {
     let violations = structural_violations(schema);
     if violations.is_empty() {
         Ok(())
     } else {
-        Err(format!(
+        Err(anyhow!(
             "the generated schema is not a Kubernetes structural schema:\n{}",
             violations.join("\n")
         ))
@@ -240,22 +241,20 @@ const DROPPED: [&str; 7] = [
 ];
 
 /// Turns schemars' JSON Schema into a Kubernetes structural schema.
-pub fn structural(mut schema: Value) -> Result<Value, String> {
+pub fn structural(mut schema: Value) -> anyhow::Result<Value> {
     clean(&mut schema, "")?;
     Ok(schema)
 }
 
-fn clean(node: &mut Value, path: &str) -> Result<(), String> {
+fn clean(node: &mut Value, path: &str) -> anyhow::Result<()> {
     let Some(object) = node.as_object_mut() else {
-        return Err(format!("{path}: a schema must be an object, got {node}"));
+        bail!("{path}: a schema must be an object, got {node}");
     };
     for keyword in DROPPED {
         object.remove(keyword);
     }
     if object.contains_key("$ref") {
-        return Err(format!(
-            "{path}: $ref left after inlining (a recursive type?)"
-        ));
+        bail!("{path}: $ref left after inlining (a recursive type?)");
     }
     // `Option<T>`: a type union with null, or anyOf [T, null].
     if let Some(Value::Array(types)) = object.get("type") {
@@ -265,7 +264,7 @@ fn clean(node: &mut Value, path: &str) -> Result<(), String> {
                 let single = (*single).clone();
                 object.insert("type".into(), single);
             }
-            _ => return Err(format!("{path}: a union of types is not structural")),
+            _ => bail!("{path}: a union of types is not structural"),
         }
     }
     for union in ["anyOf", "oneOf"] {
@@ -278,11 +277,12 @@ fn clean(node: &mut Value, path: &str) -> Result<(), String> {
             .collect();
         let merged = match members.as_slice() {
             [single] => single.clone(),
-            _ => string_enum(&members)
-                .ok_or_else(|| format!("{path}: {union} of different schemas is not structural"))?,
+            _ => string_enum(&members).with_context(|| {
+                format!("{path}: {union} of different schemas is not structural")
+            })?,
         };
         let Value::Object(merged) = merged else {
-            return Err(format!("{path}: {union} member is not an object"));
+            bail!("{path}: {union} member is not an object");
         };
         for (key, value) in merged {
             // The field's own keywords (its description) win over the type's.

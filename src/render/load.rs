@@ -6,8 +6,9 @@
 //! such values in the input files when the difference matters.
 
 use super::secrets::StepCredential;
-use super::{Error, Result};
+use super::Result;
 use crate::proto::v1::{resource_selector, MatchLabels, ResourceSelector};
+use anyhow::Error;
 use serde::Deserialize;
 use serde_json::{Map, Value};
 use std::collections::BTreeMap;
@@ -142,18 +143,18 @@ struct FunctionSpec {
 /// The composite resource: one YAML document with `apiVersion` and `kind`.
 pub(super) fn composite(path: &Path) -> Result<Object> {
     let load = || -> Result<Object> {
-        let text = read(path).map_err(|e| e.wrap("cannot read composite resource file"))?;
-        let mut docs =
-            parse_stream(&text).map_err(|e| e.wrap("cannot unmarshal composite resource YAML"))?;
+        let text = read(path).map_err(|e| e.context("cannot read composite resource file"))?;
+        let mut docs = parse_stream(&text)
+            .map_err(|e| e.context("cannot unmarshal composite resource YAML"))?;
         if docs.len() != 1 {
             let msg = format!("expected one YAML document, found {}", docs.len());
-            return Err(Error::new(msg).wrap("cannot unmarshal composite resource YAML"));
+            return Err(Error::msg(msg).context("cannot unmarshal composite resource YAML"));
         }
         let object = as_kubernetes_object(docs.remove(0));
-        object.map_err(|e| e.wrap("cannot unmarshal composite resource YAML"))
+        object.map_err(|e| e.context("cannot unmarshal composite resource YAML"))
     };
     load().map_err(|e| {
-        e.wrap(format!(
+        e.context(format!(
             "cannot load composite resource from {}",
             quoted(path)
         ))
@@ -163,9 +164,9 @@ pub(super) fn composite(path: &Path) -> Result<Object> {
 /// The Composition: `apiextensions.crossplane.io/v1` `Composition`.
 pub(super) fn composition(path: &Path) -> Result<Composition> {
     let load = || -> Result<Composition> {
-        let text = read(path).map_err(|e| e.wrap("cannot read composition file"))?;
+        let text = read(path).map_err(|e| e.context("cannot read composition file"))?;
         let mut docs = parse_stream(&text)
-            .map_err(|e| e.wrap("cannot unmarshal composition resource YAML"))?;
+            .map_err(|e| e.context("cannot unmarshal composition resource YAML"))?;
         let doc = if docs.is_empty() {
             Value::Object(Map::new())
         } else {
@@ -173,17 +174,17 @@ pub(super) fn composition(path: &Path) -> Result<Composition> {
         };
         parse_composition(doc)
     };
-    load().map_err(|e| e.wrap(format!("cannot load Composition from {}", quoted(path))))
+    load().map_err(|e| e.context(format!("cannot load Composition from {}", quoted(path))))
 }
 
 fn parse_composition(doc: Value) -> Result<Composition> {
     let doc = without_nulls(doc);
     let wrap = |e: serde_json::Error| {
-        Error::new(e.to_string()).wrap("cannot unmarshal composition resource YAML")
+        Error::msg(e.to_string()).context("cannot unmarshal composition resource YAML")
     };
     let header: Header = serde_json::from_value(doc.clone()).map_err(wrap)?;
     if header.api_version != "apiextensions.crossplane.io/v1" || header.kind != "Composition" {
-        return Err(Error::new(format!(
+        return Err(Error::msg(format!(
             "not a composition: {}/{}",
             header.kind, header.metadata.name
         )));
@@ -247,21 +248,21 @@ fn selector(spec: SelectorSpec) -> (String, ResourceSelector) {
 /// The Functions: a file or folder of `pkg.crossplane.io` `Function`s.
 pub(super) fn functions(path: &Path) -> Result<Vec<Function>> {
     let load = || -> Result<Vec<Function>> {
-        let docs = read_stream(path).map_err(|e| e.wrap("cannot load YAML stream from file"))?;
+        let docs = read_stream(path).map_err(|e| e.context("cannot load YAML stream from file"))?;
         docs.into_iter().map(parse_function).collect()
     };
-    load().map_err(|e| e.wrap(format!("cannot load functions from {}", quoted(path))))
+    load().map_err(|e| e.context(format!("cannot load functions from {}", quoted(path))))
 }
 
 fn parse_function(doc: Value) -> Result<Function> {
     let doc = without_nulls(doc);
     let wrap = |e: serde_json::Error| {
-        Error::new(e.to_string()).wrap("cannot parse YAML Function manifest")
+        Error::msg(e.to_string()).context("cannot parse YAML Function manifest")
     };
     let header: Header = serde_json::from_value(doc.clone()).map_err(wrap)?;
     let known = ["pkg.crossplane.io/v1", "pkg.crossplane.io/v1beta1"];
     if !known.contains(&header.api_version.as_str()) || header.kind != "Function" {
-        return Err(Error::new(format!(
+        return Err(Error::msg(format!(
             "not a function: {}/{}",
             header.kind, header.metadata.name
         )));
@@ -279,42 +280,42 @@ fn parse_function(doc: Value) -> Result<Function> {
 /// Kubernetes objects. `what` names them in errors.
 pub(super) fn resources(path: &Path, what: &str) -> Result<Vec<Object>> {
     let load = || -> Result<Vec<Object>> {
-        let docs = read_stream(path).map_err(|e| e.wrap("cannot load YAML stream from file"))?;
+        let docs = read_stream(path).map_err(|e| e.context("cannot load YAML stream from file"))?;
         let parse = |doc| {
-            as_kubernetes_object(doc).map_err(|e| e.wrap("cannot parse YAML resource manifest"))
+            as_kubernetes_object(doc).map_err(|e| e.context("cannot parse YAML resource manifest"))
         };
         docs.into_iter().map(parse).collect()
     };
-    load().map_err(|e| e.wrap(format!("cannot load {what} from {}", quoted(path))))
+    load().map_err(|e| e.context(format!("cannot load {what} from {}", quoted(path))))
 }
 
 /// The Secrets of `--function-credentials`: a file or folder of YAML mappings.
 pub(super) fn secrets(path: &Path) -> Result<Vec<Object>> {
     let load = || -> Result<Vec<Object>> {
-        let docs = read_stream(path).map_err(|e| e.wrap("cannot load YAML stream from file"))?;
+        let docs = read_stream(path).map_err(|e| e.context("cannot load YAML stream from file"))?;
         let parse = |doc| match doc {
             Value::Object(object) => Ok(object),
-            _ => Err(Error::new("the document is not a YAML mapping")
-                .wrap("cannot parse YAML secret manifest")),
+            _ => Err(Error::msg("the document is not a YAML mapping")
+                .context("cannot parse YAML secret manifest")),
         };
         docs.into_iter().map(parse).collect()
     };
-    load().map_err(|e| e.wrap(format!("cannot load secrets from {}", quoted(path))))
+    load().map_err(|e| e.context(format!("cannot load secrets from {}", quoted(path))))
 }
 
 /// The CompositeResourceDefinition of `--xrd`: the first document of a file.
 pub(super) fn xrd(path: &Path) -> Result<Object> {
-    let load = || -> Result<Object> {
-        let text = read(path).map_err(|e| e.wrap("cannot read XRD file"))?;
-        let docs = parse_stream(&text).map_err(|e| e.wrap("cannot unmarshal XRD YAML"))?;
-        match docs.into_iter().next() {
-            Some(Value::Object(object)) => Ok(object),
-            _ => {
-                Err(Error::new("the file holds no YAML mapping").wrap("cannot unmarshal XRD YAML"))
+    let load =
+        || -> Result<Object> {
+            let text = read(path).map_err(|e| e.context("cannot read XRD file"))?;
+            let docs = parse_stream(&text).map_err(|e| e.context("cannot unmarshal XRD YAML"))?;
+            match docs.into_iter().next() {
+                Some(Value::Object(object)) => Ok(object),
+                _ => Err(Error::msg("the file holds no YAML mapping")
+                    .context("cannot unmarshal XRD YAML")),
             }
-        }
-    };
-    load().map_err(|e| e.wrap(format!("cannot load XRD from {}", quoted(path))))
+        };
+    load().map_err(|e| e.context(format!("cannot load XRD from {}", quoted(path))))
 }
 
 /// Context values given with `--context-values KEY=VALUE` (YAML or JSON) and
@@ -323,7 +324,7 @@ pub(super) fn context(files: &[String], values: &[String]) -> Result<Object> {
     let mut context = Object::new();
     for (key, file) in flag_pairs(files)? {
         let text = read(Path::new(&file))
-            .map_err(|e| e.wrap(format!("cannot read context file for key {key:?}")))?;
+            .map_err(|e| e.context(format!("cannot read context file for key {key:?}")))?;
         context.insert(key.clone(), parse_value(&text, &key)?);
     }
     for (key, text) in flag_pairs(values)? {
@@ -334,7 +335,7 @@ pub(super) fn context(files: &[String], values: &[String]) -> Result<Object> {
 
 fn parse_value(text: &str, key: &str) -> Result<Value> {
     serde_yaml_ng::from_str(text).map_err(|e| {
-        Error::new(e.to_string()).wrap(format!(
+        Error::msg(e.to_string()).context(format!(
             "cannot unmarshal YAML/JSON for context key {key:?}"
         ))
     })
@@ -347,7 +348,7 @@ fn flag_pairs(flags: &[String]) -> Result<Vec<(String, String)>> {
     for flag in flags {
         for pair in split_unescaped(flag, ';') {
             let Some((key, value)) = pair.split_once('=') else {
-                return Err(Error::new(format!("expected KEY=VALUE, got {pair:?}")));
+                return Err(Error::msg(format!("expected KEY=VALUE, got {pair:?}")));
             };
             pairs.push((key.to_string(), value.to_string()));
         }
@@ -397,7 +398,7 @@ fn without_nulls(value: Value) -> Value {
 // ---- files and YAML streams ----
 
 fn read(path: &Path) -> Result<String> {
-    std::fs::read_to_string(path).map_err(|e| Error::new(format!("open {}: {e}", path.display())))
+    std::fs::read_to_string(path).map_err(|e| Error::msg(format!("open {}: {e}", path.display())))
 }
 
 /// The documents of a file, or of every `.yaml`/`.yml` file directly in a
@@ -412,8 +413,9 @@ fn read_stream(path: &Path) -> Result<Vec<Value>> {
     for file in files {
         let text = read(&file)?;
         docs.extend(
-            parse_stream(&text)
-                .map_err(|e| e.wrap(format!("cannot parse YAML stream in {}", file.display())))?,
+            parse_stream(&text).map_err(|e| {
+                e.context(format!("cannot parse YAML stream in {}", file.display()))
+            })?,
         );
     }
     Ok(docs)
@@ -421,7 +423,7 @@ fn read_stream(path: &Path) -> Result<Vec<Value>> {
 
 fn yaml_files(dir: &Path) -> Result<Vec<PathBuf>> {
     let entries =
-        std::fs::read_dir(dir).map_err(|e| Error::new(format!("cannot read directory: {e}")))?;
+        std::fs::read_dir(dir).map_err(|e| Error::msg(format!("cannot read directory: {e}")))?;
     let mut files: Vec<PathBuf> = entries
         .filter_map(|entry| entry.ok().map(|e| e.path()))
         .filter(|p| {
@@ -430,7 +432,7 @@ fn yaml_files(dir: &Path) -> Result<Vec<PathBuf>> {
         .collect();
     files.sort();
     if files.is_empty() {
-        return Err(Error::new(format!(
+        return Err(Error::msg(format!(
             "no YAML files found in {} (.yaml or .yml)",
             quoted(dir)
         )));
@@ -442,7 +444,7 @@ fn yaml_files(dir: &Path) -> Result<Vec<PathBuf>> {
 fn parse_stream(text: &str) -> Result<Vec<Value>> {
     let mut docs = Vec::new();
     for document in serde_yaml_ng::Deserializer::from_str(text) {
-        let value = Value::deserialize(document).map_err(|e| Error::new(e.to_string()))?;
+        let value = Value::deserialize(document).map_err(|e| Error::msg(e.to_string()))?;
         if !value.is_null() {
             docs.push(value);
         }
@@ -454,14 +456,14 @@ fn parse_stream(text: &str) -> Result<Vec<Value>> {
 /// apimachinery decoder requires.
 fn as_kubernetes_object(doc: Value) -> Result<Object> {
     let Value::Object(object) = doc else {
-        return Err(Error::new("the document is not a YAML mapping"));
+        return Err(Error::msg("the document is not a YAML mapping"));
     };
     let kind = object
         .get("kind")
         .and_then(Value::as_str)
         .unwrap_or_default();
     if kind.is_empty() {
-        return Err(Error::new("Object 'Kind' is missing"));
+        return Err(Error::msg("Object 'Kind' is missing"));
     }
     Ok(object)
 }

@@ -34,7 +34,7 @@ mod xrd;
 mod yaml;
 
 use crate::core::time::parse_go_duration;
-use std::fmt;
+use anyhow::Context as _;
 use std::io::Write;
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -115,7 +115,7 @@ pub fn run(args: RenderArgs) -> ExitCode {
             ExitCode::SUCCESS
         }
         Err(error) => {
-            eprintln!("function-artifactory: error: {error}");
+            eprintln!("function-artifactory: error: {error:#}");
             ExitCode::FAILURE
         }
     }
@@ -124,8 +124,8 @@ pub fn run(args: RenderArgs) -> ExitCode {
 /// Everything from the files to the printed YAML stream.
 pub fn render(args: &RenderArgs) -> Result<String> {
     let inputs = pipeline::Inputs::load(args)?;
-    let outcome = pipeline::run(&inputs, args.timeout)
-        .map_err(|e| e.wrap("cannot render composite resource"))?;
+    let outcome =
+        pipeline::run(&inputs, args.timeout).context("cannot render composite resource")?;
     let options = output::Options {
         include_results: args.include_function_results,
         include_context: args.include_context,
@@ -138,46 +138,19 @@ pub fn render(args: &RenderArgs) -> Result<String> {
         .collect())
 }
 
-/// An error message, wrapped with context as Go's `errors.Wrap` does:
-/// `context: cause`.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Error(String);
-
-impl Error {
-    /// An error with this message.
-    pub fn new(message: impl Into<String>) -> Error {
-        Error(message.into())
-    }
-
-    /// This error with `context` in front.
-    #[must_use]
-    pub fn wrap(self, context: impl fmt::Display) -> Error {
-        Error(format!("{context}: {}", self.0))
-    }
-}
-
-impl fmt::Display for Error {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(&self.0)
-    }
-}
-
-impl std::error::Error for Error {}
-
-/// What render's steps return.
-pub type Result<T> = std::result::Result<T, Error>;
+/// What render's steps return: an error with its context in front of its cause, printed with
+/// `{:#}` as Go's `errors.Wrap` prints (`context: cause`), as `crossplane render` does.
+pub type Result<T> = anyhow::Result<T>;
 
 #[cfg(test)]
 mod tests {
-    use super::*;
-
     #[test]
-    fn errors_wrap_like_go() {
-        let error = Error::new("boom")
-            .wrap("cannot run pipeline step \"a\"")
-            .wrap("cannot render");
+    fn errors_print_like_go_wrapped_errors() {
+        let error = anyhow::Error::msg("boom")
+            .context("cannot run pipeline step \"a\"")
+            .context("cannot render");
         assert_eq!(
-            error.to_string(),
+            format!("{error:#}"),
             "cannot render: cannot run pipeline step \"a\": boom"
         );
     }

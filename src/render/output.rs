@@ -15,9 +15,10 @@
 
 use super::load::{object_at, resource_name, str_at, Object, ANNOTATION_RESOURCE_NAME};
 use super::pipeline::{Inputs, Outcome, StepResult};
-use super::{Error, Result};
+use super::Result;
 use crate::proto::v1::{Condition, Ready, Severity, State, Status};
 use crate::proto::Struct;
+use anyhow::Error;
 use serde_json::{json, Map, Value};
 use std::collections::BTreeMap;
 
@@ -46,7 +47,7 @@ pub(super) fn documents(
     options: &Options,
 ) -> Result<Vec<Value>> {
     let composed = composed_resources(inputs, &outcome.desired)
-        .map_err(|e| e.wrap("cannot render composite resource"))?;
+        .map_err(|e| e.context("cannot render composite resource"))?;
     let mut xr = composite(&inputs.composite, &outcome.desired, &outcome.conditions);
     if options.include_full_xr {
         copy_spec_and_metadata(&inputs.composite, &mut xr)?;
@@ -138,8 +139,8 @@ pub(super) fn stable_n_and_some_more(n: usize, names: &[&str]) -> String {
 fn copy_spec_and_metadata(input: &Object, xr: &mut Object) -> Result<()> {
     for field in ["spec", "metadata"] {
         let value = input.get(field).ok_or_else(|| {
-            Error::new(format!("{field}: no such field"))
-                .wrap(format!("cannot get composite resource {field}"))
+            Error::msg(format!("{field}: no such field"))
+                .context(format!("cannot get composite resource {field}"))
         })?;
         xr.insert(field.into(), value.clone());
     }
@@ -307,7 +308,7 @@ pub(super) fn composed_resources(inputs: &Inputs, desired: &State) -> Result<Vec
             }
         }
         add_crossplane_metadata(&mut object, &inputs.composite, name)
-            .map_err(|e| e.wrap(format!("cannot render composed resource {name:?} metadata")))?;
+            .map_err(|e| e.context(format!("cannot render composed resource {name:?} metadata")))?;
         out.push(object);
     }
     Ok(out)
@@ -344,7 +345,7 @@ fn add_crossplane_metadata(object: &mut Object, xr: &Object, name: &str) -> Resu
         );
     }
     add_controller_reference(object, xr).map_err(|e| {
-        e.wrap(format!(
+        e.context(format!(
             "cannot set composite resource {xr_name:?} as controller ref of composed resource"
         ))
     })
@@ -382,7 +383,7 @@ fn add_controller_reference(object: &mut Object, xr: &Object) -> Result<()> {
         .iter()
         .find(|r| r.controller == Some(true) && r.uid != reference.uid)
     {
-        return Err(Error::new(format!(
+        return Err(Error::msg(format!(
             "{} is already controlled by {} {} (UID {})",
             str_at(object, &["metadata", "name"]),
             existing.kind,
@@ -722,7 +723,7 @@ mod tests {
         let mut xr = Object::new();
         let error = copy_spec_and_metadata(&object(json!({"metadata": {}})), &mut xr).unwrap_err();
         assert_eq!(
-            error.to_string(),
+            format!("{error:#}"),
             "cannot get composite resource spec: spec: no such field"
         );
     }
@@ -788,7 +789,7 @@ mod tests {
         );
         let error = add_crossplane_metadata(&mut cd, &xr(), "r").unwrap_err();
         assert_eq!(
-            error.to_string(),
+            format!("{error:#}"),
             "cannot set composite resource \"xr\" as controller ref of composed resource: n is already controlled by K o (UID u1)"
         );
     }

@@ -8,7 +8,7 @@
 //! other function is called over insecure gRPC at its development target.
 
 use super::load::{self, object_at, resource_name, str_at, Composition, Function, Object, Step};
-use super::{secrets, Error, RenderArgs, Result};
+use super::{secrets, RenderArgs, Result};
 use crate::core::time::format_go_duration;
 use crate::proto::v1::{
     self, resource_selector, Capability, Condition, RequestMeta, Requirements, Resource,
@@ -16,6 +16,7 @@ use crate::proto::v1::{
     Severity, State,
 };
 use crate::proto::{v1beta1, Struct};
+use anyhow::Error;
 use prost::Message;
 use serde_json::Value;
 use sha2::{Digest, Sha256};
@@ -89,7 +90,7 @@ impl Inputs {
             Some(SchemaPool::new(&crds)?)
         };
         let context = load::context(&args.context_files, &args.context_values)
-            .map_err(|e| e.wrap("cannot build context data"))?;
+            .map_err(|e| e.context("cannot build context data"))?;
         Ok(Inputs {
             composite,
             composition,
@@ -108,20 +109,20 @@ impl Inputs {
 fn check_composition(xr: &Object, composition: &Composition) -> Result<()> {
     let (xr_kind, xr_api_version) = (str_at(xr, &["kind"]), str_at(xr, &["apiVersion"]));
     if composition.composite_kind != xr_kind {
-        return Err(Error::new(format!(
+        return Err(Error::msg(format!(
             "composition's compositeTypeRef.kind ({}) does not match XR's kind ({xr_kind})",
             composition.composite_kind
         )));
     }
     if composition.composite_api_version != xr_api_version {
-        return Err(Error::new(format!(
+        return Err(Error::msg(format!(
             "composition's compositeTypeRef.apiVersion ({}) does not match XR's apiVersion ({xr_api_version})",
             composition.composite_api_version
         )));
     }
     check_selector(xr, composition)?;
     if composition.mode != "Pipeline" {
-        return Err(Error::new(format!(
+        return Err(Error::msg(format!(
             "render only supports Composition Function pipelines: Composition {:?} must use spec.mode: Pipeline",
             composition.name
         )));
@@ -144,10 +145,10 @@ fn check_selector(xr: &Object, composition: &Composition) -> Result<()> {
                     "composition {:?} is missing required label {key:?}",
                     composition.name
                 );
-                return Err(Error::new(msg));
+                return Err(Error::msg(msg));
             }
             Some(got) if got != want => {
-                return Err(Error::new(format!(
+                return Err(Error::msg(format!(
                     "composition {:?} has incorrect value for label {key:?}: want {want:?}, got {got:?}",
                     composition.name
                 )));
@@ -184,14 +185,14 @@ pub(super) fn run(inputs: &Inputs, timeout: Duration) -> Result<Outcome> {
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
-        .map_err(|e| Error::new(format!("cannot start the async runtime: {e}")))?;
+        .map_err(|e| Error::msg(format!("cannot start the async runtime: {e}")))?;
     runtime.block_on(run_steps(inputs, timeout))
 }
 
 async fn run_steps(inputs: &Inputs, timeout: Duration) -> Result<Outcome> {
     let deadline = Instant::now() + timeout;
     let mut runners =
-        Runners::start(inputs).map_err(|e| e.wrap("cannot start function runtimes"))?;
+        Runners::start(inputs).map_err(|e| e.context("cannot start function runtimes"))?;
     let pool = ResourcePool::new(inputs);
     let observed = observed_state(inputs);
     // The pipeline starts with an empty desired state and the user's context.
@@ -217,7 +218,7 @@ async fn run_steps(inputs: &Inputs, timeout: Duration) -> Result<Outcome> {
             .await
             .map_err(|_| runners.timed_out(&step.function, timeout))
             .and_then(|r| r)
-            .map_err(|e| e.wrap(format!("cannot run pipeline step {:?}", step.name)))?;
+            .map_err(|e| e.context(format!("cannot run pipeline step {:?}", step.name)))?;
         desired = response.desired.clone();
         context = response.context.clone();
         record(&mut outcome, step, response)?;
@@ -236,7 +237,7 @@ fn record(outcome: &mut Outcome, step: &Step, response: RunFunctionResponse) -> 
                 "pipeline step {:?} returned a fatal result: {}",
                 step.name, result.message
             );
-            return Err(Error::new(msg));
+            return Err(Error::msg(msg));
         }
         outcome.results.push(StepResult {
             step: step.name.clone(),
@@ -281,7 +282,7 @@ fn step_request(
         Some(Value::Object(input)) => Some(Struct::from(input.clone())),
         Some(_) => {
             let msg = "the input is not an object";
-            return Err(Error::new(msg).wrap(format!(
+            return Err(Error::msg(msg).context(format!(
                 "cannot unmarshal input for Composition pipeline step {:?}",
                 step.name
             )));
@@ -338,7 +339,7 @@ async fn run_with_requirements(
         request.context = response.context;
         previous = response.requirements;
     }
-    Err(Error::new(format!(
+    Err(Error::msg(format!(
         "requirements didn't stabilize after the maximum number of iterations ({MAX_REQUIREMENTS_ITERATIONS})"
     )))
 }
@@ -402,7 +403,7 @@ impl SchemaPool {
             }
         }
         if pool.schemas.is_empty() {
-            return Err(Error::new(
+            return Err(Error::msg(
                 "cannot load required schemas: no served CustomResourceDefinition version in the files given",
             ));
         }
@@ -547,7 +548,7 @@ impl Runners {
         match self.runtimes.get_mut(function) {
             Some(Runtime::InProcess) => run_in_process(&request),
             Some(Runtime::Development(grpc)) => grpc.run(request).await,
-            None => Err(Error::new(format!(
+            None => Err(Error::msg(format!(
                 "unknown Function {function:?} - does it exist in your Functions file?"
             ))),
         }
@@ -560,7 +561,7 @@ impl Runners {
             }
             _ => String::new(),
         };
-        Error::new(format!(
+        Error::msg(format!(
             "context deadline exceeded (--timeout {}){hint}",
             format_go_duration(timeout)
         ))
@@ -592,13 +593,13 @@ fn runtime_for(name: &str, function: Option<&Function>) -> Result<Option<Runtime
             let target = Some(annotation(ANNOTATION_TARGET)).filter(|t| !t.is_empty()).unwrap_or(DEFAULT_TARGET);
             Ok(Some(Runtime::Development(GrpcFunction::new(name, target))))
         }
-        "" | "Docker" => Err(Error::new(format!(
+        "" | "Docker" => Err(Error::msg(format!(
             "function-artifactory render does not use Docker: annotate the Function with \
              {ANNOTATION_RUNTIME}: Development and {ANNOTATION_TARGET}: <host:port>, and serve it there"
         ))
-        .wrap(format!("cannot start Function {name:?}"))),
-        other => Err(Error::new(format!("unsupported {ANNOTATION_RUNTIME:?} annotation value {other:?} (unknown runtime)"))
-            .wrap(format!("cannot get runtime for Function {name:?}"))),
+        .context(format!("cannot start Function {name:?}"))),
+        other => Err(Error::msg(format!("unsupported {ANNOTATION_RUNTIME:?} annotation value {other:?} (unknown runtime)"))
+            .context(format!("cannot get runtime for Function {name:?}"))),
     }
 }
 
@@ -606,7 +607,7 @@ fn runtime_for(name: &str, function: Option<&Function>) -> Result<Option<Runtime
 /// request and the response go through the protobuf wire format, so the
 /// function sees exactly the values it would see in a cluster.
 fn run_in_process(request: &RunFunctionRequest) -> Result<RunFunctionResponse> {
-    let wire = |e: prost::DecodeError| Error::new(format!("cannot decode protobuf: {e}"));
+    let wire = |e: prost::DecodeError| Error::msg(format!("cannot decode protobuf: {e}"));
     let request = RunFunctionRequest::decode(request.encode_to_vec().as_slice()).map_err(wire)?;
     let response = crate::run_function(&request);
     RunFunctionResponse::decode(response.encode_to_vec().as_slice()).map_err(wire)
@@ -667,7 +668,7 @@ impl GrpcFunction {
         let uri = endpoint_uri(&self.target)?;
         let endpoint = tonic::transport::Endpoint::from_shared(uri.clone())
             .map_err(|e| {
-                Error::new(format!(
+                Error::msg(format!(
                     "cannot dial Function {:?} at address {:?}: {e}",
                     self.name, self.target
                 ))
@@ -698,7 +699,7 @@ fn endpoint_uri(target: &str) -> Result<String> {
     {
         rest
     } else if target.starts_with("unix:") {
-        return Err(Error::new(format!(
+        return Err(Error::msg(format!(
             "unsupported gRPC target {target:?}: use host:port"
         )));
     } else {
@@ -709,7 +710,7 @@ fn endpoint_uri(target: &str) -> Result<String> {
 
 /// A gRPC error as Go's grpc-go prints it.
 fn rpc_error(status: tonic::Status) -> Error {
-    Error::new(format!(
+    Error::msg(format!(
         "rpc error: code = {:?} desc = {}",
         status.code(),
         status.message()
@@ -775,9 +776,7 @@ mod tests {
             package: "xpkg/other:v1".into(),
             ..Default::default()
         };
-        let error = runtime_for("other", Some(&function))
-            .unwrap_err()
-            .to_string();
+        let error = format!("{:#}", runtime_for("other", Some(&function)).unwrap_err());
         assert!(error.starts_with(
             "cannot start Function \"other\": function-artifactory render does not use Docker"
         ));
@@ -792,9 +791,7 @@ mod tests {
         function
             .annotations
             .insert(ANNOTATION_RUNTIME.into(), "Podman".into());
-        let error = runtime_for("other", Some(&function))
-            .unwrap_err()
-            .to_string();
+        let error = format!("{:#}", runtime_for("other", Some(&function)).unwrap_err());
         assert!(error
             .contains("unsupported \"render.crossplane.io/runtime\" annotation value \"Podman\""));
     }

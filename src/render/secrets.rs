@@ -6,9 +6,10 @@
 //! nothing here prints or logs them.
 
 use super::load::{str_at, Object};
-use super::{Error, Result};
+use super::Result;
 use crate::proto::json::base64_decode;
 use crate::proto::v1::{credentials, CredentialData, Credentials};
+use anyhow::Error;
 use serde_json::Value;
 use std::collections::BTreeMap;
 
@@ -36,13 +37,15 @@ pub(super) fn for_step(
                     && str_at(s, &["metadata", "namespace"]) == credential.secret_namespace
             })
             .ok_or_else(|| {
-                Error::new(format!("secret {:?} not found", credential.secret_name)).wrap(format!(
-                    "cannot get credentials from secret {:?}",
-                    credential.secret_name
-                ))
+                Error::msg(format!("secret {:?} not found", credential.secret_name)).context(
+                    format!(
+                        "cannot get credentials from secret {:?}",
+                        credential.secret_name
+                    ),
+                )
             })?;
         let data = secret_data(secret).map_err(|e| {
-            e.wrap(format!(
+            e.context(format!(
                 "cannot get credentials from secret {:?}",
                 credential.secret_name
             ))
@@ -65,13 +68,13 @@ fn secret_data(secret: &Object) -> Result<BTreeMap<String, Vec<u8>>> {
         let bytes = value
             .as_str()
             .and_then(base64_decode)
-            .ok_or_else(|| Error::new(format!("data.{key} is not base64")))?;
+            .ok_or_else(|| Error::msg(format!("data.{key} is not base64")))?;
         data.insert(key.clone(), bytes);
     }
     for (key, value) in fields("stringData").into_iter().flatten() {
         let text = value
             .as_str()
-            .ok_or_else(|| Error::new(format!("stringData.{key} is not a string")))?;
+            .ok_or_else(|| Error::msg(format!("stringData.{key} is not a string")))?;
         data.insert(key.clone(), text.as_bytes().to_vec());
     }
     Ok(data)
@@ -116,7 +119,7 @@ mod tests {
     fn a_secret_in_another_namespace_is_not_found() {
         let error = for_step(&wanted("default"), &[secret()]).unwrap_err();
         assert_eq!(
-            error.to_string(),
+            format!("{error:#}"),
             "cannot get credentials from secret \"creds\": secret \"creds\" not found"
         );
     }
@@ -127,9 +130,9 @@ mod tests {
         bad["data"] = json!({"token": "not base64!"});
         let error = for_step(&wanted("crossplane-system"), &[bad]).unwrap_err();
         assert_eq!(
-            error.to_string(),
+            format!("{error:#}"),
             "cannot get credentials from secret \"creds\": data.token is not base64"
         );
-        assert!(!error.to_string().contains("not base64!"));
+        assert!(!format!("{error:#}").contains("not base64!"));
     }
 }

@@ -8,16 +8,17 @@
 //! to the CRD it derives), so they are left out of the validation.
 
 use super::load::{str_at, Object};
-use super::{Error, Result};
+use super::Result;
 use crate::core::catalog::openapi::{apply_defaults, CompiledSchema};
 use crate::core::composite::CROSSPLANE_SPEC_FIELDS;
+use anyhow::Error;
 use serde_json::{json, Value};
 
 /// Applies the XRD's defaults to `xr` and validates its spec.
 pub(super) fn apply(xr: &mut Object, xrd: &Object) -> Result<()> {
     let name = str_at(xr, &["metadata", "name"]).to_owned();
     let schema = version_schema(xr, xrd)
-        .map_err(|e| e.wrap(format!("cannot default values for XR {name:?}")))?;
+        .map_err(|e| e.context(format!("cannot default values for XR {name:?}")))?;
     let mut value = Value::Object(std::mem::take(xr));
     apply_defaults(&mut value, &schema);
     if let Value::Object(object) = value {
@@ -35,7 +36,7 @@ pub(super) fn apply(xr: &mut Object, xrd: &Object) -> Result<()> {
     if violations.is_empty() {
         return Ok(());
     }
-    Err(Error::new(violations.join("; ")).wrap(format!(
+    Err(Error::msg(violations.join("; ")).context(format!(
         "XR {name:?} is invalid against XRD {:?}",
         str_at(xrd, &["metadata", "name"])
     )))
@@ -45,7 +46,7 @@ pub(super) fn apply(xr: &mut Object, xrd: &Object) -> Result<()> {
 fn version_schema(xr: &Object, xrd: &Object) -> Result<Value> {
     let xrd_name = str_at(xrd, &["metadata", "name"]);
     if str_at(xrd, &["kind"]) != "CompositeResourceDefinition" {
-        return Err(Error::new(format!(
+        return Err(Error::msg(format!(
             "{:?} is a {}, not a CompositeResourceDefinition",
             xrd_name,
             str_at(xrd, &["kind"])
@@ -60,7 +61,7 @@ fn version_schema(xr: &Object, xrd: &Object) -> Result<Value> {
         str_at(xrd, &["spec", "names", "kind"]),
     );
     if (xrd_group, xrd_kind) != (group, kind) {
-        return Err(Error::new(format!(
+        return Err(Error::msg(format!(
             "XRD {xrd_name:?} defines {xrd_kind} of group {xrd_group}, not the XR's {kind} of group {group}"
         )));
     }
@@ -73,13 +74,13 @@ fn version_schema(xr: &Object, xrd: &Object) -> Result<Value> {
         .flatten()
         .find(|v| v["name"] == version)
         .ok_or_else(|| {
-            Error::new(format!(
+            Error::msg(format!(
                 "XRD {xrd_name:?} has no version {version:?} (the XR's apiVersion)"
             ))
         })?;
     let schema = &found["schema"]["openAPIV3Schema"];
     if !schema.is_object() {
-        return Err(Error::new(format!(
+        return Err(Error::msg(format!(
             "version {version:?} of XRD {xrd_name:?} has no schema.openAPIV3Schema"
         )));
     }
@@ -131,7 +132,7 @@ mod tests {
     #[test]
     fn violations_are_listed() {
         let mut xr = xr(json!({"tier": "bronze", "colour": "red"}));
-        let error = apply(&mut xr, &xrd()).unwrap_err().to_string();
+        let error = format!("{:#}", apply(&mut xr, &xrd()).unwrap_err());
         assert!(
             error.starts_with("XR \"a\" is invalid against XRD \"xthings.example.org\": "),
             "{error}"
@@ -145,12 +146,12 @@ mod tests {
         let mut other = xr(json!({}));
         other.insert("apiVersion".into(), json!("example.org/v2"));
         assert_eq!(
-            apply(&mut other, &xrd()).unwrap_err().to_string(),
+            format!("{:#}", apply(&mut other, &xrd()).unwrap_err()),
             "cannot default values for XR \"a\": XRD \"xthings.example.org\" has no version \"v2\" (the XR's apiVersion)"
         );
         other.insert("kind".into(), json!("XOther"));
         assert_eq!(
-            apply(&mut other, &xrd()).unwrap_err().to_string(),
+            format!("{:#}", apply(&mut other, &xrd()).unwrap_err()),
             "cannot default values for XR \"a\": XRD \"xthings.example.org\" defines XThing of group example.org, not the XR's XOther of group example.org"
         );
     }
