@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # End-to-end benchmark on loopback, in one run (BENCHMARKS.md):
-#   builds the release binary, the transport floor (benches/e2e/noop.rs) and the driver
+#   builds the release binary, the transport floors (benches/e2e/noop.rs: echo, and our own
+#   reply replayed) and the driver
 #   (benches/e2e/driver.rs); sets up the peers of ../shared/bench (Python and TypeScript SDK
 #   functions) under target/bench-peers when ../shared/bench exists; then the driver starts each
 #   server, measures cold start, checks an answer, loads it with h2load and prints the figures.

@@ -11,7 +11,12 @@
 //! spell that the next server misses.
 //!
 //! A peer's requests are DIR/peer-N.bin (gRPC-framed, `make_request.py --bin`); ours and the
-//! floor's are generated here: the same N repositories and package types, in our contract.
+//! floors' are generated here: the same N repositories and package types, in our contract.
+//!
+//! Two floors, both `noop-function`: `floor` echoes the request's desired state (the least a
+//! server can move), `floor-reply` answers with our own reply to the request, computed here
+//! with the library, so it moves the same bytes as ours and the ratio to it is the function's
+//! own work.
 
 use function_artifactory::proto::v1::{
     function_runner_service_client::FunctionRunnerServiceClient, RequestMeta, Resource,
@@ -408,9 +413,15 @@ fn main() {
         },
         Server {
             name: "floor",
-            command: vec![noop],
+            command: vec![noop.clone()],
             peer_format: false,
             expected: |_| 0,
+        },
+        Server {
+            name: "floor-reply",
+            command: vec![noop, "--replies".into(), out.display().to_string()],
+            peer_format: false,
+            expected: |n| n,
         },
     ];
     // Another build of ours (`--before BIN`, such as main's before a change): before and after
@@ -444,6 +455,14 @@ fn main() {
         let ours_request = our_request(n);
         let ours_body = out.join(format!("ours-{n}.bin"));
         std::fs::write(&ours_body, framed(&ours_request.encode_to_vec())).unwrap();
+        // The reply floor's answer at this size: ours, byte for byte.
+        let reply = function_artifactory::run_function(&ours_request).encode_to_vec();
+        std::fs::write(
+            out.join(format!("reply-{n}.request.bin")),
+            ours_request.encode_to_vec(),
+        )
+        .unwrap();
+        std::fs::write(out.join(format!("reply-{n}.response.bin")), reply).unwrap();
         // Each server's request at this size, read once for all rounds; none when a peer's
         // file is missing.
         let inputs: Vec<Option<(PathBuf, RunFunctionRequest)>> = servers
@@ -482,7 +501,7 @@ fn main() {
                     &out,
                 );
                 eprintln!(
-                    "{:>6} {:<7} round {round}: cpu {:>9.1} us/call  {}",
+                    "{:>6} {:<11} round {round}: cpu {:>9.1} us/call  {}",
                     n,
                     server.name,
                     figures.cpu_us_per_call,
@@ -555,6 +574,12 @@ fn print_ratios(table: &[(usize, &str, Figures)], sizes: &[usize]) {
                 ));
             }
         }
+        if let Some(floor) = find(table, n, "floor-reply") {
+            parts.push(format!(
+                "ours/floor-reply CPU {:.2}x",
+                ours.cpu_us_per_call / floor.cpu_us_per_call
+            ));
+        }
         if let Some(floor) = find(table, n, "floor") {
             parts.push(format!(
                 "ours/floor CPU {:.2}x",
@@ -585,6 +610,15 @@ fn print_goals(table: &[(usize, &str, Figures)]) {
             println!(
                 "- CPU per call >= 20x below TypeScript at {n} repos: {ratio:.1}x, {} (20x is {budget:.1} us a call{floor})",
                 verdict(ratio >= 20.0)
+            );
+        }
+    }
+    for n in [10, 100] {
+        if let (Some(ours), Some(floor)) = (find(table, n, "ours"), find(table, n, "floor-reply")) {
+            let ratio = ours.cpu_us_per_call / floor.cpu_us_per_call;
+            println!(
+                "- within 1.6x of the reply floor (same bytes) at {n} repos: {ratio:.2}x, {}",
+                verdict(ratio <= 1.6)
             );
         }
     }
