@@ -27,7 +27,7 @@ pub struct CompiledSchema {
     schema: Value,
     /// Each rule (and `messageExpression`) of the schema, compiled; a rule that does not
     /// compile keeps its error, reported when the rule is evaluated.
-    programs: HashMap<String, Result<cel::Program, String>>,
+    programs: HashMap<String, Result<cel::Program, RuleError>>,
 }
 
 impl fmt::Debug for CompiledSchema {
@@ -90,13 +90,26 @@ fn env() -> &'static Arc<cel::Env> {
     })
 }
 
-fn compile(source: &str) -> Result<cel::Program, String> {
+/// Why a CEL rule gave no verdict; the text goes into the problem at the rule's field.
+#[derive(Debug, Clone, thiserror::Error)]
+enum RuleError {
+    /// The rule is not valid CEL.
+    #[error("does not compile: {0}")]
+    Compile(String),
+    /// Transition rules compare with the stored object, which a rendered object has not got.
+    #[error("transition rules (oldSelf) are not supported")]
+    Transition,
+    /// The rule failed as it ran (a missing field, a type mismatch, ...).
+    #[error("evaluation failed: {0}")]
+    Evaluation(String),
+}
+
+fn compile(source: &str) -> Result<cel::Program, RuleError> {
     let program = env()
         .compile(source)
-        .map_err(|e| format!("does not compile: {e}"))?;
-    // Transition rules compare with the stored object, which a rendered object has not got.
+        .map_err(|e| RuleError::Compile(e.to_string()))?;
     if program.references().has_variable("oldSelf") {
-        return Err("transition rules (oldSelf) are not supported".to_string());
+        return Err(RuleError::Transition);
     }
     Ok(program)
 }
@@ -493,7 +506,7 @@ impl<'e> Checker<'e> {
     }
 
     /// Runs the compiled `source` with `vars` bound.
-    fn eval(&self, source: &str, vars: &[(&str, cel::Value)]) -> Result<cel::Value, String> {
+    fn eval(&self, source: &str, vars: &[(&str, cel::Value)]) -> Result<cel::Value, RuleError> {
         let compiled;
         let program = match self.compiled.programs.get(source) {
             Some(program) => program.as_ref().map_err(Clone::clone)?,
@@ -509,7 +522,7 @@ impl<'e> Checker<'e> {
         }
         program
             .execute(&context)
-            .map_err(|e| format!("evaluation failed: {e}"))
+            .map_err(|e| RuleError::Evaluation(e.to_string()))
     }
 }
 
