@@ -26,6 +26,15 @@ use std::cell::Cell;
 use std::fmt;
 use std::sync::OnceLock;
 
+mod decode;
+#[cfg(test)]
+mod tests;
+mod write;
+
+use decode::*;
+use write::*;
+pub use write::{ListWriter, ObjectWriter};
+
 /// A JSON object as carried by `google.protobuf.Struct`.
 ///
 /// prost's generated code asks a message for its length at every level above it (a response
@@ -277,13 +286,3 @@ pub fn json_number(number: f64) -> Value {
         Number::from_f64(number).map_or(Value::Null, Value::Number)
     }
 }
-
-mod decode;
-mod write;
-
-use decode::*;
-use write::*;
-pub use write::{ListWriter, ObjectWriter};
-
-#[cfg(test)]
-mod tests;
