@@ -37,7 +37,7 @@ pub enum StartError {
         /// The file.
         path: PathBuf,
         /// What is wrong with its content.
-        problem: String,
+        problem: PemProblem,
     },
     /// The files parse but do not make a TLS configuration (e.g. the key is not the cert's).
     #[error(
@@ -66,6 +66,21 @@ pub enum StartError {
     /// The transport failed after it started.
     #[error("the server stopped: {}", error_chain(.0))]
     Serve(#[source] tonic::transport::Error),
+}
+
+/// What is wrong with the content of a file of the certificates directory; the message
+/// follows the file's name ("tls.key holds no usable PEM private key (...)").
+#[derive(Debug, Error)]
+pub enum PemProblem {
+    /// A block does not parse.
+    #[error("is not valid PEM ({0})")]
+    Invalid(String),
+    /// A certificate file without a certificate.
+    #[error("holds no PEM CERTIFICATE block")]
+    NoCertificate,
+    /// A key file without a key.
+    #[error("holds no usable PEM private key ({0})")]
+    NoPrivateKey(String),
 }
 
 /// tonic's transport error says only "transport error"; the cause is in its sources.

@@ -12,7 +12,7 @@ mod shutdown;
 mod tls;
 mod transport;
 
-pub use error::StartError;
+pub use error::{PemProblem, StartError};
 
 use runner::Runner;
 use service::{Package, RunFunctionServer, V1beta1, V1};

@@ -1,6 +1,6 @@
 //! mTLS from the certificates directory Crossplane mounts (`tls.crt`, `tls.key`, `ca.crt`).
 
-use super::StartError;
+use super::{PemProblem, StartError};
 use rustls_pki_types::pem::PemObject;
 use rustls_pki_types::{CertificateDer, PrivateKeyDer};
 use std::path::Path;
@@ -30,7 +30,7 @@ pub(super) fn load(dir: &Path) -> Result<ServerTlsConfig, StartError> {
 fn read(
     dir: &Path,
     name: &str,
-    check: fn(&[u8]) -> Result<(), String>,
+    check: fn(&[u8]) -> Result<(), PemProblem>,
 ) -> Result<Vec<u8>, StartError> {
     let path = dir.join(name);
     let bytes = std::fs::read(&path).map_err(|source| StartError::CertFile {
@@ -41,22 +41,22 @@ fn read(
     Ok(bytes)
 }
 
-fn check_certificates(pem: &[u8]) -> Result<(), String> {
+fn check_certificates(pem: &[u8]) -> Result<(), PemProblem> {
     let mut count = 0;
     for item in CertificateDer::pem_slice_iter(pem) {
-        item.map_err(|e| format!("is not valid PEM ({e})"))?;
+        item.map_err(|e| PemProblem::Invalid(e.to_string()))?;
         count += 1;
     }
     match count {
-        0 => Err("holds no PEM CERTIFICATE block".to_owned()),
+        0 => Err(PemProblem::NoCertificate),
         _ => Ok(()),
     }
 }
 
-fn check_private_key(pem: &[u8]) -> Result<(), String> {
+fn check_private_key(pem: &[u8]) -> Result<(), PemProblem> {
     PrivateKeyDer::from_pem_slice(pem)
         .map(drop)
-        .map_err(|e| format!("holds no usable PEM private key ({e})"))
+        .map_err(|e| PemProblem::NoPrivateKey(e.to_string()))
 }
 
 #[cfg(test)]
@@ -65,15 +65,13 @@ mod tests {
 
     #[test]
     fn empty_certificate_file_is_refused() {
-        assert_eq!(
-            check_certificates(b""),
-            Err("holds no PEM CERTIFICATE block".to_owned())
-        );
+        let problem = check_certificates(b"").unwrap_err();
+        assert_eq!(problem.to_string(), "holds no PEM CERTIFICATE block");
     }
 
     #[test]
     fn key_file_without_key_is_refused() {
-        let problem = check_private_key(b"not a key").unwrap_err();
+        let problem = check_private_key(b"not a key").unwrap_err().to_string();
         assert!(problem.starts_with("holds no usable PEM private key"));
     }
 }

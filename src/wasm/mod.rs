@@ -150,7 +150,8 @@ pub fn render_composite(
     #[wasm_bindgen(unchecked_param_type = "RenderArgs")] args: JsValue,
 ) -> Result<JsValue, JsError> {
     let value = from_js(&args, "renderComposite")?;
-    let rendered = crate::wasm::objects::render_composite(&value).map_err(|e| JsError::new(&e))?;
+    let rendered =
+        crate::wasm::objects::render_composite(&value).map_err(|e| JsError::new(&e.to_string()))?;
     to_js(&rendered)
 }
 
@@ -166,8 +167,8 @@ pub fn version() -> String {
 pub fn kinds(
     #[wasm_bindgen(js_name = providerApi)] provider_api: Option<String>,
 ) -> Result<JsValue, JsError> {
-    let kinds =
-        crate::wasm::objects::kinds(provider_api.as_deref()).map_err(|e| JsError::new(&e))?;
+    let kinds = crate::wasm::objects::kinds(provider_api.as_deref())
+        .map_err(|e| JsError::new(&e.to_string()))?;
     to_js(&kinds)
 }
 

@@ -18,6 +18,35 @@ use std::collections::BTreeMap;
 /// The annotation Crossplane puts on a composed resource: the name it has in the composition.
 pub(super) const COMPOSITION_RESOURCE_NAME: &str = "crossplane.io/composition-resource-name";
 
+/// An argument of `renderComposite` or `kinds` that is not of the shape they take; the
+/// message is what JavaScript sees.
+#[derive(Debug, thiserror::Error)]
+pub(super) enum ArgumentError {
+    #[error("renderComposite takes an object: {{composite, observed?, input?}}")]
+    NotAnObject,
+    #[error(
+        "renderComposite: `composite` must be an object: the composite resource (or claim) \
+         with its spec, parsed from YAML"
+    )]
+    Composite,
+    #[error("renderComposite: `observed[{0:?}]` must be an object (a managed resource)")]
+    ObservedByName(String),
+    #[error(
+        "renderComposite: `observed[{0}]` must be a managed resource annotated \
+         {COMPOSITION_RESOURCE_NAME}, or pass `observed` as an object keyed by that name"
+    )]
+    ObservedInList(usize),
+    #[error(
+        "renderComposite: `observed` must be an object keyed by composition resource name, or a \
+         list of managed resources"
+    )]
+    Observed,
+    #[error("renderComposite: `input` must be an object (the pipeline step's input)")]
+    Input,
+    #[error("unknown provider API {0:?}; use one of: flat, cluster, namespaced")]
+    ProviderApi(String),
+}
+
 /// Renders a composite: `args` is `{composite, observed?, input?}` with
 /// `composite` the observed composite resource (or claim), `observed` its
 /// observed composed resources, by composition resource name or as a list of
@@ -25,7 +54,7 @@ pub(super) const COMPOSITION_RESOURCE_NAME: &str = "crossplane.io/composition-re
 ///
 /// Returns `{resources, ready, composite, results, conditions, problems,
 /// warnings}`; an `Err` only when `args` is not of that shape.
-pub(super) fn render_composite(args: &Value) -> Result<Value, String> {
+pub(super) fn render_composite(args: &Value) -> Result<Value, ArgumentError> {
     let request = request_for(args)?;
     let (response, findings) = run_function_with_findings(&request);
     Ok(plain_response(&response, &findings))
@@ -34,19 +63,13 @@ pub(super) fn render_composite(args: &Value) -> Result<Value, String> {
 /// The request `render_composite` runs: no tag, an empty desired state, and the conditions
 /// capability, as Crossplane (1.17 and later) sends it, so that a fatal call shows what a
 /// claim's author would see (`RepositoriesReady` False with the problems).
-pub(super) fn request_for(args: &Value) -> Result<RunFunctionRequest, String> {
+pub(super) fn request_for(args: &Value) -> Result<RunFunctionRequest, ArgumentError> {
     let Value::Object(args) = args else {
-        return Err("renderComposite takes an object: {composite, observed?, input?}".to_owned());
+        return Err(ArgumentError::NotAnObject);
     };
     let composite = match args.get("composite") {
         Some(Value::Object(composite)) => composite,
-        _ => {
-            return Err(
-                "renderComposite: `composite` must be an object: the composite resource \
-                 (or claim) with its spec, parsed from YAML"
-                    .to_owned(),
-            )
-        }
+        _ => return Err(ArgumentError::Composite),
     };
     let observed = match args.get("observed") {
         None | Some(Value::Null) => BTreeMap::new(),
@@ -54,9 +77,7 @@ pub(super) fn request_for(args: &Value) -> Result<RunFunctionRequest, String> {
             .iter()
             .map(|(name, object)| match object {
                 Value::Object(object) => Ok((name.clone(), resource(object))),
-                _ => Err(format!(
-                    "renderComposite: `observed[{name:?}]` must be an object (a managed resource)"
-                )),
+                _ => Err(ArgumentError::ObservedByName(name.clone())),
             })
             .collect::<Result<_, _>>()?,
         Some(Value::Array(list)) => list
@@ -69,30 +90,16 @@ pub(super) fn request_for(args: &Value) -> Result<RunFunctionRequest, String> {
                     .and_then(Value::as_str);
                 match (object, name) {
                     (Value::Object(object), Some(name)) => Ok((name.to_owned(), resource(object))),
-                    _ => Err(format!(
-                        "renderComposite: `observed[{i}]` must be a managed resource annotated \
-                         {COMPOSITION_RESOURCE_NAME}, or pass `observed` as an object keyed by \
-                         that name"
-                    )),
+                    _ => Err(ArgumentError::ObservedInList(i)),
                 }
             })
             .collect::<Result<_, _>>()?,
-        Some(_) => {
-            return Err(
-                "renderComposite: `observed` must be an object keyed by composition \
-                 resource name, or a list of managed resources"
-                    .to_owned(),
-            )
-        }
+        Some(_) => return Err(ArgumentError::Observed),
     };
     let input = match args.get("input") {
         None | Some(Value::Null) => None,
         Some(Value::Object(input)) => Some(wire_struct(input)),
-        Some(_) => {
-            return Err(
-                "renderComposite: `input` must be an object (the pipeline step's input)".to_owned(),
-            )
-        }
+        Some(_) => return Err(ArgumentError::Input),
     };
     Ok(RunFunctionRequest {
         observed: Some(State {
@@ -201,7 +208,7 @@ fn target_name(target: i32) -> &'static str {
 /// The kinds the function renders, per provider API (`{flat: [...], cluster:
 /// [...], namespaced: [...]}`), or for one API (a list), each
 /// `{rclass, packageType, apiVersion, kind, namespaced}`.
-pub(super) fn kinds(api: Option<&str>) -> Result<Value, String> {
+pub(super) fn kinds(api: Option<&str>) -> Result<Value, ArgumentError> {
     let list = |api: ProviderApi| -> Value {
         catalog()
             .kinds(api)
@@ -225,9 +232,7 @@ pub(super) fn kinds(api: Option<&str>) -> Result<Value, String> {
         )),
         Some(text) => match ProviderApi::parse(text) {
             Some(api) => Ok(list(api)),
-            None => Err(format!(
-                "unknown provider API {text:?}; use one of: flat, cluster, namespaced"
-            )),
+            None => Err(ArgumentError::ProviderApi(text.to_owned())),
         },
     }
 }
@@ -310,10 +315,14 @@ mod tests {
         assert!(render_composite(&json!([])).is_err());
         assert!(render_composite(&json!({}))
             .unwrap_err()
+            .to_string()
             .contains("`composite`"));
         let composite = claim(json!([]));
-        let err = render_composite(&json!({"composite": composite, "observed": [{}]})).unwrap_err();
+        let err = render_composite(&json!({"composite": composite, "observed": [{}]}))
+            .unwrap_err()
+            .to_string();
         assert!(err.contains("observed[0]"), "{err}");
+        assert!(err.contains(COMPOSITION_RESOURCE_NAME), "{err}");
         assert!(render_composite(&json!({"composite": composite, "input": "x"})).is_err());
     }
 
@@ -326,6 +335,7 @@ mod tests {
         }
         assert!(kinds(Some("v2"))
             .unwrap_err()
+            .to_string()
             .contains("flat, cluster, namespaced"));
     }
 }
