@@ -76,12 +76,16 @@ arch_of() { # TRIPLE: its OCI architecture
   esac
 }
 
+native() { # TRIPLE: whether it is the host's own architecture
+  [ "${1%%-*}" = "${host%%-*}" ]
+}
+
 # The C compiler (and, across architectures, the linker) of a musl target:
 # musl-gcc on the host's own architecture, else Debian's cross gcc.
 use_c_toolchain() { # TRIPLE
   local target="$1" cpu="${1%%-*}" var cc linker
   var="$(echo "$target" | tr '-' '_')"
-  if [ "$cpu" = "${host%%-*}" ]; then
+  if native "$target"; then
     if [ -z "$(printenv "CC_$var" || true)" ] && command -v musl-gcc >/dev/null; then
       export "CC_$var=musl-gcc"
     fi
@@ -115,7 +119,7 @@ build_binary() { # TRIPLE
   else
     reason="the Rust target $target could not be added"
   fi
-  [ "${target%%-*}" = "${host%%-*}" ] || die "$reason"
+  native "$target" || die "$reason"
   log "WARNING: $reason: packaging a binary for the host ($host),"
   log "WARNING: which is dynamically linked and will not run in the distroless/scratch image."
   cargo build --manifest-path "$root/Cargo.toml" --release --locked --bin function-artifactory >&2

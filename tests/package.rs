@@ -139,13 +139,20 @@ fn oci_ref(package: &Package) -> String {
     image_ref(package, "amd64")
 }
 
-fn skopeo_inspect(reference: &str, config: bool) -> Value {
+/// What `skopeo inspect --raw` prints of an image's manifest (or, with `config`, its config):
+/// the bytes their digests are taken of.
+fn skopeo_raw(reference: &str, config: bool) -> String {
     let mut command = Command::new("skopeo");
     command.args(["inspect", "--raw"]);
     if config {
         command.arg("--config");
     }
-    json_of(command.arg(reference))
+    run(command.arg(reference))
+}
+
+fn skopeo_inspect(reference: &str, config: bool) -> Value {
+    let raw = skopeo_raw(reference, config);
+    serde_json::from_str(&raw).unwrap_or_else(|e| panic!("skopeo inspect {reference}: {e}: {raw}"))
 }
 
 #[test]
@@ -393,9 +400,7 @@ fn the_index_holds_an_amd64_and_an_arm64_image() {
     assert_eq!(platforms, [("linux", "amd64"), ("linux", "arm64")]);
     let mut package_layers = Vec::new();
     for (member, arch) in members.iter().zip(PLATFORMS) {
-        let raw = run(Command::new("skopeo")
-            .args(["inspect", "--raw"])
-            .arg(image_ref(package, arch)));
+        let raw = skopeo_raw(&image_ref(package, arch), false);
         assert_eq!(member["size"], raw.len(), "{arch}: the descriptor's size");
         let manifest: Value = serde_json::from_str(&raw).unwrap();
         let config = skopeo_inspect(&image_ref(package, arch), true);

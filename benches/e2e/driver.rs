@@ -453,15 +453,12 @@ fn main() {
     let mut table: Vec<(usize, &'static str, Figures)> = Vec::new();
     for &n in &sizes {
         let ours_request = our_request(n);
+        let ours_bytes = ours_request.encode_to_vec();
         let ours_body = out.join(format!("ours-{n}.bin"));
-        std::fs::write(&ours_body, framed(&ours_request.encode_to_vec())).unwrap();
+        std::fs::write(&ours_body, framed(&ours_bytes)).unwrap();
         // The reply floor's answer at this size: ours, byte for byte.
         let reply = function_artifactory::run_function(&ours_request).encode_to_vec();
-        std::fs::write(
-            out.join(format!("reply-{n}.request.bin")),
-            ours_request.encode_to_vec(),
-        )
-        .unwrap();
+        std::fs::write(out.join(format!("reply-{n}.request.bin")), ours_bytes).unwrap();
         std::fs::write(out.join(format!("reply-{n}.response.bin")), reply).unwrap();
         // Each server's request at this size, read once for all rounds; none when a peer's
         // file is missing.

@@ -139,6 +139,16 @@ impl UnaryService<RawRequest> for Replay {
     }
 }
 
+/// One call's gRPC handling, with the message limits of function-artifactory's server.
+fn grpc<T, U>() -> tonic::server::Grpc<tonic_prost::ProstCodec<T, U>>
+where
+    T: Message + Send + 'static,
+    U: Message + Default + Send + 'static,
+{
+    tonic::server::Grpc::new(tonic_prost::ProstCodec::default())
+        .apply_max_message_size_config(Some(4 << 20), Some(64 << 20))
+}
+
 impl<B> Service<http::Request<B>> for Noop
 where
     B: tonic::codegen::Body + Send + 'static,
@@ -155,18 +165,10 @@ where
     fn call(&mut self, request: http::Request<B>) -> Self::Future {
         let replies = self.replies.clone();
         Box::pin(async move {
-            match replies {
-                None => {
-                    let mut grpc = tonic::server::Grpc::new(tonic_prost::ProstCodec::default())
-                        .apply_max_message_size_config(Some(4 << 20), Some(64 << 20));
-                    Ok(grpc.unary(Echo, request).await)
-                }
-                Some(replies) => {
-                    let mut grpc = tonic::server::Grpc::new(tonic_prost::ProstCodec::default())
-                        .apply_max_message_size_config(Some(4 << 20), Some(64 << 20));
-                    Ok(grpc.unary(Replay(replies), request).await)
-                }
-            }
+            Ok(match replies {
+                None => grpc().unary(Echo, request).await,
+                Some(replies) => grpc().unary(Replay(replies), request).await,
+            })
         })
     }
 }

@@ -28,9 +28,10 @@ pub(super) const DNS_LABEL_PATTERN: &str = "^[a-z0-9]([-a-z0-9]*[a-z0-9])?$";
 pub(super) const KEY_PATTERN: &str = "^[^\\s!@#$%^&*()+={}\\[\\]:;<>,/?~`|\\\\\"]+$";
 /// An http(s) URL.
 pub(super) const URL_PATTERN: &str = "^https?://\\S+$";
-/// A Go duration, as the function parses it (`60s`, `1m30s`, `1.5h`, `250ms`).
 /// A provider release as the provider tags them.
 pub(super) const RELEASE_PATTERN: &str = "^v[0-9]+\\.[0-9]+\\.[0-9]+$";
+/// A Go duration with a unit on every number (`60s`, `1m30s`, `1.5h`, `250ms`); the
+/// function's parser (`time::parse_go_duration`) also takes Go's `0`, `+1s` and `.5s`.
 pub(super) const DURATION_PATTERN: &str = "^([0-9]+(\\.[0-9]+)?(ns|us|µs|ms|s|m|h))+$";
 
 /// The `spec` of a composite resource (or claim) that describes Artifactory repositories.

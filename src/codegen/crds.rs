@@ -50,7 +50,7 @@ pub fn releases(root: &Path) -> anyhow::Result<Vec<ReleaseCrds>> {
     let archive = root.join(ARCHIVE_PATH);
     let bytes =
         std::fs::read(&archive).with_context(|| format!("cannot read {}", archive.display()))?;
-    let mut releases = read_archive(&bytes).with_context(|| format!("{}", archive.display()))?;
+    let mut releases = read_archive(&bytes).with_context(|| archive.display().to_string())?;
     for folder in release_folders(&root.join(CRDS_DIR))? {
         let release = folder
             .file_name()
@@ -101,7 +101,7 @@ pub fn release(root: &Path, name: &str) -> anyhow::Result<ReleaseCrds> {
     let bytes =
         std::fs::read(&archive).with_context(|| format!("cannot read {}", archive.display()))?;
     read_archive_filtered(&bytes, |release| release == name)
-        .with_context(|| format!("{}", archive.display()))?
+        .with_context(|| archive.display().to_string())?
         .pop()
         .with_context(|| format!("no release {name} in {}", archive.display()))
 }
@@ -181,7 +181,7 @@ pub fn read_folder(dir: &Path) -> anyhow::Result<Vec<(String, Value)>> {
             .file_name()
             .map(|n| n.to_string_lossy().into_owned())
             .unwrap_or_default();
-        let documents = crd_documents(&text).with_context(|| format!("{}", file.display()))?;
+        let documents = crd_documents(&text).with_context(|| file.display().to_string())?;
         let several = documents.len() > 1;
         for (i, crd) in documents.into_iter().enumerate() {
             let name = if several {

@@ -153,17 +153,9 @@ pub fn parse_go_duration(text: &str) -> Result<Duration, InvalidDuration> {
     }
     let mut nanos: u128 = 0;
     while !rest.is_empty() {
-        let whole_len = rest
-            .find(|c: char| !c.is_ascii_digit())
-            .unwrap_or(rest.len());
-        let (whole, after) = rest.split_at(whole_len);
+        let (whole, after) = split_digits(rest);
         let (fraction, after) = match after.strip_prefix('.') {
-            Some(after) => {
-                let len = after
-                    .find(|c: char| !c.is_ascii_digit())
-                    .unwrap_or(after.len());
-                after.split_at(len)
-            }
+            Some(after) => split_digits(after),
             None => ("", after),
         };
         if whole.is_empty() && fraction.is_empty() {
@@ -186,6 +178,14 @@ pub fn parse_go_duration(text: &str) -> Result<Duration, InvalidDuration> {
         return Err(invalid());
     }
     Ok(Duration::from_nanos(nanos as u64))
+}
+
+/// `text` split after its leading ASCII digits.
+fn split_digits(text: &str) -> (&str, &str) {
+    text.split_at(
+        text.find(|c: char| !c.is_ascii_digit())
+            .unwrap_or(text.len()),
+    )
 }
 
 /// `whole.fraction` units of `scale` nanoseconds each, the fraction truncated

@@ -8,7 +8,7 @@
 use super::secrets::StepCredential;
 use super::Result;
 use crate::proto::v1::{resource_selector, MatchLabels, ResourceSelector};
-use anyhow::Error;
+use anyhow::{Context as _, Error};
 use serde::Deserialize;
 use serde_json::{Map, Value};
 use std::collections::BTreeMap;
@@ -143,30 +143,23 @@ struct FunctionSpec {
 /// The composite resource: one YAML document with `apiVersion` and `kind`.
 pub(super) fn composite(path: &Path) -> Result<Object> {
     let load = || -> Result<Object> {
-        let text = read(path).map_err(|e| e.context("cannot read composite resource file"))?;
-        let mut docs = parse_stream(&text)
-            .map_err(|e| e.context("cannot unmarshal composite resource YAML"))?;
+        let text = read(path).context("cannot read composite resource file")?;
+        let mut docs = parse_stream(&text).context("cannot unmarshal composite resource YAML")?;
         if docs.len() != 1 {
             let msg = format!("expected one YAML document, found {}", docs.len());
             return Err(Error::msg(msg).context("cannot unmarshal composite resource YAML"));
         }
         let object = as_kubernetes_object(docs.remove(0));
-        object.map_err(|e| e.context("cannot unmarshal composite resource YAML"))
+        object.context("cannot unmarshal composite resource YAML")
     };
-    load().map_err(|e| {
-        e.context(format!(
-            "cannot load composite resource from {}",
-            quoted(path)
-        ))
-    })
+    load().with_context(|| format!("cannot load composite resource from {}", quoted(path)))
 }
 
 /// The Composition: `apiextensions.crossplane.io/v1` `Composition`.
 pub(super) fn composition(path: &Path) -> Result<Composition> {
     let load = || -> Result<Composition> {
-        let text = read(path).map_err(|e| e.context("cannot read composition file"))?;
-        let mut docs = parse_stream(&text)
-            .map_err(|e| e.context("cannot unmarshal composition resource YAML"))?;
+        let text = read(path).context("cannot read composition file")?;
+        let mut docs = parse_stream(&text).context("cannot unmarshal composition resource YAML")?;
         let doc = if docs.is_empty() {
             Value::Object(Map::new())
         } else {
@@ -174,7 +167,7 @@ pub(super) fn composition(path: &Path) -> Result<Composition> {
         };
         parse_composition(doc)
     };
-    load().map_err(|e| e.context(format!("cannot load Composition from {}", quoted(path))))
+    load().with_context(|| format!("cannot load Composition from {}", quoted(path)))
 }
 
 fn parse_composition(doc: Value) -> Result<Composition> {
@@ -248,10 +241,10 @@ fn selector(spec: SelectorSpec) -> (String, ResourceSelector) {
 /// The Functions: a file or folder of `pkg.crossplane.io` `Function`s.
 pub(super) fn functions(path: &Path) -> Result<Vec<Function>> {
     let load = || -> Result<Vec<Function>> {
-        let docs = read_stream(path).map_err(|e| e.context("cannot load YAML stream from file"))?;
+        let docs = read_stream(path).context("cannot load YAML stream from file")?;
         docs.into_iter().map(parse_function).collect()
     };
-    load().map_err(|e| e.context(format!("cannot load functions from {}", quoted(path))))
+    load().with_context(|| format!("cannot load functions from {}", quoted(path)))
 }
 
 fn parse_function(doc: Value) -> Result<Function> {
@@ -280,19 +273,17 @@ fn parse_function(doc: Value) -> Result<Function> {
 /// Kubernetes objects. `what` names them in errors.
 pub(super) fn resources(path: &Path, what: &str) -> Result<Vec<Object>> {
     let load = || -> Result<Vec<Object>> {
-        let docs = read_stream(path).map_err(|e| e.context("cannot load YAML stream from file"))?;
-        let parse = |doc| {
-            as_kubernetes_object(doc).map_err(|e| e.context("cannot parse YAML resource manifest"))
-        };
+        let docs = read_stream(path).context("cannot load YAML stream from file")?;
+        let parse = |doc| as_kubernetes_object(doc).context("cannot parse YAML resource manifest");
         docs.into_iter().map(parse).collect()
     };
-    load().map_err(|e| e.context(format!("cannot load {what} from {}", quoted(path))))
+    load().with_context(|| format!("cannot load {what} from {}", quoted(path)))
 }
 
 /// The Secrets of `--function-credentials`: a file or folder of YAML mappings.
 pub(super) fn secrets(path: &Path) -> Result<Vec<Object>> {
     let load = || -> Result<Vec<Object>> {
-        let docs = read_stream(path).map_err(|e| e.context("cannot load YAML stream from file"))?;
+        let docs = read_stream(path).context("cannot load YAML stream from file")?;
         let parse = |doc| match doc {
             Value::Object(object) => Ok(object),
             _ => Err(Error::msg("the document is not a YAML mapping")
@@ -300,22 +291,22 @@ pub(super) fn secrets(path: &Path) -> Result<Vec<Object>> {
         };
         docs.into_iter().map(parse).collect()
     };
-    load().map_err(|e| e.context(format!("cannot load secrets from {}", quoted(path))))
+    load().with_context(|| format!("cannot load secrets from {}", quoted(path)))
 }
 
 /// The CompositeResourceDefinition of `--xrd`: the first document of a file.
 pub(super) fn xrd(path: &Path) -> Result<Object> {
     let load =
         || -> Result<Object> {
-            let text = read(path).map_err(|e| e.context("cannot read XRD file"))?;
-            let docs = parse_stream(&text).map_err(|e| e.context("cannot unmarshal XRD YAML"))?;
+            let text = read(path).context("cannot read XRD file")?;
+            let docs = parse_stream(&text).context("cannot unmarshal XRD YAML")?;
             match docs.into_iter().next() {
                 Some(Value::Object(object)) => Ok(object),
                 _ => Err(Error::msg("the file holds no YAML mapping")
                     .context("cannot unmarshal XRD YAML")),
             }
         };
-    load().map_err(|e| e.context(format!("cannot load XRD from {}", quoted(path))))
+    load().with_context(|| format!("cannot load XRD from {}", quoted(path)))
 }
 
 /// Context values given with `--context-values KEY=VALUE` (YAML or JSON) and
@@ -324,7 +315,7 @@ pub(super) fn context(files: &[String], values: &[String]) -> Result<Object> {
     let mut context = Object::new();
     for (key, file) in flag_pairs(files)? {
         let text = read(Path::new(&file))
-            .map_err(|e| e.context(format!("cannot read context file for key {key:?}")))?;
+            .with_context(|| format!("cannot read context file for key {key:?}"))?;
         context.insert(key.clone(), parse_value(&text, &key)?);
     }
     for (key, text) in flag_pairs(values)? {
@@ -413,9 +404,8 @@ fn read_stream(path: &Path) -> Result<Vec<Value>> {
     for file in files {
         let text = read(&file)?;
         docs.extend(
-            parse_stream(&text).map_err(|e| {
-                e.context(format!("cannot parse YAML stream in {}", file.display()))
-            })?,
+            parse_stream(&text)
+                .with_context(|| format!("cannot parse YAML stream in {}", file.display()))?,
         );
     }
     Ok(docs)

@@ -18,7 +18,7 @@ use super::pipeline::{Inputs, Outcome, StepResult};
 use super::Result;
 use crate::proto::v1::{Condition, Ready, Severity, State, Status};
 use crate::proto::Struct;
-use anyhow::Error;
+use anyhow::{Context as _, Error};
 use serde_json::{json, Map, Value};
 use std::collections::BTreeMap;
 
@@ -46,8 +46,8 @@ pub(super) fn documents(
     outcome: &Outcome,
     options: &Options,
 ) -> Result<Vec<Value>> {
-    let composed = composed_resources(inputs, &outcome.desired)
-        .map_err(|e| e.context("cannot render composite resource"))?;
+    let composed =
+        composed_resources(inputs, &outcome.desired).context("cannot render composite resource")?;
     let mut xr = composite(&inputs.composite, &outcome.desired, &outcome.conditions);
     if options.include_full_xr {
         copy_spec_and_metadata(&inputs.composite, &mut xr)?;
@@ -308,7 +308,7 @@ pub(super) fn composed_resources(inputs: &Inputs, desired: &State) -> Result<Vec
             }
         }
         add_crossplane_metadata(&mut object, &inputs.composite, name)
-            .map_err(|e| e.context(format!("cannot render composed resource {name:?} metadata")))?;
+            .with_context(|| format!("cannot render composed resource {name:?} metadata"))?;
         out.push(object);
     }
     Ok(out)
@@ -344,10 +344,8 @@ fn add_crossplane_metadata(object: &mut Object, xr: &Object, name: &str) -> Resu
             ],
         );
     }
-    add_controller_reference(object, xr).map_err(|e| {
-        e.context(format!(
-            "cannot set composite resource {xr_name:?} as controller ref of composed resource"
-        ))
+    add_controller_reference(object, xr).with_context(|| {
+        format!("cannot set composite resource {xr_name:?} as controller ref of composed resource")
     })
 }
 

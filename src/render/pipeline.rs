@@ -16,7 +16,7 @@ use crate::proto::v1::{
     Severity, State,
 };
 use crate::proto::{v1beta1, Struct};
-use anyhow::Error;
+use anyhow::{Context as _, Error};
 use prost::Message;
 use serde_json::Value;
 use sha2::{Digest, Sha256};
@@ -90,7 +90,7 @@ impl Inputs {
             Some(SchemaPool::new(&crds)?)
         };
         let context = load::context(&args.context_files, &args.context_values)
-            .map_err(|e| e.context("cannot build context data"))?;
+            .context("cannot build context data")?;
         Ok(Inputs {
             composite,
             composition,
@@ -191,8 +191,7 @@ pub(super) fn run(inputs: &Inputs, timeout: Duration) -> Result<Outcome> {
 
 async fn run_steps(inputs: &Inputs, timeout: Duration) -> Result<Outcome> {
     let deadline = Instant::now() + timeout;
-    let mut runners =
-        Runners::start(inputs).map_err(|e| e.context("cannot start function runtimes"))?;
+    let mut runners = Runners::start(inputs).context("cannot start function runtimes")?;
     let pool = ResourcePool::new(inputs);
     let observed = observed_state(inputs);
     // The pipeline starts with an empty desired state and the user's context.
@@ -218,7 +217,7 @@ async fn run_steps(inputs: &Inputs, timeout: Duration) -> Result<Outcome> {
             .await
             .map_err(|_| runners.timed_out(&step.function, timeout))
             .and_then(|r| r)
-            .map_err(|e| e.context(format!("cannot run pipeline step {:?}", step.name)))?;
+            .with_context(|| format!("cannot run pipeline step {:?}", step.name))?;
         desired = response.desired.clone();
         context = response.context.clone();
         record(&mut outcome, step, response)?;

@@ -9,7 +9,7 @@ use super::load::{str_at, Object};
 use super::Result;
 use crate::proto::json::base64_decode;
 use crate::proto::v1::{credentials, CredentialData, Credentials};
-use anyhow::Error;
+use anyhow::{Context as _, Error};
 use serde_json::Value;
 use std::collections::BTreeMap;
 
@@ -44,11 +44,11 @@ pub(super) fn for_step(
                     ),
                 )
             })?;
-        let data = secret_data(secret).map_err(|e| {
-            e.context(format!(
+        let data = secret_data(secret).with_context(|| {
+            format!(
                 "cannot get credentials from secret {:?}",
                 credential.secret_name
-            ))
+            )
         })?;
         out.insert(
             credential.name.clone(),

@@ -11,14 +11,14 @@ use super::load::{str_at, Object};
 use super::Result;
 use crate::core::catalog::openapi::{apply_defaults, CompiledSchema};
 use crate::core::composite::CROSSPLANE_SPEC_FIELDS;
-use anyhow::Error;
+use anyhow::{Context as _, Error};
 use serde_json::{json, Value};
 
 /// Applies the XRD's defaults to `xr` and validates its spec.
 pub(super) fn apply(xr: &mut Object, xrd: &Object) -> Result<()> {
     let name = str_at(xr, &["metadata", "name"]).to_owned();
     let schema = version_schema(xr, xrd)
-        .map_err(|e| e.context(format!("cannot default values for XR {name:?}")))?;
+        .with_context(|| format!("cannot default values for XR {name:?}"))?;
     let mut value = Value::Object(std::mem::take(xr));
     apply_defaults(&mut value, &schema);
     if let Value::Object(object) = value {
