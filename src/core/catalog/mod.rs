@@ -9,6 +9,7 @@
 
 pub mod live;
 pub mod openapi;
+pub mod rules;
 
 use serde::Deserialize;
 use serde_json::Value;

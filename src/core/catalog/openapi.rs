@@ -1,7 +1,7 @@
 //! Validation of an object against an OpenAPI v3 schema as the Kubernetes API server validates
 //! a custom resource with a structural schema: schema defaults, types, enums, formats of lists
 //! (`x-kubernetes-list-type`), unknown fields, and the `x-kubernetes-validations` CEL rules,
-//! evaluated by the `cel` crate rather than re-implemented.
+//! parsed by the `cel` crate and evaluated with the API server's limits ([`super::rules`]).
 //!
 //! Used for the schemas Crossplane sends (live schemas, [`super::live`]) and by the tests
 //! against the provider's CRDs. Deliberately stricter than the API server in two places, since
@@ -10,24 +10,46 @@
 //! them). Keywords it does not check (`$ref`, `allOf`, `format`, descriptions) are ignored,
 //! so a schema from the API server's OpenAPI endpoint, whose `metadata` is a reference, works.
 
+use super::rules::{self, re2, Budget, Failure, Rule, RuleError, Subject, Verdict};
 use serde_json::{Map, Value};
 use std::collections::{HashMap, HashSet};
 use std::fmt;
-use std::sync::{Arc, OnceLock};
 
 /// Shown instead of the CEL rules when they were skipped, as the API server says it.
 const RULES_SKIPPED: &str = "<root>: some validation rules were not checked because the object \
      was invalid; correct the existing errors to complete validation";
 
-/// The rule that checks a `pattern`: RE2 syntax through CEL's `matches`, as the API server.
-const PATTERN_RULE: &str = "self.matches(pattern)";
+/// A rule as messages quote it: whole up to 200 characters, else its start and its length.
+fn shown_rule(source: &str) -> String {
+    match shortened(source) {
+        (whole, None) => format!("{whole:?}"),
+        (start, Some(chars)) => format!("{start:?}… ({chars} characters)"),
+    }
+}
+
+/// The rule as a failed rule's message shows it (unquoted, as the API server does).
+fn failed_rule(source: &str) -> String {
+    match shortened(source) {
+        (whole, None) => format!("failed rule: {whole}"),
+        (start, Some(chars)) => format!("failed rule: {start}… ({chars} characters)"),
+    }
+}
+
+/// The first 200 characters of `source`, and its length if that is not all of it.
+fn shortened(source: &str) -> (&str, Option<usize>) {
+    const SHOWN: usize = 200;
+    match source.char_indices().nth(SHOWN) {
+        None => (source, None),
+        Some((end, _)) => (&source[..end], Some(source.chars().count())),
+    }
+}
 
 /// A schema with its CEL rules compiled once, to validate any number of objects.
 pub struct CompiledSchema {
     schema: Value,
     /// Each rule (and `messageExpression`) of the schema, compiled; a rule that does not
     /// compile keeps its error, reported when the rule is evaluated.
-    programs: HashMap<String, Result<cel::Program, RuleError>>,
+    programs: HashMap<String, Result<Rule, RuleError>>,
 }
 
 impl fmt::Debug for CompiledSchema {
@@ -41,12 +63,12 @@ impl fmt::Debug for CompiledSchema {
 impl CompiledSchema {
     /// Compiles every CEL rule of `schema` (an object's `openAPIV3Schema`).
     pub fn new(schema: Value) -> CompiledSchema {
-        let mut sources = vec![PATTERN_RULE.to_owned()];
+        let mut sources = Vec::new();
         collect_rules(&schema, &mut sources);
         let programs = sources
             .into_iter()
             .map(|source| {
-                let program = compile(&source);
+                let program = rules::compile(&source);
                 (source, program)
             })
             .collect();
@@ -56,6 +78,14 @@ impl CompiledSchema {
     /// The schema.
     pub fn schema(&self) -> &Value {
         &self.schema
+    }
+
+    /// The compiled `source` (every rule of the schema was compiled with it).
+    fn program(&self, source: &str) -> Result<&Rule, RuleError> {
+        match self.programs.get(source) {
+            Some(program) => program.as_ref().map_err(Clone::clone),
+            None => Err(RuleError::Compile("not a rule of this schema".to_owned())),
+        }
     }
 
     /// Validates an object (without `metadata` and `status`, which the caller checks or leaves
@@ -75,43 +105,6 @@ impl CompiledSchema {
         }
         check.errors
     }
-}
-
-/// The CEL environment of the API server, as far as the `cel` crate has it: the standard
-/// library plus the strings and lists extensions. Built once per process.
-fn env() -> &'static Arc<cel::Env> {
-    static ENV: OnceLock<Arc<cel::Env>> = OnceLock::new();
-    ENV.get_or_init(|| {
-        let mut env = cel::Env::stdlib();
-        // Both extensions are part of the crate: adding them cannot fail.
-        let _ = env.add_extension(cel::extensions::strings);
-        let _ = env.add_extension(cel::extensions::lists);
-        Arc::new(env)
-    })
-}
-
-/// Why a CEL rule gave no verdict; the text goes into the problem at the rule's field.
-#[derive(Debug, Clone, thiserror::Error)]
-enum RuleError {
-    /// The rule is not valid CEL.
-    #[error("does not compile: {0}")]
-    Compile(String),
-    /// Transition rules compare with the stored object, which a rendered object has not got.
-    #[error("transition rules (oldSelf) are not supported")]
-    Transition,
-    /// The rule failed as it ran (a missing field, a type mismatch, ...).
-    #[error("evaluation failed: {0}")]
-    Evaluation(String),
-}
-
-fn compile(source: &str) -> Result<cel::Program, RuleError> {
-    let program = env()
-        .compile(source)
-        .map_err(|e| RuleError::Compile(e.to_string()))?;
-    if program.references().has_variable("oldSelf") {
-        return Err(RuleError::Transition);
-    }
-    Ok(program)
 }
 
 /// Every `rule` and `messageExpression` of the schema and its children.
@@ -192,14 +185,14 @@ fn flag(schema: &Value, key: &str) -> bool {
 
 /// The schema of `key` inside an object node: a declared property, else the
 /// `additionalProperties` schema of a map.
-fn child_schema<'s>(schema: &'s Value, key: &str) -> Option<&'s Value> {
+pub(super) fn child_schema<'s>(schema: &'s Value, key: &str) -> Option<&'s Value> {
     schema["properties"]
         .get(key)
         .or_else(|| Some(&schema["additionalProperties"]).filter(|s| s.is_object()))
 }
 
 /// Whether keys not declared in `properties` are allowed (the server would keep them).
-fn allows_unknown(schema: &Value) -> bool {
+pub(super) fn allows_unknown(schema: &Value) -> bool {
     flag(schema, "x-kubernetes-preserve-unknown-fields")
         || schema["additionalProperties"] == true
         || schema["additionalProperties"].is_object()
@@ -258,6 +251,11 @@ struct Checker<'e> {
     errors: Vec<String>,
     /// A type or enum error was found: the API server then skips the CEL rules.
     blocking: bool,
+    /// What is left of the object's cost budget (`rules::OBJECT_BUDGET`).
+    budget: Budget,
+    /// A rule ran out of budget, or over its own limit: the API server evaluates no further
+    /// rule.
+    stopped: bool,
 }
 
 impl<'e> Checker<'e> {
@@ -266,6 +264,8 @@ impl<'e> Checker<'e> {
             compiled,
             errors: Vec::new(),
             blocking: false,
+            budget: Budget::object(),
+            stopped: false,
         }
     }
 
@@ -355,18 +355,41 @@ impl<'e> Checker<'e> {
         }
     }
 
-    /// `pattern` through CEL's `matches` (RE2 syntax, as in the API server): no regex
-    /// dependency of our own.
+    /// `pattern`: RE2 syntax and meaning, through the function CEL's `matches()` uses
+    /// ([`re2`]). Matching is charged to the object's budget at the matcher's worst case (the
+    /// API server's Go matcher is not counted, but is bounded by the pattern's size as ours is
+    /// not), so a hostile pattern over a long string stops instead of running for minutes.
     fn pattern(&mut self, s: &str, pattern: &str, path: &str) {
-        let vars = [
-            ("self", cel::Value::from(s)),
-            ("pattern", cel::Value::from(pattern)),
-        ];
-        match self.eval(PATTERN_RULE, &vars) {
-            Ok(cel::Value::Bool(true)) => {}
-            Ok(_) => self.error(path, format!("{s:?} does not match pattern {pattern:?}")),
-            Err(e) => self.error(path, format!("pattern {pattern:?}: {e}")),
+        if self.stopped {
+            return;
         }
+        let compiled = match re2::compiled(pattern) {
+            Ok(compiled) => compiled,
+            Err(e) => return self.error(path, format!("pattern {pattern:?}: {e}")),
+        };
+        let units = compiled.cost(s.chars().count() as u64);
+        if units > self.budget.left() {
+            self.out_of_budget(path);
+            return;
+        }
+        self.budget = Budget::of(self.budget.left() - units);
+        if !compiled.is_match(s) {
+            self.error(path, format!("{s:?} does not match pattern {pattern:?}"));
+        }
+    }
+
+    /// The API server's words when the object's budget is spent.
+    fn out_of_budget(&mut self, path: &str) {
+        self.stopped = true;
+        self.error(
+            path,
+            format!(
+                "validation failed due to running out of cost budget, no further validation \
+                 rules will be run (the object's rules cost more than {} units, the API \
+                 server's RuntimeCELCostBudget)",
+                rules::OBJECT_BUDGET
+            ),
+        );
     }
 
     fn array(&mut self, items: &[Value], schema: &Value, path: &str) {
@@ -443,15 +466,18 @@ impl<'e> Checker<'e> {
 
     /// Every `x-kubernetes-validations` rule at or below `value`.
     fn rules(&mut self, value: &Value, schema: &Value, path: &str) {
-        if value.is_null() {
+        if value.is_null() || self.stopped {
             return;
         }
-        for rule in schema["x-kubernetes-validations"]
-            .as_array()
-            .into_iter()
-            .flatten()
-        {
-            self.rule(rule, value, schema, path);
+        if let Some(node_rules) = schema["x-kubernetes-validations"].as_array() {
+            // `self` is built once for the rules of this node.
+            let subject = Subject::new(value, schema);
+            for rule in node_rules {
+                if self.stopped {
+                    return;
+                }
+                self.rule(rule, &subject, path);
+            }
         }
         match value {
             Value::Array(items) => {
@@ -473,159 +499,105 @@ impl<'e> Checker<'e> {
         }
     }
 
-    /// One rule with `self` bound to `value`. A rule that cannot be compiled or evaluated
-    /// is reported, never taken as passed.
-    fn rule(&mut self, rule: &Value, value: &Value, schema: &Value, path: &str) {
+    /// One rule with `self` bound to `subject`. A rule that cannot be compiled or evaluated
+    /// is reported, never taken as passed; one over a cost limit ends the object's rules, as
+    /// in the API server.
+    fn rule(&mut self, rule: &Value, subject: &Subject, path: &str) {
         let Some(source) = rule["rule"].as_str() else {
             return self.error(path, format!("validation without a rule: {rule}"));
         };
-        let vars = [("self", to_cel(value, schema))];
-        match self.eval(source, &vars) {
-            Ok(cel::Value::Bool(true)) => {}
-            Ok(cel::Value::Bool(false)) => {
-                let message = self.rule_message(rule, source, &vars);
-                self.error(path, message);
+        match self.eval(source, subject) {
+            Ok(Verdict::Bool(true)) => {}
+            Ok(Verdict::Bool(false)) => {
+                if let Some(message) = self.rule_message(rule, source, subject, path) {
+                    self.error(path, message);
+                }
             }
-            Ok(other) => self.error(path, format!("rule {source:?} gave {other:?}, not a bool")),
-            Err(e) => self.error(path, format!("rule {source:?}: {e}")),
+            Ok(Verdict::String(other)) => self.error(
+                path,
+                format!(
+                    "rule {} gave String({other:?}), not a bool",
+                    shown_rule(source)
+                ),
+            ),
+            Ok(Verdict::Other(other)) => self.error(
+                path,
+                format!("rule {} gave {other}, not a bool", shown_rule(source)),
+            ),
+            Err(Failure::Error(e)) => self.error(path, format!("rule {}: {e}", shown_rule(source))),
+            Err(Failure::CallLimit) => {
+                self.stopped = true;
+                self.error(
+                    path,
+                    format!(
+                        "rule {}: operation cancelled: actual cost limit exceeded: no further \
+                         validation rules will be run due to call cost exceeds limit for rule \
+                         (it costs more than {} units, the API server's PerCallLimit)",
+                        shown_rule(source),
+                        rules::PER_CALL_LIMIT
+                    ),
+                );
+            }
+            Err(Failure::Budget) => self.out_of_budget(path),
         }
     }
 
     /// The message of a failed rule: `messageExpression` if it gives a string, else
-    /// `message`, else the rule itself (as the API server does).
-    fn rule_message(&self, rule: &Value, source: &str, vars: &[(&str, cel::Value)]) -> String {
+    /// `message`, else the rule itself (as the API server does). `None` when evaluating the
+    /// message expression went over a cost limit (reported instead).
+    fn rule_message(
+        &mut self,
+        rule: &Value,
+        source: &str,
+        subject: &Subject,
+        path: &str,
+    ) -> Option<String> {
         if let Some(expression) = rule["messageExpression"].as_str() {
-            if let Ok(cel::Value::String(message)) = self.eval(expression, vars) {
-                return message.to_string();
+            match self.message(expression, subject) {
+                Ok(Some(message)) => return Some(message),
+                Ok(None) => {}
+                Err(Failure::CallLimit) => {
+                    self.stopped = true;
+                    self.error(
+                        path,
+                        format!(
+                            "no further validation rules will be run due to call cost exceeds \
+                             limit for messageExpression: {}",
+                            shown_rule(expression)
+                        ),
+                    );
+                    return None;
+                }
+                Err(_) => {
+                    self.stopped = true;
+                    self.error(
+                        path,
+                        "messageExpression evaluation failed due to running out of cost \
+                         budget, no further validation rules will be run",
+                    );
+                    return None;
+                }
             }
         }
-        match rule["message"].as_str() {
+        Some(match rule["message"].as_str() {
             Some(message) => message.to_string(),
-            None => format!("failed rule: {source}"),
+            None => failed_rule(source),
+        })
+    }
+
+    /// Runs the compiled `source` with `self` bound to `subject`.
+    fn eval(&mut self, source: &str, subject: &Subject) -> Result<Verdict, Failure> {
+        let program = self
+            .compiled
+            .program(source)
+            .map_err(|e| Failure::Error(e.to_string()))?;
+        program.evaluate(subject, &mut self.budget)
+    }
+
+    fn message(&mut self, source: &str, subject: &Subject) -> Result<Option<String>, Failure> {
+        match self.compiled.program(source) {
+            Ok(program) => program.message(subject, &mut self.budget),
+            Err(_) => Ok(None),
         }
     }
-
-    /// Runs the compiled `source` with `vars` bound.
-    fn eval(&self, source: &str, vars: &[(&str, cel::Value)]) -> Result<cel::Value, RuleError> {
-        let compiled;
-        let program = match self.compiled.programs.get(source) {
-            Some(program) => program.as_ref().map_err(Clone::clone)?,
-            // Only a rule of another schema gets here; compiled on the spot all the same.
-            None => {
-                compiled = compile(source)?;
-                &compiled
-            }
-        };
-        let mut context = cel::Context::with_env(Arc::clone(env()));
-        for (name, value) in vars {
-            context.add_variable_from_value(*name, value.clone());
-        }
-        program
-            .execute(&context)
-            .map_err(|e| RuleError::Evaluation(e.to_string()))
-    }
-}
-
-// ---------------------------------------------------------------------------------------
-// JSON to CEL, typed by the schema as the API server does
-// ---------------------------------------------------------------------------------------
-
-/// `value` as CEL sees it: `number` fields are doubles even when written as integers,
-/// properties are escaped (`namespace` is `__namespace__`, `a-b` is `a__dash__b`) and
-/// unknown fields are absent because the server would have pruned them.
-fn to_cel(value: &Value, schema: &Value) -> cel::Value {
-    match value {
-        Value::Null => cel::Value::Null,
-        Value::Bool(b) => cel::Value::Bool(*b),
-        Value::Number(n) => number_to_cel(n, schema),
-        Value::String(s) => cel::Value::from(s.as_str()),
-        Value::Array(items) => {
-            let items = items.iter().map(|v| to_cel(v, &schema["items"])).collect();
-            cel::Value::List(Arc::new(items))
-        }
-        Value::Object(fields) => object_to_cel(fields, schema),
-    }
-}
-
-fn number_to_cel(n: &serde_json::Number, schema: &Value) -> cel::Value {
-    let as_double = schema["type"] == "number";
-    match (n.as_i64(), n.as_u64()) {
-        (Some(i), _) if !as_double => cel::Value::Int(i),
-        (None, Some(u)) if !as_double => cel::Value::UInt(u),
-        _ => cel::Value::Float(n.as_f64().unwrap_or(f64::NAN)),
-    }
-}
-
-fn object_to_cel(fields: &Map<String, Value>, schema: &Value) -> cel::Value {
-    let properties = schema["properties"].as_object();
-    let keep_unknown = properties.is_none() || allows_unknown(schema);
-    let mut map = HashMap::new();
-    for (key, child) in fields {
-        let declared = properties.is_some_and(|p| p.contains_key(key));
-        if !declared && !keep_unknown {
-            continue;
-        }
-        // Only declared properties are escaped; map keys are looked up as written.
-        let cel_key = if declared {
-            escape_property(key)
-        } else {
-            key.clone()
-        };
-        let child_schema = child_schema(schema, key).unwrap_or(&Value::Null);
-        map.insert(
-            cel::objects::Key::from(cel_key),
-            to_cel(child, child_schema),
-        );
-    }
-    cel::Value::Map(cel::objects::Map { map: Arc::new(map) })
-}
-
-/// CEL reserved words that the API server escapes as `__word__` in property names.
-const CEL_RESERVED: &[&str] = &[
-    "true",
-    "false",
-    "null",
-    "in",
-    "as",
-    "break",
-    "const",
-    "continue",
-    "else",
-    "for",
-    "function",
-    "if",
-    "import",
-    "let",
-    "loop",
-    "package",
-    "namespace",
-    "return",
-    "var",
-    "void",
-    "while",
-];
-
-/// The API server's property name escaping, so rules written for it find their fields.
-fn escape_property(name: &str) -> String {
-    if CEL_RESERVED.contains(&name) {
-        return format!("__{name}__");
-    }
-    let mut escaped = String::with_capacity(name.len());
-    let mut rest = name;
-    while let Some(c) = rest.chars().next() {
-        let (text, len) = match c {
-            '_' if rest.starts_with("__") => ("__underscores__", 2),
-            '.' => ("__dot__", 1),
-            '-' => ("__dash__", 1),
-            '/' => ("__slash__", 1),
-            _ => {
-                escaped.push(c);
-                rest = &rest[c.len_utf8()..];
-                continue;
-            }
-        };
-        escaped.push_str(text);
-        rest = &rest[len..];
-    }
-    escaped
 }
