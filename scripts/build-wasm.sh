@@ -38,6 +38,15 @@ rm -rf pkg
 bindgen_flags=(--remove-name-section --remove-producers-section)
 wasm-bindgen --target nodejs "${bindgen_flags[@]}" --out-dir pkg "$wasm"
 wasm-bindgen --target web "${bindgen_flags[@]}" --out-dir pkg/web "$wasm"
+# The entries guard each call: after a WebAssembly trap the next call runs on a fresh instance
+# (wasm/wrapper/). The bindings move to function_artifactory_glue.js beside them.
+for dir in pkg pkg/web; do
+    mv "$dir/function_artifactory.js" "$dir/function_artifactory_glue.js"
+done
+cp wasm/wrapper/node.cjs pkg/function_artifactory.js
+cp wasm/wrapper/web.js pkg/web/function_artifactory.js
+# The browser files are ES modules: said so for Node too (`import 'function-artifactory/web'`).
+echo '{ "type": "module" }' >pkg/web/package.json
 
 crate_version=$(awk -F'"' '/^version = / {print $2; exit}' Cargo.toml)
 cat >pkg/package.json <<EOF
@@ -61,6 +70,7 @@ cat >pkg/package.json <<EOF
   },
   "files": [
     "function_artifactory.js",
+    "function_artifactory_glue.js",
     "function_artifactory.d.ts",
     "function_artifactory_bg.wasm",
     "function_artifactory_bg.wasm.d.ts",

@@ -135,6 +135,7 @@ fn a_replace_chain_stays_in_bounded_memory() {
         })
         .parse()
         .unwrap();
+    println!("replace chain, three times: peak RSS {peak_kib} KiB");
     assert!(peak_kib < 64 * 1024, "peak RSS {peak_kib} KiB");
 }
 

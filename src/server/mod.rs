@@ -2,6 +2,7 @@
 //! translates; every decision about a request is the core's.
 
 mod coalesce;
+mod control;
 mod error;
 mod logging;
 pub mod metrics;
@@ -16,7 +17,6 @@ pub use error::{PemProblem, StartError};
 
 use runner::Runner;
 use service::{Package, RunFunctionServer, V1beta1, V1};
-use shutdown::Signals;
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::sync::Arc;
@@ -131,7 +131,6 @@ fn credentials(args: &ServeArgs) -> Result<Option<ServerTlsConfig>, StartError> 
 }
 
 async fn run(args: &ServeArgs, tls: Option<ServerTlsConfig>) -> Result<(), StartError> {
-    let signals = Signals::register().map_err(StartError::Runtime)?;
     let secure = tls.is_some();
     let mut server = transport::server(tls).map_err(|source| StartError::Tls {
         dir: args.tls_certs_dir.clone().unwrap_or_default(),
@@ -142,12 +141,13 @@ async fn run(args: &ServeArgs, tls: Option<ServerTlsConfig>) -> Result<(), Start
         address: args.address.clone(),
         source,
     })?;
-    let metrics_address = start_metrics(&args.metrics_address)?;
-
     let limit = usize::from(args.max_recv_message_size) * MIB;
     let (v1, v1beta1) = services(limit);
     let (health, health_service) = tonic_health::server::health_reporter();
     set_health(&health, ServingStatus::Serving).await;
+    // Probes, metrics and signals are served on a thread that never runs the core.
+    let control = control::start(&args.metrics_address, health)?;
+    let metrics_address = control.metrics_address;
     let router = server
         .add_service(health_service)
         .add_service(v1)
@@ -164,7 +164,7 @@ async fn run(args: &ServeArgs, tls: Option<ServerTlsConfig>) -> Result<(), Start
         "serving"
     );
     let draining = Arc::new(Notify::new());
-    let stop = stop_on_signal(signals, health, Arc::clone(&draining));
+    let stop = stop_on_signal(control.stopping, Arc::clone(&draining));
     tokio::select! {
         served = router.serve_with_incoming_shutdown(incoming, stop) => {
             served.map_err(StartError::Serve)?;
@@ -195,32 +195,11 @@ async fn set_health(health: &HealthReporter, status: ServingStatus) {
     health.set_service_status(V1beta1::SERVICE, status).await;
 }
 
-/// Resolves on SIGTERM or SIGINT, after which tonic closes the listener and drains the
-/// connections; health turns NOT_SERVING for connections still open.
-async fn stop_on_signal(signals: Signals, health: HealthReporter, draining: Arc<Notify>) {
-    let signal = signals.received().await;
-    tracing::info!(
-        signal,
-        "stopping: no new connections, finishing calls in flight"
-    );
-    set_health(&health, ServingStatus::NotServing).await;
-    metrics::metrics().set_ready(false);
+/// Resolves when the control thread received SIGTERM or SIGINT (health is NOT_SERVING by
+/// then), after which tonic closes the listener and drains the connections.
+async fn stop_on_signal(stopping: Arc<Notify>, draining: Arc<Notify>) {
+    stopping.notified().await;
     draining.notify_one();
-}
-
-/// Starts the metrics and probes listener, unless its address is empty; returns where it
-/// listens.
-fn start_metrics(address: &str) -> Result<Option<std::net::SocketAddr>, StartError> {
-    if address.is_empty() {
-        return Ok(None);
-    }
-    let listener = transport::listen(address)?;
-    let local = listener.local_addr().map_err(|source| StartError::Bind {
-        address: address.to_owned(),
-        source,
-    })?;
-    tokio::spawn(metrics::serve(listener));
-    Ok(Some(local))
 }
 
 /// Never resolves before a signal; then resolves after [`DRAIN_TIMEOUT`], so a call that never

@@ -16,7 +16,7 @@ use std::collections::{HashMap, HashSet};
 use std::fmt;
 
 /// Shown instead of the CEL rules when they were skipped, as the API server says it.
-const RULES_SKIPPED: &str = "<root>: some validation rules were not checked because the object \
+pub const RULES_SKIPPED: &str = "<root>: some validation rules were not checked because the object \
      was invalid; correct the existing errors to complete validation";
 
 /// A rule as messages quote it: whole up to 200 characters, else its start and its length.
