@@ -7,6 +7,8 @@
 # Cargo.lock when the one on PATH differs (their formats must match).
 set -euo pipefail
 cd "$(dirname "$0")/.."
+# shellcheck source=lib/install.sh
+. scripts/lib/install.sh
 
 step() { printf '\n== %s\n' "$*"; }
 
@@ -17,7 +19,7 @@ if [ -z "$version" ]; then
 fi
 
 step "target and wasm-bindgen CLI $version"
-rustup target add wasm32-unknown-unknown >/dev/null 2>&1 || rustup target add wasm32-unknown-unknown
+install_rust_target wasm32-unknown-unknown
 installed=$(wasm-bindgen --version 2>/dev/null | awk '{print $2}' || true)
 if [ "$installed" != "$version" ]; then
     # --locked first; if a locked dependency is no longer on the registry (yanked), resolve anew.
