@@ -34,7 +34,7 @@ mod xrd;
 mod yaml;
 
 use crate::core::time::parse_go_duration;
-use anyhow::Context as _;
+use anyhow::{Context as _, Error};
 use std::io::Write;
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -132,10 +132,43 @@ pub fn render(args: &RenderArgs) -> Result<String> {
         include_full_xr: args.include_full_xr,
     };
     let documents = output::documents(&inputs, &outcome, &options)?;
-    Ok(documents
-        .iter()
-        .map(|doc| format!("---\n{}", yaml::to_yaml(doc)))
-        .collect())
+    let mut stream = String::new();
+    for document in &documents {
+        let text = yaml::to_yaml(&document.value)
+            .map_err(Error::msg)
+            .with_context(|| document.what.clone())?;
+        stream.push_str("---\n");
+        stream.push_str(&text);
+    }
+    Ok(stream)
+}
+
+/// One YAML document read as render reads its files and printed as render prints an object
+/// (without the `---` line), or the error either step gives; with `as_doubles` every number
+/// first becomes a double, as in a function's reply. For tests/go_yaml.rs, which compares both
+/// steps with Go's sigs.k8s.io/yaml byte for byte.
+#[doc(hidden)]
+pub fn reprint_yaml(document: &str, as_doubles: bool) -> std::result::Result<String, String> {
+    let mut value = yaml::read_first(document)?;
+    if as_doubles {
+        value = through_doubles(value);
+    }
+    yaml::to_yaml(&value)
+}
+
+/// Every number as a function's reply carries it (`google.protobuf.Struct` has only doubles).
+fn through_doubles(value: serde_json::Value) -> serde_json::Value {
+    use serde_json::Value;
+    match value {
+        Value::Number(n) => crate::proto::json_number(n.as_f64().unwrap_or(0.0)),
+        Value::Array(items) => Value::Array(items.into_iter().map(through_doubles).collect()),
+        Value::Object(map) => Value::Object(
+            map.into_iter()
+                .map(|(k, v)| (k, through_doubles(v)))
+                .collect(),
+        ),
+        other => other,
+    }
 }
 
 /// What render's steps return: an error with its context in front of its cause, printed with
