@@ -180,6 +180,7 @@ func printTable(name, doc string, table *unicode.RangeTable) {
 		}
 	}
 	fmt.Printf("/// %s\n", doc)
+	fmt.Println("#[rustfmt::skip]")
 	fmt.Printf("pub(super) const %s: &[(u32, u32)] = &[\n", name)
 	for i := 0; i < len(ranges); i += 4 {
 		var line []string
