@@ -388,10 +388,13 @@ fn a_function_that_is_not_served_times_out() {
             &composition(&[("extra", "function-extra")]),
         )
         .file("functions.yaml", &functions);
+    // Given twice, --timeout keeps the last, as kong does in `crossplane render`.
     let run = scenario.render(&[
         "xr.yaml",
         "composition.yaml",
         "functions.yaml",
+        "--timeout",
+        "1h",
         "--timeout",
         "1s",
     ]);

@@ -74,10 +74,11 @@ impl Inputs {
             None => Vec::new(),
         };
         let mut required = Vec::new();
-        for path in &args.required_resources {
+        if let Some(path) = RenderArgs::last_path(&args.required_resources, "--required-resources")
+        {
             required.extend(load::resources(path, "required resources")?);
         }
-        for path in &args.extra_resources {
+        if let Some(path) = RenderArgs::last_path(&args.extra_resources, "--extra-resources") {
             required.extend(load::resources(path, "extra resources")?);
         }
         let schemas = if args.required_schemas.is_empty() {
