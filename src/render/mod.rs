@@ -26,6 +26,7 @@
 //!   namespace is honoured.
 //! - Input YAML is read as YAML 1.2 (`yes` is a string, dates stay strings).
 
+mod claim;
 mod load;
 mod output;
 mod pipeline;
