@@ -32,6 +32,8 @@ declare -A needed=(
   [qemu-aarch64]="qemu-user:the package tests (running the arm64 binary)"
   [h2load]="nghttp2-client:the soak (load over HTTP/2)"
   [/usr/bin/chromium]="chromium:the playground test in a real browser"
+  [go]="golang-go:render's YAML compared byte for byte with Go's (tests/go_yaml.rs)"
+  [/usr/share/gocode/src/sigs.k8s.io/yaml]="golang-k8s-sigs-yaml-dev:the same comparison (Go's sigs.k8s.io/yaml, go-yaml v2)"
 )
 missing=()
 for command in "${!needed[@]}"; do
@@ -81,8 +83,15 @@ cargo check --lib --no-default-features --target wasm32-unknown-unknown
 ran+=("the core builds for wasm32")
 
 step "tests"
+# tests/go_yaml.rs compares render's YAML with Go's: where Go is installed it must not skip.
+if has go && has /usr/share/gocode/src/sigs.k8s.io/yaml; then export REQUIRE_GO_YAML=1; fi
 cargo test --all-features
 ran+=("cargo test --all-features (CRD validation against crds/ included)")
+if [ "${REQUIRE_GO_YAML:-}" = 1 ]; then
+  ran+=("render's YAML against Go's sigs.k8s.io/yaml (tests/go_yaml.rs)")
+else
+  skipped+=("render's YAML against Go: golang-go or golang-k8s-sigs-yaml-dev missing (tests/go_yaml.rs printed SKIP)")
+fi
 if has skopeo && has umoci && has aarch64-linux-gnu-gcc && has qemu-aarch64; then
   ran+=("the package tests (amd64 and arm64 images: skopeo, umoci, qemu-user)")
 else

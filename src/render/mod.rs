@@ -24,7 +24,11 @@
 //! - Requirements are met from the `--required-resources` files and also from
 //!   the observed resources (a cluster would return those too); a selector's
 //!   namespace is honoured.
-//! - Input YAML is read as YAML 1.2 (`yes` is a string, dates stay strings).
+//!
+//! YAML is read and printed as Go's `sigs.k8s.io/yaml` reads and prints it
+//! ([`yaml`]: YAML 1.1, merge keys, Go's JSON round trip), a claim is rendered
+//! through the XR Crossplane builds from it ([`claim`]), and a flag given twice
+//! does what kong does ([`RenderArgs`]). The user's reference: docs/render.md.
 
 mod claim;
 mod load;
@@ -79,17 +83,43 @@ pub struct RenderArgs {
     #[arg(long, value_name = "PATH")]
     pub required_schemas: Vec<PathBuf>,
     /// Print Normal and Warning results as documents of kind Result.
-    #[arg(short = 'r', long, value_name = "BOOL", num_args = 0..=1, require_equals = true,
-          default_missing_value = "true", default_value = "false", value_parser = parse_switch)]
+    #[arg(
+        short = 'r',
+        long,
+        value_name = "BOOL",
+        num_args = 0..=1,
+        require_equals = true,
+        default_missing_value = "true",
+        default_value = "false",
+        hide_default_value = true,
+        value_parser = parse_switch
+    )]
     pub include_function_results: bool,
     /// Print the final pipeline context as a document of kind Context.
-    #[arg(short = 'c', long, value_name = "BOOL", num_args = 0..=1, require_equals = true,
-          default_missing_value = "true", default_value = "false", value_parser = parse_switch)]
+    #[arg(
+        short = 'c',
+        long,
+        value_name = "BOOL",
+        num_args = 0..=1,
+        require_equals = true,
+        default_missing_value = "true",
+        default_value = "false",
+        hide_default_value = true,
+        value_parser = parse_switch
+    )]
     pub include_context: bool,
     /// Print the input XR's spec and metadata in the rendered XR.
-    #[arg(short = 'x', long = "include-full-xr", value_name = "BOOL", num_args = 0..=1,
-          require_equals = true, default_missing_value = "true", default_value = "false",
-          value_parser = parse_switch)]
+    #[arg(
+        short = 'x',
+        long = "include-full-xr",
+        value_name = "BOOL",
+        num_args = 0..=1,
+        require_equals = true,
+        default_missing_value = "true",
+        default_value = "false",
+        hide_default_value = true,
+        value_parser = parse_switch
+    )]
     pub include_full_xr: bool,
     /// Context values, KEY=VALUE with a JSON or YAML value; several pairs may
     /// be separated by `;`. Repeatable. Wins over --context-files.
@@ -112,8 +142,17 @@ pub struct RenderArgs {
     pub xrd: Option<PathBuf>,
     /// Print what render does, step by step, to stderr (never a request's
     /// contents, so no credentials or Secret values).
-    #[arg(short = 'd', long, value_name = "BOOL", num_args = 0..=1, require_equals = true,
-          default_missing_value = "true", default_value = "false", value_parser = parse_switch)]
+    #[arg(
+        short = 'd',
+        long,
+        value_name = "BOOL",
+        num_args = 0..=1,
+        require_equals = true,
+        default_missing_value = "true",
+        default_value = "false",
+        hide_default_value = true,
+        value_parser = parse_switch
+    )]
     pub debug: bool,
 }
 
