@@ -42,7 +42,7 @@ pub(super) const MAX_ALIAS_TEXT: usize = 32 << 20;
 /// line 3: ...`).
 pub(super) fn first_document(text: &str) -> Result<Value, String> {
     let trees = parse(text, Some(1)).map_err(wrap)?;
-    match trees.first() {
+    match trees.into_iter().next() {
         Some(tree) => decode(tree).map_err(wrap),
         None => Ok(Value::Null),
     }
@@ -52,7 +52,7 @@ pub(super) fn first_document(text: &str) -> Result<Value, String> {
 pub(super) fn all_documents(text: &str) -> Result<Vec<Value>, String> {
     let trees = parse(text, None).map_err(wrap)?;
     trees
-        .iter()
+        .into_iter()
         .map(|tree| decode(tree).map_err(wrap))
         .collect()
 }
@@ -121,9 +121,12 @@ struct Node {
 #[derive(Debug)]
 enum Kind {
     Scalar {
-        value: String,
+        /// Its text, in [`Tree::texts`].
+        text: usize,
         tag: Option<String>,
         plain: bool,
+        /// Under an anchor, so an alias may decode it again: its text is copied, not moved.
+        shared: bool,
     },
     Sequence(Vec<NodeId>),
     /// Keys and values, alternating.
@@ -138,6 +141,8 @@ enum Kind {
 #[derive(Debug, Default)]
 struct Tree {
     nodes: Vec<Node>,
+    /// The scalars' texts, apart so that decoding can move them into the values.
+    texts: Vec<String>,
     root: Option<NodeId>,
 }
 
@@ -149,6 +154,7 @@ fn parse(text: &str, limit: Option<usize>) -> Result<Vec<Tree>, String> {
         tree: Tree::default(),
         anchors: HashMap::new(),
         depth: 0,
+        anchored: 0,
     };
     builder.expect_stream_start()?;
     let mut trees = Vec::new();
@@ -169,6 +175,8 @@ struct Builder<'a> {
     tree: Tree,
     anchors: HashMap<String, NodeId>,
     depth: usize,
+    /// How many anchored collections enclose the node being built.
+    anchored: usize,
 }
 
 impl Builder<'_> {
@@ -204,7 +212,16 @@ impl Builder<'_> {
                 value,
                 plain,
             }) => {
-                let id = self.add(Kind::Scalar { value, tag, plain }, line);
+                let shared = self.anchored > 0 || anchor.is_some();
+                self.tree.texts.push(value);
+                let text = self.tree.texts.len() - 1;
+                let kind = Kind::Scalar {
+                    text,
+                    tag,
+                    plain,
+                    shared,
+                };
+                let id = self.add(kind, line);
                 self.anchor(anchor, id);
                 Ok(id)
             }
@@ -216,20 +233,34 @@ impl Builder<'_> {
             }
             Event::SequenceStart(Collection { anchor }) => {
                 let id = self.add(Kind::Sequence(Vec::new()), line);
-                self.anchor(anchor, id);
-                let children = self.children(Event::SequenceEnd, line)?;
+                let children = self.anchored_children(anchor, id, Event::SequenceEnd, line)?;
                 self.tree.nodes[id].kind = Kind::Sequence(children);
                 Ok(id)
             }
             Event::MappingStart(Collection { anchor }) => {
                 let id = self.add(Kind::Mapping(Vec::new()), line);
-                self.anchor(anchor, id);
-                let children = self.children(Event::MappingEnd, line)?;
+                let children = self.anchored_children(anchor, id, Event::MappingEnd, line)?;
                 self.tree.nodes[id].kind = Kind::Mapping(children);
                 Ok(id)
             }
             other => Err(unexpected(&other)),
         }
+    }
+
+    /// The children of a collection, which an anchor may name.
+    fn anchored_children(
+        &mut self,
+        anchor: Option<String>,
+        id: NodeId,
+        end: Event,
+        line: usize,
+    ) -> Result<Vec<NodeId>, String> {
+        let anchored = anchor.is_some();
+        self.anchor(anchor, id);
+        self.anchored += usize::from(anchored);
+        let children = self.children(end, line);
+        self.anchored -= usize::from(anchored);
+        children
     }
 
     /// The nodes of a collection up to its end event.
@@ -286,12 +317,13 @@ enum Decoded {
     Mapping(Map<String, Value>),
 }
 
-fn decode(tree: &Tree) -> Result<Value, String> {
+fn decode(tree: Tree) -> Result<Value, String> {
     let Some(root) = tree.root else {
         return Ok(Value::Null);
     };
     let mut decoder = Decoder {
         nodes: &tree.nodes,
+        texts: tree.texts,
         decoded: 0,
         through_aliases: 0,
         alias_depth: 0,
@@ -313,6 +345,7 @@ fn decode(tree: &Tree) -> Result<Value, String> {
 
 struct Decoder<'a> {
     nodes: &'a [Node],
+    texts: Vec<String>,
     /// go-yaml's `decodeCount` and `aliasCount`.
     decoded: usize,
     through_aliases: usize,
@@ -352,7 +385,12 @@ impl Decoder<'_> {
                 let target = *target;
                 self.through_alias(id, name, |d| d.decode(target))
             }
-            Kind::Scalar { value, tag, plain } => self.scalar(value, tag.as_deref(), *plain),
+            Kind::Scalar {
+                text,
+                tag,
+                plain,
+                shared,
+            } => self.scalar(*text, tag.as_deref(), *plain, *shared),
             Kind::Sequence(items) => {
                 self.enter(node.line)?;
                 let mut values = Vec::with_capacity(items.len());
@@ -425,9 +463,9 @@ impl Decoder<'_> {
     /// `<<` written plain (or tagged `!!merge`).
     fn is_merge(&self, id: NodeId) -> bool {
         match &self.nodes[id].kind {
-            Kind::Scalar { value, tag, plain } => {
-                value == "<<" && (*plain || tag.as_deref() == Some(MERGE_TAG))
-            }
+            Kind::Scalar {
+                text, tag, plain, ..
+            } => self.texts[*text] == "<<" && (*plain || tag.as_deref() == Some(MERGE_TAG)),
             _ => false,
         }
     }
@@ -479,9 +517,15 @@ impl Decoder<'_> {
     }
 
     /// go-yaml's `scalar` into `interface{}`.
-    fn scalar(&mut self, value: &str, tag: Option<&str>, plain: bool) -> Result<Decoded, String> {
+    fn scalar(
+        &mut self,
+        text: usize,
+        tag: Option<&str>,
+        plain: bool,
+        shared: bool,
+    ) -> Result<Decoded, String> {
         if self.alias_depth > 0 {
-            self.alias_text += value.len();
+            self.alias_text += self.texts[text].len();
             if self.alias_text > MAX_ALIAS_TEXT {
                 return Err(format!(
                     "yaml: document contains excessive aliasing: aliases copy more than {} MiB \
@@ -490,8 +534,9 @@ impl Decoder<'_> {
                 ));
             }
         }
+        let value = &self.texts[text];
         let resolved = match tag {
-            None if !plain => return Ok(Decoded::Str(value.to_string())),
+            None if !plain => Resolved::Str,
             Some(BINARY_TAG) => return binary(value).map(Decoded::Str),
             None => resolve_plain(value),
             Some(tag) => resolve_tagged(tag, value).map_err(|e| format!("yaml: {e}"))?,
@@ -502,7 +547,10 @@ impl Decoder<'_> {
             Resolved::Int(i) => Decoded::Int(i),
             Resolved::Uint(u) => Decoded::Uint(u),
             Resolved::Float(f) => Decoded::Float(f),
-            Resolved::Timestamp | Resolved::Str => Decoded::Str(value.to_string()),
+            Resolved::Timestamp | Resolved::Str if shared => Decoded::Str(value.clone()),
+            Resolved::Timestamp | Resolved::Str => {
+                Decoded::Str(std::mem::take(&mut self.texts[text]))
+            }
         })
     }
 
