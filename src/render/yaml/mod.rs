@@ -42,3 +42,28 @@ pub(super) fn to_yaml(value: &Value) -> Result<String, String> {
     let reread = go::reread(value)?;
     Ok(emit::emit(&reread))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(3000))]
+
+        /// Whatever the text (YAML's indicators, anchors, tags, breaks, NEL, DEL), reading it
+        /// and printing what was read ends in a value or an error, never a panic.
+        #[test]
+        fn any_text_is_read_and_printed_without_panicking(
+            text in "[-:{}\\[\\],&*!|>'\"%@`#?<~ \n\tyYnN0-9a._\\\\\u{85}\u{7f}\u{feff}]{0,48}"
+        ) {
+            if let Ok(documents) = read_all(&text) {
+                for document in documents {
+                    let _ = to_yaml(&document);
+                }
+            }
+            let _ = read_stream(&text);
+            let _ = read_first(&text);
+        }
+    }
+}
