@@ -33,6 +33,7 @@ Debian (apt-get install --no-install-recommends):
   the package tests: ${DEBIAN_PACKAGE_TESTS[*]}
   the soak: ${DEBIAN_SOAK[*]}
   the playground test: ${DEBIAN_BROWSER[*]}
+  render's YAML compared with Go's sigs.k8s.io/yaml: ${DEBIAN_GO_YAML[*]}
 cargo: wasm-bindgen-cli at the version in Cargo.lock (scripts/build-wasm.sh)
 npm: the packages of wasm/package-lock.json, in wasm/node_modules (npm ci)
 LIST
@@ -48,6 +49,8 @@ soak_tools=yes
 install_debian "the soak" "${DEBIAN_SOAK[@]}" || soak_tools=no
 browser=yes
 install_debian "the playground test" "${DEBIAN_BROWSER[@]}" || browser=no
+go_yaml=yes
+install_debian "render's YAML compared with Go's" "${DEBIAN_GO_YAML[@]}" || go_yaml=no
 
 step "format"
 cargo fmt --all -- --check
@@ -62,8 +65,15 @@ cargo check --lib --no-default-features --target wasm32-unknown-unknown
 ran+=("the core builds for wasm32")
 
 step "tests"
+# tests/go_yaml.rs compares render's YAML with Go's: where Go is installed it must not skip.
+if [ "$go_yaml" = yes ]; then export REQUIRE_GO_YAML=1; fi
 cargo test --all-features
 ran+=("cargo test --all-features (CRD validation against crds/ included)")
+if [ "$go_yaml" = yes ]; then
+  ran+=("render's YAML against Go's sigs.k8s.io/yaml (tests/go_yaml.rs)")
+else
+  skipped+=("render's YAML against Go: ${DEBIAN_GO_YAML[*]} missing (tests/go_yaml.rs printed SKIP)")
+fi
 if [ "$package_tools" = yes ]; then
   ran+=("the package tests (amd64 and arm64 images: skopeo, umoci, qemu-user)")
 else

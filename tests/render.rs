@@ -388,10 +388,13 @@ fn a_function_that_is_not_served_times_out() {
             &composition(&[("extra", "function-extra")]),
         )
         .file("functions.yaml", &functions);
+    // Given twice, --timeout keeps the last, as kong does in `crossplane render`.
     let run = scenario.render(&[
         "xr.yaml",
         "composition.yaml",
         "functions.yaml",
+        "--timeout",
+        "1h",
         "--timeout",
         "1s",
     ]);
@@ -699,5 +702,50 @@ fn requirements_that_never_stabilise_are_an_error() {
     assert_eq!(
         run.stderr,
         "function-artifactory: error: cannot render composite resource: cannot run pipeline step \"extra\": requirements didn't stabilize after the maximum number of iterations (5)\n"
+    );
+}
+
+// ---- claims (issue 24) ----
+
+/// A claim with `--xrd` renders the XR Crossplane builds from it and says so on stderr; the
+/// same claim always gets the same XR name. (The output: examples/render-claim.)
+#[test]
+fn a_claim_renders_its_xr_and_names_it_on_stderr() {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/render-claim");
+    let args = [
+        "claim.yaml",
+        "composition.yaml",
+        "functions.yaml",
+        "--xrd",
+        "../cluster/xrd.yaml",
+    ];
+    let run = support::render::render_in(&dir, &args);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let name = "team1-repos-znz6g";
+    assert_eq!(
+        run.stderr,
+        format!(
+            "function-artifactory: rendering XRepositories \"{name}\", the composite resource \
+             of claim Repositories team1/team1-repos (in a cluster its name ends in five random \
+             characters)\n"
+        )
+    );
+    let documents: Vec<Value> = serde_yaml_ng::Deserializer::from_str(&run.stdout)
+        .map(|d| serde::Deserialize::deserialize(d).unwrap())
+        .collect();
+    assert_eq!(documents[0]["kind"], "XRepositories");
+    assert_eq!(documents[0]["metadata"]["name"], name);
+    // Composed resources carry the claim's labels and the XR as their controller.
+    for composed in &documents[1..] {
+        let labels = &composed["metadata"]["labels"];
+        assert_eq!(labels["crossplane.io/claim-name"], "team1-repos");
+        assert_eq!(labels["crossplane.io/claim-namespace"], "team1");
+        assert_eq!(labels["crossplane.io/composite"], name);
+        assert_eq!(composed["metadata"]["ownerReferences"][0]["name"], name);
+    }
+    let again = support::render::render_in(&dir, &args);
+    assert_eq!(
+        again.stdout, run.stdout,
+        "the same claim renders the same bytes"
     );
 }

@@ -1,12 +1,11 @@
 //! Reading the files `render` is given, with the checks and error texts of
 //! `crossplane render` (`cmd/crank/render/load.go` and `cmd.go`).
 //!
-//! YAML is parsed with serde_yaml_ng, which follows YAML 1.2: unlike Go's
-//! yaml.v2 it reads `yes`/`on` as strings and leaves dates as strings. Quote
-//! such values in the input files when the difference matters.
+//! YAML is read as `sigs.k8s.io/yaml` reads it (YAML 1.1, merge keys, JSON numbers): see
+//! [`super::yaml`].
 
 use super::secrets::StepCredential;
-use super::Result;
+use super::{yaml, Result};
 use crate::proto::v1::{resource_selector, MatchLabels, ResourceSelector};
 use anyhow::{Context as _, Error};
 use serde::Deserialize;
@@ -144,7 +143,7 @@ struct FunctionSpec {
 pub(super) fn composite(path: &Path) -> Result<Object> {
     let load = || -> Result<Object> {
         let text = read(path).context("cannot read composite resource file")?;
-        let mut docs = parse_stream(&text).context("cannot unmarshal composite resource YAML")?;
+        let mut docs = parse_all(&text).context("cannot unmarshal composite resource YAML")?;
         if docs.len() != 1 {
             let msg = format!("expected one YAML document, found {}", docs.len());
             return Err(Error::msg(msg).context("cannot unmarshal composite resource YAML"));
@@ -159,11 +158,13 @@ pub(super) fn composite(path: &Path) -> Result<Object> {
 pub(super) fn composition(path: &Path) -> Result<Composition> {
     let load = || -> Result<Composition> {
         let text = read(path).context("cannot read composition file")?;
-        let mut docs = parse_stream(&text).context("cannot unmarshal composition resource YAML")?;
-        let doc = if docs.is_empty() {
+        let doc = yaml::read_first(&text)
+            .map_err(Error::msg)
+            .context("cannot unmarshal composition resource YAML")?;
+        let doc = if doc.is_null() {
             Value::Object(Map::new())
         } else {
-            docs.remove(0)
+            doc
         };
         parse_composition(doc)
     };
@@ -299,9 +300,11 @@ pub(super) fn xrd(path: &Path) -> Result<Object> {
     let load =
         || -> Result<Object> {
             let text = read(path).context("cannot read XRD file")?;
-            let docs = parse_stream(&text).context("cannot unmarshal XRD YAML")?;
-            match docs.into_iter().next() {
-                Some(Value::Object(object)) => Ok(object),
+            let doc = yaml::read_first(&text)
+                .map_err(Error::msg)
+                .context("cannot unmarshal XRD YAML")?;
+            match doc {
+                Value::Object(object) => Ok(object),
                 _ => Err(Error::msg("the file holds no YAML mapping")
                     .context("cannot unmarshal XRD YAML")),
             }
@@ -324,9 +327,11 @@ pub(super) fn context(files: &[String], values: &[String]) -> Result<Object> {
     Ok(context)
 }
 
+/// The first document of a context value (`null` for none), as `sigs.k8s.io/yaml.Unmarshal`
+/// reads it.
 fn parse_value(text: &str, key: &str) -> Result<Value> {
-    serde_yaml_ng::from_str(text).map_err(|e| {
-        Error::msg(e.to_string()).context(format!(
+    yaml::read_first(text).map_err(|e| {
+        Error::msg(e).context(format!(
             "cannot unmarshal YAML/JSON for context key {key:?}"
         ))
     })
@@ -404,7 +409,7 @@ fn read_stream(path: &Path) -> Result<Vec<Value>> {
     for file in files {
         let text = read(&file)?;
         docs.extend(
-            parse_stream(&text)
+            split_stream(&text)
                 .with_context(|| format!("cannot parse YAML stream in {}", file.display()))?,
         );
     }
@@ -430,16 +435,16 @@ fn yaml_files(dir: &Path) -> Result<Vec<PathBuf>> {
     Ok(files)
 }
 
-/// The non-empty documents of a YAML stream.
-fn parse_stream(text: &str) -> Result<Vec<Value>> {
-    let mut docs = Vec::new();
-    for document in serde_yaml_ng::Deserializer::from_str(text) {
-        let value = Value::deserialize(document).map_err(|e| Error::msg(e.to_string()))?;
-        if !value.is_null() {
-            docs.push(value);
-        }
-    }
-    Ok(docs)
+/// The non-empty documents of a file of manifests, split as crossplane render splits one.
+fn split_stream(text: &str) -> Result<Vec<Value>> {
+    let documents = yaml::read_stream(text).map_err(Error::msg)?;
+    Ok(documents.into_iter().filter(|doc| !doc.is_null()).collect())
+}
+
+/// The non-empty documents of a text as YAML delimits them.
+fn parse_all(text: &str) -> Result<Vec<Value>> {
+    let documents = yaml::read_all(text).map_err(Error::msg)?;
+    Ok(documents.into_iter().filter(|doc| !doc.is_null()).collect())
 }
 
 /// A document as a Kubernetes object: a mapping with a `kind`, as the

@@ -8,7 +8,7 @@
 //! other function is called over insecure gRPC at its development target.
 
 use super::load::{self, object_at, resource_name, str_at, Composition, Function, Object, Step};
-use super::{secrets, RenderArgs, Result};
+use super::{claim, secrets, RenderArgs, Result};
 use crate::core::time::format_go_duration;
 use crate::proto::v1::{
     self, resource_selector, Capability, Condition, RequestMeta, Requirements, Resource,
@@ -53,16 +53,31 @@ pub(super) struct Inputs {
 impl Inputs {
     /// Loads the files in `crossplane render`'s order, with its checks.
     pub(super) fn load(args: &RenderArgs) -> Result<Inputs> {
-        let composite = load::composite(&args.composite_resource)?;
+        let document = load::composite(&args.composite_resource)?;
         let composition = load::composition(&args.composition)?;
-        check_composition(&composite, &composition)?;
+        // A document of another kind than the Composition's may be a claim of the XRD's.
+        let mut definition = None;
+        let mut composite = document;
+        if let Some(path) = &args.xrd {
+            if str_at(&composite, &["kind"]) != composition.composite_kind {
+                let xrd = load::xrd(path)?;
+                if let Some(built) = claim::composite_of(&composite, &xrd, &composition.name)? {
+                    eprintln!("{}", built.note);
+                    composite = built.xr;
+                }
+                definition = Some(xrd);
+            }
+        }
+        check_composition(&composite, &composition, args.xrd.is_some())?;
         let functions = match &args.functions {
             Some(path) => load::functions(path)?,
             None => Vec::new(),
         };
-        let mut composite = composite;
         if let Some(path) = &args.xrd {
-            let definition = load::xrd(path)?;
+            let definition = match definition {
+                Some(definition) => definition,
+                None => load::xrd(path)?,
+            };
             super::xrd::apply(&mut composite, &definition)?;
         }
         let credentials = match &args.function_credentials {
@@ -74,10 +89,11 @@ impl Inputs {
             None => Vec::new(),
         };
         let mut required = Vec::new();
-        for path in &args.required_resources {
+        if let Some(path) = RenderArgs::last_path(&args.required_resources, "--required-resources")
+        {
             required.extend(load::resources(path, "required resources")?);
         }
-        for path in &args.extra_resources {
+        if let Some(path) = RenderArgs::last_path(&args.extra_resources, "--extra-resources") {
             required.extend(load::resources(path, "extra resources")?);
         }
         let schemas = if args.required_schemas.is_empty() {
@@ -105,12 +121,23 @@ impl Inputs {
     }
 }
 
-/// The checks `crossplane render` (v2) makes before running anything.
-fn check_composition(xr: &Object, composition: &Composition) -> Result<()> {
+/// The checks `crossplane render` (v2) makes before running anything. A kind of the
+/// Composition's group may be a claim: without `--xrd`, the error says how to render one.
+fn check_composition(xr: &Object, composition: &Composition, xrd_given: bool) -> Result<()> {
     let (xr_kind, xr_api_version) = (str_at(xr, &["kind"]), str_at(xr, &["apiVersion"]));
     if composition.composite_kind != xr_kind {
+        let group = |api_version: &str| api_version.split_once('/').map(|(g, _)| g.to_owned());
+        let same_group = group(xr_api_version) == group(&composition.composite_api_version);
+        let hint = if same_group && !xrd_given {
+            format!(
+                "; if {xr_kind} is a claim, give its CompositeResourceDefinition with --xrd to \
+                 render the XR Crossplane builds from it"
+            )
+        } else {
+            String::new()
+        };
         return Err(Error::msg(format!(
-            "composition's compositeTypeRef.kind ({}) does not match XR's kind ({xr_kind})",
+            "composition's compositeTypeRef.kind ({}) does not match XR's kind ({xr_kind}){hint}",
             composition.composite_kind
         )));
     }

@@ -8,7 +8,8 @@
 //!
 //! Numbers: the wire format has only doubles. A double with an integral value
 //! that fits an `i64` becomes a JSON integer (Kubernetes integers arrive this
-//! way and must print as `3`, not `3.0`), other finite doubles stay floats,
+//! way and must print as `3`, not `3.0`), from 2^53 on the one with the
+//! shortest digits, as Go's JSON writes it; other finite doubles stay floats,
 //! and NaN or infinities, which JSON cannot hold, become `null`.
 //!
 //! Cost: every Kubernetes object of a call passes through here twice, so both
@@ -278,11 +279,25 @@ impl prost::Message for Struct {
 /// The JSON number for a protobuf double (see the module documentation).
 pub fn json_number(number: f64) -> Value {
     const I64_BOUND: f64 = 9_223_372_036_854_775_808.0; // 2^63
+    const EXACT_BOUND: f64 = 9_007_199_254_740_992.0; // 2^53
     let integral = number.fract() == 0.0 && number.abs() < I64_BOUND;
     let negative_zero = number == 0.0 && number.is_sign_negative();
     if integral && !negative_zero {
-        Value::Number(Number::from(number as i64))
+        let integer = if number.abs() < EXACT_BOUND {
+            number as i64
+        } else {
+            shortest_integer(number)
+        };
+        Value::Number(Number::from(integer))
     } else {
         Number::from_f64(number).map_or(Value::Null, Value::Number)
     }
+}
+
+/// An integral double from 2^53 on, as the integer with the shortest digits that reads back as
+/// the same double: what Go's JSON writes for it (2^60 is `1152921504606847000`), and so what a
+/// Kubernetes object holds after Crossplane's JSON round trip. (Rust's `Display` writes those
+/// digits; the double is unchanged, so the wire bytes are too.)
+fn shortest_integer(number: f64) -> i64 {
+    format!("{number}").parse().unwrap_or(number as i64)
 }
