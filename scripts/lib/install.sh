@@ -61,11 +61,20 @@ install_debian() {
     return 1
   fi
   install_say "Debian packages for $purpose: ${missing[*]}"
+  # apt-get's progress goes to a log, shown only when it fails.
+  local log
+  log="$(mktemp)"
   if [ -z "${INSTALL_APT_UPDATED:-}" ]; then
-    as_root apt-get update -qq >&2
+    as_root apt-get update -qq >"$log" 2>&1 || { cat "$log" >&2; rm -f "$log"; return 1; }
     INSTALL_APT_UPDATED=1
   fi
-  as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}" >&2
+  if ! as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}" >"$log" 2>&1; then
+    cat "$log" >&2
+    rm -f "$log"
+    install_say "apt-get could not install ${missing[*]}"
+    return 1
+  fi
+  rm -f "$log"
   mapfile -t missing < <(debian_missing "$@")
   if [ ${#missing[@]} -gt 0 ]; then
     install_say "apt-get did not install ${missing[*]}"
