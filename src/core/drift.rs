@@ -10,6 +10,7 @@ use crate::core::problems::{a_or_an, Findings};
 use crate::core::status;
 use crate::proto::v1::{Ready, Result as FnResult, Severity, Target};
 use serde_json::{Map, Value};
+use std::collections::BTreeSet;
 
 type Object = Map<String, Value>;
 
@@ -166,10 +167,12 @@ fn dropped_members(p: &Planned, live: Option<&Object>) -> Option<Vec<String>> {
         return None;
     }
     let effective = strings(live.get("status")?.get("atProvider")?.get("repositories")?)?;
+    // A set: a virtual may have hundreds of members.
+    let effective: BTreeSet<&str> = effective.iter().map(String::as_str).collect();
     let dropped: Vec<String> = p
         .member_keys
         .iter()
-        .filter(|key| !effective.contains(key))
+        .filter(|key| !effective.contains(key.as_str()))
         .cloned()
         .collect();
     (!dropped.is_empty()).then_some(dropped)
