@@ -163,6 +163,8 @@ fn run(request: &RunFunctionRequest, findings: &mut Findings) -> RunFunctionResp
         .iter()
         .map(|l| l.is_some_and(lifecycle::leak_suspected))
         .collect();
+    // The input's warnings, taken before drift adds its own (which carry their own results).
+    let input_warnings: Vec<FnResult> = composite_warnings(findings).collect();
     let drift_results = drift::drift_warnings(&planned, &live, &input, spec.project_key, findings);
     let report = status::Report {
         planned: &planned,
@@ -181,7 +183,7 @@ fn run(request: &RunFunctionRequest, findings: &mut Findings) -> RunFunctionResp
         .results
         .extend(status::change_results(&report, &previous));
     response.results.extend(moves.iter().map(move_result));
-    response.results.extend(composite_warnings(findings));
+    response.results.extend(input_warnings);
     response.results.extend(drift_results);
     findings.rendered = Some((api, planned.len()));
     response

@@ -108,20 +108,21 @@ pub(crate) fn check_project_key_change(
     let Some(project_key) = project_key else {
         return false;
     };
-    let renames: Vec<(&str, &str)> = planned
+    let renames: Vec<(&str, &str, &Object)> = planned
         .iter()
         .zip(live)
-        .filter_map(|(p, live)| Some((live_key((*live)?)?, p.key.as_str())))
-        .filter(|(old, new)| old != new)
+        .filter_map(|(p, live)| Some((live_key((*live)?)?, p.key.as_str(), (*live)?)))
+        .filter(|(old, new, _)| old != new)
         .collect();
-    let from_project_key =
-        |(old, new): &(&str, &str)| new.contains(project_key) && !old.contains(project_key);
+    let from_project_key = |(old, new, _): &(&str, &str, &Object)| {
+        new.contains(project_key) && !old.contains(project_key)
+    };
     if renames.is_empty() || !renames.iter().all(from_project_key) {
         return false;
     }
     let list: Vec<String> = renames
         .iter()
-        .map(|(old, new)| format!("\"{old}\" -> \"{new}\""))
+        .map(|(old, new, _)| format!("\"{old}\" -> \"{new}\""))
         .collect();
     let count = renames.len();
     let noun = if count == 1 {
@@ -129,17 +130,61 @@ pub(crate) fn check_project_key_change(
     } else {
         "repositories"
     };
+    let previous = previous_project_key(renames.iter().map(|(_, _, live)| *live));
+    let (from, restore) = match previous {
+        PreviousProjectKey::Unknown => (
+            String::new(),
+            "restore projectKey to the value the live keys were made with".to_owned(),
+        ),
+        PreviousProjectKey::Unset => (
+            " from unset".to_owned(),
+            "remove projectKey, as the live keys were made without one".to_owned(),
+        ),
+        PreviousProjectKey::Was(old) => (
+            format!(" from \"{old}\""),
+            format!("restore projectKey: \"{old}\", the value the live keys were made with"),
+        ),
+    };
     findings.problem(
         Category::UnsafeChange,
         "spec.projectKey",
         None,
         format!(
-            "changing projectKey to \"{project_key}\" would rename {count} live {noun}: {}; keys are immutable in Artifactory, so each would be orphaned and a new one created",
+            "changing projectKey{from} to \"{project_key}\" would rename {count} live {noun}: {}; keys are immutable in Artifactory, so each would be orphaned and a new one created",
             list.join(", ")
         ),
-        "restore projectKey to the value the live keys were made with; to move the repositories to the new project, add new entries and remove these, which are then retired safely",
+        format!("{restore}; to move the repositories to the new project, add new entries and remove these, which are then retired safely"),
     );
     true
+}
+
+/// The project key the live repositories were rendered with.
+enum PreviousProjectKey<'a> {
+    Was(&'a str),
+    Unset,
+    /// They disagree, or one is not a managed resource this function rendered.
+    Unknown,
+}
+
+/// Read from the live resources' `spec.forProvider.projectKey`, which the function writes
+/// from `spec.projectKey`: the old value is gone from the composite, but not from them.
+fn previous_project_key<'a>(live: impl Iterator<Item = &'a Object>) -> PreviousProjectKey<'a> {
+    let mut values = live.map(|object| {
+        object
+            .get("spec")
+            .and_then(|spec| spec.get("forProvider"))
+            .map(|fields| fields.get("projectKey").and_then(Value::as_str))
+    });
+    let Some(Some(first)) = values.next() else {
+        return PreviousProjectKey::Unknown;
+    };
+    if !values.all(|value| value == Some(first)) {
+        return PreviousProjectKey::Unknown;
+    }
+    match first {
+        Some(old) => PreviousProjectKey::Was(old),
+        None => PreviousProjectKey::Unset,
+    }
 }
 
 /// The provider may have created a repository it did not record: a create

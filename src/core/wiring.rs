@@ -5,7 +5,7 @@ use crate::core::catalog::{package_family, Rclass};
 use crate::core::composite::Entry;
 use crate::core::path::FieldPath;
 use crate::core::plan::Planned;
-use crate::core::problems::{a_or_an, suggestion, Category, Findings};
+use crate::core::problems::{a_or_an, closest, suggestion, Category, Findings};
 use std::collections::{BTreeMap, BTreeSet};
 
 /// Resolves member keys of every virtual and checks the wiring rules.
@@ -33,9 +33,14 @@ pub(crate) fn wire(planned: &mut [Planned], entries: &[Entry], findings: &mut Fi
         .filter_map(|e| e.name)
         .filter(|name| !by_name.contains_key(name))
         .collect();
+    let names = Names {
+        all: planned,
+        by_name: &by_name,
+        failed: &failed,
+    };
     let resolved: Vec<(Vec<String>, Option<String>)> = planned
         .iter()
-        .map(|p| resolve_virtual(p, planned, &by_name, &failed, findings))
+        .map(|p| resolve_virtual(p, &names, findings))
         .collect();
     for (p, (members, default_key)) in planned.iter_mut().zip(resolved) {
         p.member_keys = members;
@@ -82,26 +87,50 @@ fn check_class_fields(entry: &Entry, findings: &mut Findings) {
     }
 }
 
+/// The entries a virtual may name: the planned ones by name, and those that could not be
+/// planned (their own problems are reported; a member naming one adds nothing).
+struct Names<'p, 'a> {
+    all: &'p [Planned<'a>],
+    by_name: &'p BTreeMap<&'a str, usize>,
+    failed: &'p BTreeSet<&'a str>,
+}
+
+impl<'p, 'a> Names<'p, 'a> {
+    fn get(&self, name: &str) -> Option<&'p Planned<'a>> {
+        self.by_name.get(name).map(|i| &self.all[*i])
+    }
+
+    /// What a member of `p` could mean, for suggestions: every entry but `p` itself.
+    fn known(&self, p: &Planned) -> Vec<&'a str> {
+        self.by_name
+            .keys()
+            .chain(self.failed)
+            .copied()
+            .filter(|n| *n != p.name)
+            .collect()
+    }
+}
+
 fn resolve_virtual(
     p: &Planned,
-    all: &[Planned],
-    by_name: &BTreeMap<&str, usize>,
-    failed: &BTreeSet<&str>,
+    names: &Names,
     findings: &mut Findings,
 ) -> (Vec<String>, Option<String>) {
     let entry = p.entry;
     if entry.rclass != Some(Rclass::Virtual) {
         return (Vec::new(), None);
     }
-    let names = entry.repositories.as_deref().unwrap_or_default();
+    let members = entry.repositories.as_deref().unwrap_or_default();
+    let default_follows = default_follows_from_member(p, members, names);
     let mut keys = Vec::new();
     let repositories_path = entry.at_field("repositories");
-    for (index, member_name) in names.iter().enumerate() {
+    for (index, member_name) in members.iter().enumerate() {
         let path = repositories_path.index(index);
-        if failed.contains(member_name) {
+        if names.failed.contains(member_name) {
             continue;
         }
-        if let Some(member) = find_member(p, member_name, all, by_name, failed, &path, findings) {
+        let also_default = default_follows == Some(*member_name);
+        if let Some(member) = find_member(p, member_name, names, also_default, &path, findings) {
             check_member(p, member, &path, findings);
             keys.push(member.key.clone());
         }
@@ -115,17 +144,48 @@ fn resolve_virtual(
     );
     let default_key = entry
         .default_deployment_repo
-        .filter(|name| !failed.contains(name))
-        .and_then(|name| resolve_default(p, name, all, by_name, findings));
+        .filter(|name| !names.failed.contains(name) && default_follows.is_none())
+        .and_then(|name| resolve_default(p, name, names, findings));
     (keys, default_key)
 }
 
+/// The misspelled member that the default deployment repository's problem would only follow
+/// from, so that one typo is reported once, at the member, whose fix says so:
+/// - the default names that same missing member (`[libs-relase]`, default `libs-relase`);
+/// - or the default is the entry the member was meant to name and would be a deployable
+///   member once the typo is fixed (`[libs-relase]`, default `libs-release`).
+fn default_follows_from_member<'m>(
+    p: &Planned,
+    members: &[&'m str],
+    names: &Names,
+) -> Option<&'m str> {
+    let default = p.entry.default_deployment_repo?;
+    let mut missing = members
+        .iter()
+        .filter(|name| {
+            **name != p.name && names.get(name).is_none() && !names.failed.contains(*name)
+        })
+        .peekable();
+    missing.peek()?;
+    let meant = !members.contains(&default)
+        && names
+            .get(default)
+            .is_some_and(|member| is_deployable_member(p, member));
+    let known = names.known(p);
+    missing
+        .find(|name| {
+            **name == default || (meant && closest(name, known.iter().copied()) == Some(default))
+        })
+        .copied()
+}
+
+/// The entry a member names. `also_default`: the default deployment repository's problem
+/// follows from this member's, and is said here instead.
 fn find_member<'p, 'a>(
     p: &Planned,
     name: &str,
-    all: &'p [Planned<'a>],
-    by_name: &BTreeMap<&str, usize>,
-    failed: &BTreeSet<&str>,
+    names: &Names<'p, 'a>,
+    also_default: bool,
     path: &FieldPath,
     findings: &mut Findings,
 ) -> Option<&'p Planned<'a>> {
@@ -142,24 +202,32 @@ fn find_member<'p, 'a>(
         );
         return None;
     }
-    if let Some(index) = by_name.get(name) {
-        return Some(&all[*index]);
+    if let Some(member) = names.get(name) {
+        return Some(member);
     }
-    let known: Vec<&str> = by_name
-        .keys()
-        .chain(failed)
-        .copied()
-        .filter(|n| *n != p.name)
-        .collect();
+    let known = names.known(p);
+    let mut fix = format!(
+        "name an entry of spec.repositories ({}), or list a repository outside this composite by key in externalRepositories",
+        suggestion(name, known.iter().copied())
+    );
+    match p.entry.default_deployment_repo {
+        Some(default) if also_default && default == name => fix.push_str(&format!(
+            "; defaultDeploymentRepo names \"{name}\" too: correct it with this member"
+        )),
+        Some(default) if also_default => fix.push_str(&format!(
+            "; defaultDeploymentRepo \"{default}\" is a member once this is fixed"
+        )),
+        _ => {}
+    }
     findings.problem(
         Category::InvalidWiring,
         path.to_string(),
         Some(p.entry.index),
-        format!("{}: member \"{name}\" names no repository entry of this composite", p.entry.label()),
         format!(
-            "name an entry of spec.repositories ({}), or list a repository outside this composite by key in externalRepositories",
-            suggestion(name, known.iter().copied())
+            "{}: member \"{name}\" names no repository entry of this composite",
+            p.entry.label()
         ),
+        fix,
     );
     None
 }
@@ -190,12 +258,11 @@ fn check_member(p: &Planned, member: &Planned, path: &FieldPath, findings: &mut 
 fn resolve_default(
     p: &Planned,
     name: &str,
-    all: &[Planned],
-    by_name: &BTreeMap<&str, usize>,
+    names: &Names,
     findings: &mut Findings,
 ) -> Option<String> {
     let listed = p.entry.repositories.iter().flatten().any(|m| *m == name);
-    let member = by_name.get(name).map(|i| &all[*i]);
+    let member = names.get(name);
     match member {
         Some(member) if listed && is_deployable_member(p, member) => Some(member.key.clone()),
         _ => {
@@ -218,11 +285,7 @@ fn resolve_default(
                 .repositories
                 .iter()
                 .flatten()
-                .filter(|m| {
-                    by_name
-                        .get(*m)
-                        .is_some_and(|i| is_deployable_member(p, &all[*i]))
-                })
+                .filter(|m| names.get(m).is_some_and(|m| is_deployable_member(p, m)))
                 .copied()
                 .collect();
             let fix = if locals.is_empty() {

@@ -161,8 +161,23 @@ pub fn version() -> String {
     env!("CARGO_PKG_VERSION").to_owned()
 }
 
-/// The kinds rendered per provider API: `{flat, cluster, namespaced}`, or the
-/// list of one API when given.
+/// The kinds the function renders, from its built-in catalog: each API's newest provider
+/// release (flat v0.6.0; cluster and namespaced the newest the catalog has).
+///
+/// `providerApi` is optional:
+/// - left out, `undefined` or `null`: an object of three lists,
+///   `{flat: Kind[], cluster: Kind[], namespaced: Kind[]}`;
+/// - `"flat"`, `"cluster"` or `"namespaced"` (exactly, lower case): that API's `Kind[]`.
+///
+/// Another string (`"auto"`, `"Cluster"`) throws a JavaScript `Error` naming the three; a
+/// value of another type throws an `Error` too. Each `Kind` is
+/// `{rclass, packageType, apiVersion, kind, namespaced}`, with `packageType` the catalog's
+/// lower-case name (`dockerv2`, `maven`).
+///
+/// ```js
+/// fa.kinds().cluster.length;                                   // how many cluster-scoped kinds
+/// fa.kinds('namespaced').filter((k) => k.packageType === 'npm'); // its npm kinds, one per rclass
+/// ```
 #[wasm_bindgen(unchecked_return_type = "Record<ProviderApi, Kind[]> | Kind[]")]
 pub fn kinds(
     #[wasm_bindgen(js_name = providerApi)] provider_api: Option<String>,

@@ -99,9 +99,11 @@ test('renderComposite attaches problems and warnings to their entries', () => {
   assert.ok(out.problems[0].message.includes('"libs-cache"'));
   composite.spec.repositories.pop();
   const ok = fa.renderComposite({ composite });
-  // Two about the key "1libs", one about projectKey without projectEnvironments.
-  assert.deepEqual(ok.warnings.map((w) => w.entry), [0, 0, 0]);
-  assert.ok(ok.warnings.some((w) => w.message.includes('projectEnvironments')));
+  // Two about the key "1libs"; one about projectKey without projectEnvironments, for the
+  // composite (it names the entries), not for an entry.
+  assert.deepEqual(ok.warnings.map((w) => w.entry), [0, 0, null]);
+  assert.equal(ok.warnings[2].path, 'spec.projectKey');
+  assert.match(ok.warnings[2].message, /repository ok does not set forProvider\.projectEnvironments/);
   assert.equal(ok.resources.ok.metadata.annotations['crossplane.io/external-name'], '1libs');
   assert.deepEqual(ok.conditions[0], {
     type: 'RepositoriesReady', status: 'False', reason: 'Creating',
@@ -179,4 +181,15 @@ test('version and kinds', () => {
   }
   assert.ok(kinds.flat.some((k) => k.kind === 'LocalMavenRepository' && k.rclass === 'local' && k.packageType === 'maven'));
   assert.ok(kinds.namespaced.every((k) => k.namespaced));
+});
+
+test('kinds() is documented, with its argument, in the TypeScript declarations', () => {
+  const dts = readFileSync(path.join(root, 'pkg/function_artifactory.d.ts'), 'utf8');
+  const declaration = 'export function kinds(providerApi?: string | null): Record<ProviderApi, Kind[]> | Kind[];';
+  const at = dts.indexOf(declaration);
+  assert.ok(at > 0, declaration);
+  const doc = dts.slice(dts.lastIndexOf('/**', at), at);
+  for (const said of ['`undefined` or `null`', '`"flat"`, `"cluster"` or `"namespaced"`', '`{flat: Kind[], cluster: Kind[], namespaced: Kind[]}`', 'throws a JavaScript `Error`']) {
+    assert.ok(doc.includes(said), `the doc comment of kinds says ${said}`);
+  }
 });
