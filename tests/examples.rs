@@ -248,3 +248,50 @@ fn the_runtime_config_probes_what_the_server_serves() {
         "function-artifactory"
     );
 }
+
+/// The activation policy the README offers for Crossplane v2 without its default policy names
+/// exactly the CRDs of the kinds the cluster example renders: one missing and that kind is never
+/// served, so the claim never becomes ready.
+#[test]
+fn the_activation_policy_activates_the_kinds_of_the_cluster_example() {
+    let Some(crds) = support::crd::provider_crd_documents("cluster") else {
+        return;
+    };
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/cluster");
+    let args = read_args(&root, "render.args");
+    let composite = documents(&args.composite).remove(0);
+    let composition = documents(&args.composition).remove(0);
+    let input = composition["spec"]["pipeline"][0]["input"].clone();
+    let response = request(composite).input(input).run();
+    let mut rendered: Vec<String> = desired_resources(&response)
+        .values()
+        .map(|object| {
+            let group = object["apiVersion"]
+                .as_str()
+                .unwrap()
+                .split('/')
+                .next()
+                .unwrap();
+            let kind = object["kind"].as_str().unwrap();
+            let (_, crd) = crds
+                .iter()
+                .find(|(_, crd)| {
+                    crd["spec"]["group"] == group && crd["spec"]["names"]["kind"] == kind
+                })
+                .unwrap_or_else(|| panic!("no CRD for {kind} in {group}"));
+            crd["metadata"]["name"].as_str().unwrap().to_owned()
+        })
+        .collect();
+    rendered.sort();
+    rendered.dedup();
+    let policy = example_file("cluster/activation-policy.yaml");
+    assert_eq!(policy["kind"], "ManagedResourceActivationPolicy");
+    let mut activated: Vec<String> = policy["spec"]["activate"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|name| name.as_str().unwrap().to_owned())
+        .collect();
+    activated.sort();
+    assert_eq!(activated, rendered);
+}
