@@ -34,3 +34,6 @@ pub mod render;
 
 #[cfg(feature = "wasm")]
 pub mod wasm;
+
+#[cfg(feature = "component")]
+pub mod component;
