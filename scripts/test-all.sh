@@ -2,7 +2,7 @@
 # Runs every test of the project on a fresh machine: installs what the tests
 # need, then format, lint, the Rust tests (all features), the wasm32 build of
 # the core, a short soak of the server (scripts/soak.sh) and the WebAssembly package
-# (scripts/test-wasm.sh). The provider CRDs that rendered resources are
+# (scripts/test-wasm.sh) and the WebAssembly component in wasmtime (scripts/test-component.sh). The provider CRDs that rendered resources are
 # validated against are in the repository (crds/), so CRD validation never
 # skips. What it installs is said first; as root it installs Debian packages with
 # apt-get (without recommended packages); otherwise the checks that need a missing
@@ -32,6 +32,7 @@ declare -A needed=(
   [qemu-aarch64]="qemu-user:the package tests (running the arm64 binary)"
   [h2load]="nghttp2-client:the soak (load over HTTP/2)"
   [/usr/bin/chromium]="chromium:the playground test in a real browser"
+  [wasm-opt]="binaryen:wasm-opt, the size of both WebAssembly builds"
 )
 missing=()
 for command in "${!needed[@]}"; do
@@ -41,7 +42,7 @@ for command in "${!needed[@]}"; do
 done
 
 step "what this installs"
-echo "rustup: rustfmt, clippy, targets wasm32-unknown-unknown, x86_64-unknown-linux-musl and aarch64-unknown-linux-musl"
+echo "rustup: rustfmt, clippy, targets wasm32-unknown-unknown, wasm32-wasip2, x86_64-unknown-linux-musl and aarch64-unknown-linux-musl"
 echo "cargo: wasm-bindgen-cli at the version in Cargo.lock (scripts/build-wasm.sh)"
 echo "npm: the packages of wasm/package-lock.json, in wasm/node_modules"
 if [ ${#missing[@]} -gt 0 ]; then
@@ -107,3 +108,7 @@ else
   ran+=("WebAssembly: Node tests, benchmark")
   skipped+=("the playground in a real browser: chromium missing")
 fi
+
+step "the WebAssembly component for function-wasm: build twice (one digest), tests in wasmtime"
+scripts/test-component.sh
+ran+=("WebAssembly component: reproducible build, OCI layout, tests in wasmtime (tests/component-host)")

@@ -17,6 +17,7 @@ use sha2::{Digest, Sha256};
 use std::collections::BTreeMap;
 use std::path::Path;
 use wit_component::{ComponentEncoder, DecodedWasm, WitPrinter};
+use wit_parser::{WorldItem, WorldKey};
 
 const OCI_MANIFEST: &str = "application/vnd.oci.image.manifest.v1+json";
 const OCI_INDEX: &str = "application/vnd.oci.image.index.v1+json";
@@ -88,9 +89,15 @@ fn interface_names(component: &[u8]) -> Result<(Vec<String>, Vec<String>)> {
         bail!("a WIT package, not a component");
     };
     let world = &resolve.worlds[world];
-    let imports = world.imports.keys().map(|k| resolve.name_world_key(k)).collect();
-    let exports = world.exports.keys().map(|k| resolve.name_world_key(k)).collect();
-    Ok((imports, exports))
+    // Functions and interfaces; a type the world names (`log-level`) is neither.
+    let names = |items: &wit_parser::IndexMap<WorldKey, WorldItem>| -> Vec<String> {
+        items
+            .iter()
+            .filter(|(_, item)| !matches!(item, WorldItem::Type { .. }))
+            .map(|(key, _)| resolve.name_world_key(key))
+            .collect()
+    };
+    Ok((names(&world.imports), names(&world.exports)))
 }
 
 #[derive(Serialize)]
