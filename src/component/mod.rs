@@ -10,7 +10,8 @@
 //! request, a request or response over the server's limits), with the server's words.
 //!
 //! function-wasm makes a fresh instance for every call, so nothing here outlives a call and
-//! nothing is prepared before one: the kind catalog is static data the core reads in place.
+//! nothing is prepared before one: the core reads the kind catalog on first use, and of its
+//! schemas only those of the kinds the call renders (`core::catalog`).
 
 mod bindings {
     #![allow(missing_docs, unreachable_pub, clippy::all)]
