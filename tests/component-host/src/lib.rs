@@ -15,8 +15,6 @@ wasmtime::component::bindgen!({
     imports: { default: trappable },
 });
 
-pub use wasmfn::function::LogLevel;
-
 /// The repository's root.
 pub fn repository() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
@@ -159,10 +157,18 @@ impl Host {
     /// One call in a fresh store and instance, as function-wasm makes one per request. A trap,
     /// an exhausted memory limit or fuel is an `Err`.
     pub fn call(&self, request: &[u8]) -> wasmtime::Result<Call> {
-        let runtime = tokio::runtime::Builder::new_current_thread()
-            .build()
-            .expect("a runtime on this thread");
-        runtime.block_on(self.call_async(request))
+        // On a thread of its own: `render` calls this from inside its own async runtime.
+        std::thread::scope(|scope| {
+            scope
+                .spawn(|| {
+                    let runtime = tokio::runtime::Builder::new_current_thread()
+                        .build()
+                        .expect("a runtime on this thread");
+                    runtime.block_on(self.call_async(request))
+                })
+                .join()
+                .expect("the call's thread")
+        })
     }
 
     async fn call_async(&self, request: &[u8]) -> wasmtime::Result<Call> {

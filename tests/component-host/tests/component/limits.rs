@@ -19,7 +19,7 @@ pub fn claim(n: usize) -> Vec<u8> {
                 6..=8 => json!({"name": format!("remote-{i}"), "rclass": "remote", "packageType": package_type,
                                 "url": format!("https://mirror.example.com/{package_type}/{i}")}),
                 _ => json!({"name": format!("virtual-{i}"), "rclass": "virtual", "packageType": package_type,
-                            "repositories": [format!("local-{}", i - 9)]}),
+                            "repositories": [format!("local-{}", i - 5)]}),
             }
         })
         .collect();
