@@ -3,8 +3,7 @@
 #   pkg/function_artifactory.js (+ _bg.wasm, .d.ts)   for Node (CommonJS, no bundler)
 #   pkg/web/function_artifactory.js (+ _bg.wasm)       for browsers (ES module, call init())
 # The core is built unchanged for wasm32-unknown-unknown with the `wasm` feature, in the size-first
-# `wasm` profile, and the module optimised with wasm-opt -Oz (Debian's binaryen, installed as root
-# when missing); the wasm-bindgen CLI is installed at exactly the version of the wasm-bindgen
+# `wasm` profile; the wasm-bindgen CLI is installed at exactly the version of the wasm-bindgen
 # crate in Cargo.lock when the one on PATH differs (their formats must match).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -26,17 +25,6 @@ if [ "$installed" != "$version" ]; then
         || cargo install wasm-bindgen-cli --version "$version"
 fi
 
-if ! command -v wasm-opt >/dev/null; then
-    step "wasm-opt (Debian's binaryen)"
-    if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
-        apt-get update -qq
-        DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends binaryen >/dev/null
-    else
-        echo "wasm-opt is missing: install Debian's binaryen (apt-get install --no-install-recommends binaryen)" >&2
-        exit 1
-    fi
-fi
-
 step "the core for wasm32-unknown-unknown (profile wasm)"
 # A cdylib only for this build: the native library stays an rlib, so native builds and
 # their link times are unchanged. The profile strips debug information only: wasm-bindgen
@@ -51,14 +39,9 @@ bindgen_flags=(--remove-name-section --remove-producers-section)
 wasm-bindgen --target nodejs "${bindgen_flags[@]}" --out-dir pkg "$wasm"
 wasm-bindgen --target web "${bindgen_flags[@]}" --out-dir pkg/web "$wasm"
 
-step "wasm-opt -Oz"
-# After wasm-bindgen, which needs the sections wasm-opt would drop. The features are those
-# Rust's wasm32 targets enable by default (wasm-bindgen drops the target_features section).
-features=(--enable-bulk-memory --enable-sign-ext --enable-mutable-globals
-    --enable-nontrapping-float-to-int --enable-reference-types --enable-multivalue)
-for module in pkg/function_artifactory_bg.wasm pkg/web/function_artifactory_bg.wasm; do
-    wasm-opt -Oz "${features[@]}" "$module" -o "$module"
-done
+# No wasm-opt here: Debian's binaryen 108 mistypes wasm-bindgen's externref table (Node then
+# refuses the module at start: "WebAssembly.Table.set(): Argument 1 is invalid"), so the npm
+# module is the wasm profile's output as wasm-bindgen writes it.
 
 crate_version=$(awk -F'"' '/^version = / {print $2; exit}' Cargo.toml)
 cat >pkg/package.json <<EOF
