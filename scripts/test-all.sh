@@ -32,7 +32,7 @@ declare -A needed=(
   [qemu-aarch64]="qemu-user:the package tests (running the arm64 binary)"
   [h2load]="nghttp2-client:the soak (load over HTTP/2)"
   [/usr/bin/chromium]="chromium:the playground test in a real browser"
-  [wasm-opt]="binaryen:wasm-opt, the size of both WebAssembly builds"
+  [wasm-opt]="binaryen:wasm-opt, the size of the WebAssembly component"
 )
 missing=()
 for command in "${!needed[@]}"; do
