@@ -2,7 +2,8 @@
 # Runs every test of the project on a new machine: installs what the tests need (said
 # first, each thing named: scripts/lib/install.sh), then format, lint, the wasm32 build of the
 # core, the Rust tests (all features, the Function package for amd64 and arm64 included), a
-# short soak of the server (scripts/soak.sh) and the WebAssembly package (scripts/test-wasm.sh).
+# short soak of the server (scripts/soak.sh), the WebAssembly package (scripts/test-wasm.sh)
+# and the WebAssembly component in wasmtime (scripts/test-component.sh).
 # The provider CRDs that rendered resources are validated against are in the repository (crds/),
 # so CRD validation never skips. Debian packages are installed as root (or with passwordless
 # sudo); without either, the checks that need a missing package are skipped, and the summary at
@@ -27,20 +28,21 @@ trap summary EXIT
 
 step "what this installs (where missing)"
 cat <<LIST
-rustup: components rustfmt, clippy; targets wasm32-unknown-unknown, x86_64-unknown-linux-musl, aarch64-unknown-linux-musl
+rustup: components rustfmt, clippy; targets wasm32-unknown-unknown, wasm32-wasip2, x86_64-unknown-linux-musl, aarch64-unknown-linux-musl
 Debian (apt-get install --no-install-recommends):
   the Function package's binaries: ${DEBIAN_PACKAGE_BUILD_AMD64[*]} ${DEBIAN_PACKAGE_BUILD_ARM64[*]}
   the package tests: ${DEBIAN_PACKAGE_TESTS[*]}
   the soak: ${DEBIAN_SOAK[*]}
   the playground test: ${DEBIAN_BROWSER[*]}
   render's YAML compared with Go's sigs.k8s.io/yaml: ${DEBIAN_GO_YAML[*]}
+  the WebAssembly component (wasm-opt): ${DEBIAN_COMPONENT[*]}
 cargo: wasm-bindgen-cli at the version in Cargo.lock (scripts/build-wasm.sh)
 npm: the packages of wasm/package-lock.json, in wasm/node_modules (npm ci)
 LIST
 
 step "toolchain components and targets"
 install_rust_component rustfmt clippy
-install_rust_target wasm32-unknown-unknown x86_64-unknown-linux-musl aarch64-unknown-linux-musl
+install_rust_target wasm32-unknown-unknown wasm32-wasip2 x86_64-unknown-linux-musl aarch64-unknown-linux-musl
 
 step "Debian packages"
 package_tools=yes
@@ -51,6 +53,8 @@ browser=yes
 install_debian "the playground test" "${DEBIAN_BROWSER[@]}" || browser=no
 go_yaml=yes
 install_debian "render's YAML compared with Go's" "${DEBIAN_GO_YAML[@]}" || go_yaml=no
+component_tools=yes
+install_debian "the WebAssembly component" "${DEBIAN_COMPONENT[@]}" || component_tools=no
 
 step "format"
 cargo fmt --all -- --check
@@ -97,4 +101,12 @@ else
   SKIP_BROWSER=1 scripts/test-wasm.sh
   ran+=("WebAssembly: Node tests, benchmark")
   skipped+=("the playground in a real browser: ${DEBIAN_BROWSER[*]} missing")
+fi
+
+step "the WebAssembly component for function-wasm: build twice (one digest), tests in wasmtime"
+if [ "$component_tools" = yes ]; then
+  scripts/test-component.sh
+  ran+=("WebAssembly component: reproducible build, OCI layout, tests in wasmtime (tests/component-host)")
+else
+  skipped+=("the WebAssembly component: ${DEBIAN_COMPONENT[*]} missing")
 fi

@@ -295,3 +295,30 @@ fn the_activation_policy_activates_the_kinds_of_the_cluster_example() {
     activated.sort();
     assert_eq!(activated, rendered);
 }
+
+/// `examples/function-wasm/`: the cluster example's Composition run by function-wasm. Its
+/// settings, in the `config` of function-wasm's Input, render the cluster example as the
+/// cluster example's own Composition does, byte for byte.
+#[test]
+fn the_function_wasm_example_renders_as_the_cluster_example() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("examples");
+    let cluster = documents(&root.join("cluster/composition.yaml")).remove(0);
+    let composite = documents(&root.join("cluster/xr.yaml")).remove(0);
+    let expected = request(composite.clone())
+        .input(cluster["spec"]["pipeline"][0]["input"].clone())
+        .run();
+    for file in ["composition.yaml", "composition-oci.yaml"] {
+        let composition = documents(&root.join("function-wasm").join(file)).remove(0);
+        let step = &composition["spec"]["pipeline"][0];
+        assert_eq!(step["functionRef"]["name"], "function-wasm", "{file}");
+        let input = step["input"].clone();
+        assert_eq!(input["apiVersion"], "wasm.fn.crossplane.io/v1", "{file}");
+        let request = request(composite.clone()).input(input).build();
+        let response = function_artifactory::run_function_at(
+            &request,
+            function_artifactory::SettingsAt::Config,
+        );
+        assert_eq!(response, expected, "{file}");
+        assert!(desired_resources(&response).len() >= 4, "{file}");
+    }
+}

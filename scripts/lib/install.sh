@@ -20,6 +20,8 @@ DEBIAN_PACKAGE_TESTS=(skopeo umoci qemu-user)
 DEBIAN_SOAK=(nghttp2-client)
 # The playground test in a real browser.
 DEBIAN_BROWSER=(chromium)
+# The WebAssembly component: wasm-opt optimises its core module (scripts/build-component.sh).
+DEBIAN_COMPONENT=(binaryen)
 # render's YAML compared byte for byte with Go's sigs.k8s.io/yaml (tests/go_yaml.rs).
 DEBIAN_GO_YAML=(golang-go golang-k8s-sigs-yaml-dev)
 

@@ -11,7 +11,7 @@ use crate::core::compose::Composer;
 use crate::core::composite::{self, CompositeMeta, CompositeSpec};
 use crate::core::credentials;
 use crate::core::drift;
-use crate::core::input::{read_input, ApiChoice, Input};
+use crate::core::input::{read_input, ApiChoice, Input, SettingsAt};
 use crate::core::lifecycle::{self, Retirement};
 use crate::core::plan::{self, Planned};
 use crate::core::problems::{Category, Findings};
@@ -29,7 +29,14 @@ type Object = Map<String, Value>;
 
 /// Runs the function for one request. Pure: no I/O, clock or environment.
 pub fn run_function(request: &RunFunctionRequest) -> RunFunctionResponse {
-    run_function_with_findings(request).0
+    run_function_at(request, SettingsAt::Input)
+}
+
+/// [`run_function`] with the settings at `at` in the step's input: the WebAssembly
+/// component reads them from function-wasm's `config`.
+pub fn run_function_at(request: &RunFunctionRequest, at: SettingsAt) -> RunFunctionResponse {
+    let mut findings = Findings::default();
+    run(request, at, &mut findings)
 }
 
 /// [`run_function`], also returning the problems and warnings it found, each
@@ -37,13 +44,17 @@ pub fn run_function(request: &RunFunctionRequest) -> RunFunctionResponse {
 /// the entries (the fatal result's message is made of the same problems).
 pub fn run_function_with_findings(request: &RunFunctionRequest) -> (RunFunctionResponse, Findings) {
     let mut findings = Findings::default();
-    let response = run(request, &mut findings);
+    let response = run(request, SettingsAt::Input, &mut findings);
     (response, findings)
 }
 
-fn run(request: &RunFunctionRequest, findings: &mut Findings) -> RunFunctionResponse {
+fn run(
+    request: &RunFunctionRequest,
+    at: SettingsAt,
+    findings: &mut Findings,
+) -> RunFunctionResponse {
     // Read the input first: it sets the TTL even of a failed call.
-    let input = read_input(request.input.as_ref().map(Struct::fields), findings);
+    let input = read_input(request.input.as_ref().map(Struct::fields), at, findings);
     let mut response = start_response(request, &input);
 
     let Some(composite) = observed_composite(request) else {
@@ -464,7 +475,7 @@ fn release_has_api(input: &Input, api: ProviderApi, findings: &mut Findings) -> 
         .collect();
     findings.problem(
         Category::InvalidInput,
-        "input.providerVersion",
+        input.at.path_of("providerVersion"),
         None,
         format!(
             "provider release {} has no {api} API ({})",

@@ -210,9 +210,19 @@ pub fn run(args: RenderArgs) -> ExitCode {
 
 /// Everything from the files to the printed YAML stream.
 pub fn render(args: &RenderArgs) -> Result<String> {
+    render_with(args, &pipeline::in_process)
+}
+
+/// This function as a step runs it: a `RunFunctionRequest`'s bytes in, the response's bytes
+/// out, or an error that fails the step. [`render`] runs the core in process; the WebAssembly
+/// component's tests (`tests/component-host/`) render the examples with the component.
+pub type ThisFunction<'a> = &'a (dyn Fn(&[u8]) -> std::result::Result<Vec<u8>, String> + 'a);
+
+/// [`render`], with this function's steps run by `this`.
+pub fn render_with(args: &RenderArgs, this: ThisFunction<'_>) -> Result<String> {
     let inputs = pipeline::Inputs::load(args)?;
     let outcome =
-        pipeline::run(&inputs, args.timeout).context("cannot render composite resource")?;
+        pipeline::run(&inputs, args.timeout, this).context("cannot render composite resource")?;
     let options = output::Options {
         include_results: args.include_function_results,
         include_context: args.include_context,

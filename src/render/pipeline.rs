@@ -8,7 +8,7 @@
 //! other function is called over insecure gRPC at its development target.
 
 use super::load::{self, object_at, resource_name, str_at, Composition, Function, Object, Step};
-use super::{claim, secrets, RenderArgs, Result};
+use super::{claim, secrets, RenderArgs, Result, ThisFunction};
 use crate::core::time::format_go_duration;
 use crate::proto::v1::{
     self, resource_selector, Capability, Condition, RequestMeta, Requirements, Resource,
@@ -208,17 +208,17 @@ pub(super) struct StepResult {
 }
 
 /// Runs every step; stops at the first error or fatal result.
-pub(super) fn run(inputs: &Inputs, timeout: Duration) -> Result<Outcome> {
+pub(super) fn run(inputs: &Inputs, timeout: Duration, this: ThisFunction<'_>) -> Result<Outcome> {
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
         .map_err(|e| Error::msg(format!("cannot start the async runtime: {e}")))?;
-    runtime.block_on(run_steps(inputs, timeout))
+    runtime.block_on(run_steps(inputs, timeout, this))
 }
 
-async fn run_steps(inputs: &Inputs, timeout: Duration) -> Result<Outcome> {
+async fn run_steps(inputs: &Inputs, timeout: Duration, this: ThisFunction<'_>) -> Result<Outcome> {
     let deadline = Instant::now() + timeout;
-    let mut runners = Runners::start(inputs).context("cannot start function runtimes")?;
+    let mut runners = Runners::start(inputs, this).context("cannot start function runtimes")?;
     let pool = ResourcePool::new(inputs);
     let observed = observed_state(inputs);
     // The pipeline starts with an empty desired state and the user's context.
@@ -335,7 +335,7 @@ fn step_request(
 /// otherwise the step is called again with the resources it asked for and
 /// the context it returned.
 async fn run_with_requirements(
-    runners: &mut Runners,
+    runners: &mut Runners<'_>,
     step: &Step,
     mut request: RunFunctionRequest,
     pool: &ResourcePool,
@@ -544,15 +544,17 @@ enum Runtime {
 }
 
 /// The runtimes of the functions the pipeline uses, by function name.
-struct Runners {
+struct Runners<'a> {
     runtimes: BTreeMap<String, Runtime>,
+    /// What runs this function.
+    this: ThisFunction<'a>,
 }
 
-impl Runners {
+impl<'a> Runners<'a> {
     /// Decides how each function that a step names runs. A function that
     /// Functions does not list gets no runtime: its step fails when it is
     /// reached, as in `crossplane render`.
-    fn start(inputs: &Inputs) -> Result<Runners> {
+    fn start(inputs: &Inputs, this: ThisFunction<'a>) -> Result<Runners<'a>> {
         let mut runtimes = BTreeMap::new();
         for step in &inputs.composition.steps {
             if runtimes.contains_key(&step.function) {
@@ -563,7 +565,7 @@ impl Runners {
                 runtimes.insert(step.function.clone(), runtime);
             }
         }
-        Ok(Runners { runtimes })
+        Ok(Runners { runtimes, this })
     }
 
     async fn run(
@@ -572,7 +574,7 @@ impl Runners {
         request: RunFunctionRequest,
     ) -> Result<RunFunctionResponse> {
         match self.runtimes.get_mut(function) {
-            Some(Runtime::InProcess) => run_in_process(&request),
+            Some(Runtime::InProcess) => run_in_process(self.this, &request),
             Some(Runtime::Development(grpc)) => grpc.run(request).await,
             None => Err(Error::msg(format!(
                 "unknown Function {function:?} - does it exist in your Functions file?"
@@ -632,11 +634,21 @@ fn runtime_for(name: &str, function: Option<&Function>) -> Result<Option<Runtime
 /// Runs this function on the request as a gRPC server would receive it: the
 /// request and the response go through the protobuf wire format, so the
 /// function sees exactly the values it would see in a cluster.
-fn run_in_process(request: &RunFunctionRequest) -> Result<RunFunctionResponse> {
-    let wire = |e: prost::DecodeError| Error::msg(format!("cannot decode protobuf: {e}"));
-    let request = RunFunctionRequest::decode(request.encode_to_vec().as_slice()).map_err(wire)?;
-    let response = crate::run_function(&request);
-    RunFunctionResponse::decode(response.encode_to_vec().as_slice()).map_err(wire)
+fn run_in_process(
+    this: ThisFunction<'_>,
+    request: &RunFunctionRequest,
+) -> Result<RunFunctionResponse> {
+    let response = this(&request.encode_to_vec()).map_err(Error::msg)?;
+    RunFunctionResponse::decode(response.as_slice())
+        .map_err(|e| Error::msg(format!("cannot decode protobuf: {e}")))
+}
+
+/// This function in process, as the server runs it: the request's bytes decoded, the core,
+/// the response encoded.
+pub(super) fn in_process(request: &[u8]) -> std::result::Result<Vec<u8>, String> {
+    let request =
+        RunFunctionRequest::decode(request).map_err(|e| format!("cannot decode protobuf: {e}"))?;
+    Ok(crate::run_function(&request).encode_to_vec())
 }
 
 /// A function served over insecure gRPC, connected at first use.

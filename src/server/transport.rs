@@ -32,10 +32,8 @@ const HTTP2_KEEPALIVE_TIMEOUT: Duration = Duration::from_secs(20);
 /// TCP keepalive for peers that vanish before HTTP/2 (and its pings) starts.
 const TCP_KEEPALIVE: Duration = Duration::from_secs(60);
 
-/// A response may be this many times the largest accepted request. A response is the request's
-/// desired state plus this function's resources, so a larger one is a bug, answered with an
-/// error instead of an unbounded allocation.
-pub(super) const RESPONSE_TO_REQUEST_RATIO: usize = 4;
+/// A response may be this many times the largest accepted request (the protocol's ratio).
+pub(super) const RESPONSE_TO_REQUEST_RATIO: usize = crate::proto::RESPONSE_TO_REQUEST_RATIO;
 
 /// Binds the address; `:PORT` (the Go SDK's spelling) listens on all IPv4 interfaces. Each
 /// accepted connection must send its first bytes within [`PREFACE_TIMEOUT`].
@@ -110,7 +108,7 @@ fn oversize_is_resource_exhausted(mut response: Response<Body>) -> Response<Body
 const MALFORMED: [(&str, &str); 3] = [
     (
         "failed to decode Protobuf message",
-        "the request is not a valid RunFunctionRequest: ",
+        crate::proto::NOT_A_REQUEST,
     ),
     (
         "Missing request message.",
