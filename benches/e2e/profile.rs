@@ -35,5 +35,6 @@ fn main() {
             bytes += run_function(&request).encode_to_vec().len();
         }
     }
-    println!("{calls} calls, {bytes} response bytes");
+    let (schemas, cache_bytes) = function_artifactory::catalog::live::cache_size();
+    println!("{calls} calls, {bytes} response bytes; live schemas cached: {schemas}, about {cache_bytes} bytes");
 }

@@ -129,7 +129,8 @@ pub fn compiled(schema: &Struct) -> Arc<CompiledSchema> {
         cache.entries[i..].rotate_left(1);
         return Arc::clone(&cache.entries.last().expect("just found").1);
     }
-    let compiled = Arc::new(CompiledSchema::compile_object(schema.fields()));
+    // Decoded for the compiler alone: the tree is freed once compiled, not kept in the request.
+    let compiled = Arc::new(CompiledSchema::compile_object(&schema.decoded_fields()));
     let size = compiled.heap_bytes();
     while !cache.entries.is_empty()
         && (cache.entries.len() >= CACHE_SCHEMAS || cache.bytes + size > CACHE_BYTES)

@@ -203,6 +203,16 @@ impl Struct {
         }
     }
 
+    /// The object, decoded for the caller alone where it is still bytes: not kept in the
+    /// Struct, so that it is freed as soon as the caller is done with it (a live schema is
+    /// decoded only to be compiled, and its tree must not live as long as the request).
+    pub fn decoded_fields(&self) -> Cow<'_, Map<String, Value>> {
+        match (&self.fields, self.decoded.get()) {
+            (Some(fields), _) | (None, Some(fields)) => Cow::Borrowed(fields),
+            (None, None) => Cow::Owned(self.decode_written()),
+        }
+    }
+
     /// Whether the object has no fields; a Struct taken off the wire answers without decoding.
     pub fn is_empty(&self) -> bool {
         match &self.wire {
