@@ -18,7 +18,6 @@ use std::sync::OnceLock;
 
 /// Both validators of one schema.
 struct Pair {
-    schema: Value,
     compiled: CompiledSchema,
     reference: ReferenceSchema,
 }
@@ -27,8 +26,7 @@ impl Pair {
     fn new(schema: Value) -> Pair {
         Pair {
             compiled: CompiledSchema::new(schema.clone()),
-            reference: ReferenceSchema::new(schema.clone()),
-            schema,
+            reference: ReferenceSchema::new(schema),
         }
     }
 

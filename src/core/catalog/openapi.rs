@@ -54,6 +54,9 @@ impl fmt::Debug for CompiledSchema {
 
 /// Index of a node.
 type NodeId = u32;
+
+/// Properties by name: each name and its node.
+type Properties = Box<[(Box<str>, NodeId)]>;
 const EMPTY: NodeId = 0;
 const ROOT: NodeId = 1;
 
@@ -74,10 +77,10 @@ pub(crate) struct Node {
     items: NodeId,
     additional: Additional,
     /// `properties`, in name order; `None` where it is not an object.
-    properties: Option<Box<[(Box<str>, NodeId)]>>,
+    properties: Option<Properties>,
     /// The same, by length then name: a lookup compares the names of its length only
     /// (as the catalog's `ByName`), where a search in name order compares at every step.
-    by_length: Box<[(Box<str>, NodeId)]>,
+    by_length: Properties,
     /// `required`, a name that is not a string as `""`.
     required: Box<[Box<str>]>,
     /// The indexes in `properties` of those with a `default`.
