@@ -6,8 +6,9 @@ mod support;
 
 use function_artifactory::proto::v1::{resource_selector, MatchLabels};
 use function_artifactory::proto::v1::{
-    Condition, Ready, RequestMeta, Requirements, Resource, ResourceSelector, ResponseMeta,
-    Result as FnResult, RunFunctionRequest, RunFunctionResponse, Severity, State, Status,
+    Capability, Condition, Ready, RequestMeta, Requirements, Resource, ResourceSelector,
+    ResponseMeta, Result as FnResult, RunFunctionRequest, RunFunctionResponse, Severity, State,
+    Status,
 };
 use function_artifactory::proto::Struct;
 use serde_json::{json, Value};
@@ -191,7 +192,16 @@ fn two_steps_run_in_order_and_both_contribute() {
         context: Some(Struct::default()),
         ..Default::default()
     };
-    let first_desired = function_artifactory::run_function(&first_step)
+    // render called the first step again with what it asked for (no managed resource holds
+    // any key), and passed on that call's answer.
+    let mut answered = first_step.clone();
+    let asked = function_artifactory::run_function(&first_step)
+        .requirements
+        .unwrap_or_default();
+    for name in asked.resources.into_keys() {
+        answered.required_resources.insert(name, Default::default());
+    }
+    let first_desired = function_artifactory::run_function(&answered)
         .desired
         .unwrap_or_default();
     assert_eq!(received.desired.clone().unwrap_or_default(), first_desired);
@@ -748,4 +758,60 @@ fn a_claim_renders_its_xr_and_names_it_on_stderr() {
         again.stdout, run.stdout,
         "the same claim renders the same bytes"
     );
+}
+
+/// A step's declared requirements (`requirements.requiredResources` and `requiredSchemas`) are
+/// answered before its first call, the schemas from `--required-schemas`, and stay in the
+/// request on every later call beside what the step asks for.
+#[test]
+fn declared_requirements_come_first_and_stay() {
+    let function = TestFunction::serve(|request| {
+        let mut response = respond_from(&request);
+        let by_name = ResourceSelector {
+            api_version: "v1".into(),
+            kind: "ConfigMap".into(),
+            r#match: Some(resource_selector::Match::MatchName("settings".into())),
+            ..Default::default()
+        };
+        let mut requirements = Requirements::default();
+        requirements.resources.insert("settings".into(), by_name);
+        response.requirements = Some(requirements);
+        response
+    });
+    let scenario = scenario_with_extra("declared", &function, &[("extra", "function-extra")]);
+    let declared = "      requirements:\n        requiredResources:\n        - requirementName: bucket\n          apiVersion: s3.aws.upbound.io/v1beta1\n          kind: Bucket\n          name: shared\n        requiredSchemas:\n        - requirementName: thing\n          apiVersion: example.org/v1\n          kind: Thing\n        - requirementName: missing\n          apiVersion: example.org/v1\n          kind: Missing\n";
+    scenario.file(
+        "composition.yaml",
+        &format!("{}{declared}", composition(&[("extra", "function-extra")])),
+    );
+    scenario.file(
+        "required.yaml",
+        "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: settings\n---\napiVersion: s3.aws.upbound.io/v1beta1\nkind: Bucket\nmetadata:\n  name: shared\n",
+    );
+    scenario.file(
+        "crds.yaml",
+        "apiVersion: apiextensions.k8s.io/v1\nkind: CustomResourceDefinition\nmetadata:\n  name: things.example.org\nspec:\n  group: example.org\n  names:\n    kind: Thing\n  versions:\n  - name: v1\n    served: true\n    schema:\n      openAPIV3Schema:\n        type: object\n",
+    );
+    let run = scenario.render(&[
+        "xr.yaml",
+        "composition.yaml",
+        "functions.yaml",
+        "--required-resources",
+        "required.yaml",
+        "--required-schemas",
+        "crds.yaml",
+    ]);
+    assert_eq!(run.code, 0, "stderr: {}", run.stderr);
+    let requests = function.requests();
+    assert_eq!(requests.len(), 2, "the first call, then the settings");
+    for request in &requests {
+        assert_eq!(request.required_resources["bucket"].items.len(), 1);
+        let thing = request.required_schemas["thing"].openapi_v3.as_ref();
+        assert_eq!(thing.unwrap().fields()["type"], "object");
+        assert_eq!(request.required_schemas["missing"].openapi_v3, None);
+        let capabilities = &request.meta.as_ref().unwrap().capabilities;
+        assert!(capabilities.contains(&(Capability::RequiredSchemas as i32)));
+    }
+    assert!(!requests[0].required_resources.contains_key("settings"));
+    assert_eq!(requests[1].required_resources["settings"].items.len(), 1);
 }

@@ -18,8 +18,9 @@ use crate::core::problems::{Category, Findings};
 use crate::core::status;
 use crate::core::wiring;
 use crate::proto::v1::{
-    Capability, Condition, Requirements, Resource, ResponseMeta, Result as FnResult,
-    RunFunctionRequest, RunFunctionResponse, Severity, State, Status as ConditionStatus, Target,
+    Capability, Condition, Requirements, Resource, ResourceSelector, ResponseMeta,
+    Result as FnResult, RunFunctionRequest, RunFunctionResponse, Severity, State,
+    Status as ConditionStatus, Target,
 };
 use crate::proto::Struct;
 use serde_json::{Map, Value};
@@ -72,7 +73,9 @@ fn run(
     // what is live: nothing may rename, replace or take over a repository.
     let meta = composite::read_meta(composite);
     let spec = composite::read_spec(composite, findings);
-    let api = resolve_api(request, &input, &spec, &meta);
+    // Every schema Crossplane sent, read once: found by its hash, compiled only if new.
+    let schemas = LiveSchemas::read(&request.required_schemas);
+    let api = resolve_api(&schemas, &input, &spec, &meta);
     if !release_has_api(&input, api, findings) {
         return fatal(request, response, findings);
     }
@@ -95,24 +98,37 @@ fn run(
             lifecycle::check_immutable(p, live, renamed_by_project_key, findings);
         }
     }
-    if advertises(request, Capability::RequiredSchemas) {
-        let kinds = schema_kinds(&ctx, &planned);
+    let schema_kinds =
+        advertises(request, Capability::RequiredSchemas).then(|| schema_kinds(&ctx, &planned));
+    if let Some(kinds) = &schema_kinds {
         response
             .requirements
             .get_or_insert_with(Requirements::default)
             .schemas = live::requirements(kinds.iter().copied());
     }
-    let schemas = LiveSchemas::read(
-        &request.required_schemas,
-        planned
-            .iter()
-            .map(|p| (p.kind.api_version.as_str(), p.kind.kind.as_str())),
-    );
     check_served(&planned, &schemas, findings);
     credentials::settle_write_only(&mut planned, &schemas, findings);
-    if advertises(request, Capability::RequiredResources) {
+    let resources = advertises(request, Capability::RequiredResources).then(|| {
         let mut resources = lifecycle::key_requirements(&planned);
         resources.extend(credentials::secret_requirements(&planned));
+        resources
+    });
+
+    // A first call: Crossplane will call again with what this one asks for, and keeps only
+    // the last answer, so rendering now would be thrown away. Only the requirements go back.
+    // A call that found problems already answers them in full, as it always did.
+    if !findings.has_problems()
+        && asks_for_more(request, &schemas, schema_kinds.as_ref(), resources.as_ref())
+    {
+        if let Some(resources) = resources {
+            response
+                .requirements
+                .get_or_insert_with(Requirements::default)
+                .resources = resources;
+        }
+        return response;
+    }
+    if let Some(resources) = resources {
         credentials::read_versions(&mut planned, &request.required_resources, findings);
         response
             .requirements
@@ -198,6 +214,27 @@ fn run(
     response.results.extend(drift_results);
     findings.rendered = Some((api, planned.len()));
     response
+}
+
+/// Whether the request lacks an answer to something this call asks for: a schema (by its kind,
+/// under our requirement name) or a required resource. The caller advertised the capability,
+/// so it will call again with the answers (Crossplane's `FetchingFunctionRunner` fetches what
+/// the requirements name and calls again while they are not all in the request: docs/design.md,
+/// "Protocol").
+fn asks_for_more(
+    request: &RunFunctionRequest,
+    answered: &LiveSchemas<'_>,
+    schema_kinds: Option<&BTreeSet<(&str, &str)>>,
+    resources: Option<&BTreeMap<String, ResourceSelector>>,
+) -> bool {
+    let lacks_schema =
+        schema_kinds.is_some_and(|kinds| kinds.iter().any(|(v, k)| answered.get(v, k).is_none()));
+    let lacks_resource = resources.is_some_and(|wanted| {
+        wanted
+            .keys()
+            .any(|name| !request.required_resources.contains_key(name))
+    });
+    lacks_schema || lacks_resource
 }
 
 /// A Normal result for a key that moves to a renamed entry.
@@ -345,7 +382,7 @@ fn observed_resource<'r>(request: &'r RunFunctionRequest, name: &str) -> Option<
 /// namespaced resources); else cluster, unless the cluster's live schemas say that it serves
 /// the flat kinds of the entries and not the cluster ones (a provider of v0.6.0 or before).
 fn resolve_api(
-    request: &RunFunctionRequest,
+    live: &LiveSchemas<'_>,
     input: &Input,
     spec: &CompositeSpec<'_>,
     meta: &CompositeMeta,
@@ -353,11 +390,10 @@ fn resolve_api(
     match input.provider_api {
         ApiChoice::Fixed(api) => api,
         ApiChoice::Auto if meta.namespace.is_some() => ProviderApi::Namespaced,
-        ApiChoice::Auto if request.required_schemas.is_empty() => ProviderApi::Cluster,
+        ApiChoice::Auto if live.is_empty() => ProviderApi::Cluster,
         ApiChoice::Auto => {
             let served = |api| {
                 let kinds = entry_kinds(input, spec, api);
-                let live = LiveSchemas::read(&request.required_schemas, kinds.iter().copied());
                 let answers: Vec<bool> = kinds
                     .iter()
                     .filter_map(|(v, k)| live.get(v, k))
@@ -423,7 +459,7 @@ fn schema_kinds<'c>(
 
 /// A kind the cluster does not serve fails the call, once per kind with every entry of it:
 /// the provider would never create those repositories.
-fn check_served(planned: &[Planned], live: &LiveSchemas, findings: &mut Findings) {
+fn check_served(planned: &[Planned], live: &LiveSchemas<'_>, findings: &mut Findings) {
     if live.is_empty() {
         return;
     }

@@ -6,8 +6,10 @@
 #[cfg(feature = "server")]
 pub mod codec;
 pub mod json;
+mod schema;
 mod structpb;
 
+pub use schema::Schema;
 pub use structpb::{json_number, ListWriter, ObjectWriter, Struct};
 
 /// The largest request the function takes: the gRPC server's default `--max-recv-message-size`
@@ -34,6 +36,7 @@ pub fn not_a_request(error: prost::DecodeError) -> String {
 #[allow(clippy::all, clippy::pedantic, missing_docs)]
 pub mod v1 {
     include!("generated/v1.rs");
+    pub use super::Schema;
 }
 
 #[allow(clippy::all, clippy::pedantic, missing_docs)]

@@ -6,7 +6,7 @@
 
 use super::secrets::StepCredential;
 use super::{yaml, Result};
-use crate::proto::v1::{resource_selector, MatchLabels, ResourceSelector};
+use crate::proto::v1::{resource_selector, MatchLabels, ResourceSelector, SchemaSelector};
 use anyhow::{Context as _, Error};
 use serde::Deserialize;
 use serde_json::{Map, Value};
@@ -38,6 +38,8 @@ pub(super) struct Step {
     pub input: Option<Value>,
     /// Bootstrap requirements (`requirements.requiredResources`), by name.
     pub required_resources: Vec<(String, ResourceSelector)>,
+    /// Bootstrap schema requirements (`requirements.requiredSchemas`), by name.
+    pub required_schemas: Vec<(String, SchemaSelector)>,
     /// Credentials from Secrets (`credentials` of source `Secret` with a `secretRef`).
     pub credentials: Vec<StepCredential>,
 }
@@ -118,6 +120,15 @@ struct FunctionRef {
 #[serde(default, rename_all = "camelCase")]
 struct StepRequirements {
     required_resources: Vec<SelectorSpec>,
+    required_schemas: Vec<SchemaSelectorSpec>,
+}
+
+#[derive(Deserialize, Default)]
+#[serde(default, rename_all = "camelCase")]
+struct SchemaSelectorSpec {
+    requirement_name: String,
+    api_version: String,
+    kind: String,
 }
 
 #[derive(Deserialize, Default)]
@@ -196,15 +207,28 @@ fn parse_composition(doc: Value) -> Result<Composition> {
 }
 
 fn step(spec: StepSpec) -> Step {
-    let required = spec
-        .requirements
-        .map(|r| r.required_resources)
-        .unwrap_or_default();
+    let requirements = spec.requirements.unwrap_or_default();
+    let schema = |spec: SchemaSelectorSpec| {
+        let selector = SchemaSelector {
+            api_version: spec.api_version,
+            kind: spec.kind,
+        };
+        (spec.requirement_name, selector)
+    };
     Step {
         name: spec.step,
         function: spec.function_ref.name,
         input: spec.input,
-        required_resources: required.into_iter().map(selector).collect(),
+        required_resources: requirements
+            .required_resources
+            .into_iter()
+            .map(selector)
+            .collect(),
+        required_schemas: requirements
+            .required_schemas
+            .into_iter()
+            .map(schema)
+            .collect(),
         // Only Secrets are a source of credentials, as in Crossplane; others are skipped.
         credentials: spec
             .credentials

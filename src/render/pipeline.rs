@@ -226,8 +226,10 @@ async fn run_steps(inputs: &Inputs, timeout: Duration, this: ThisFunction<'_>) -
     let mut context = Some(Struct::from(inputs.context.clone()));
     let mut outcome = Outcome::default();
     for step in &inputs.composition.steps {
-        let mut request = step_request(step, &observed, desired, context, &pool)?;
+        let mut request = step_request(step, &observed, desired, context)?;
         request.credentials = secrets::for_step(&step.credentials, &inputs.credentials)?;
+        let bootstrap = Answers::bootstrap(step, &pool, inputs.schemas.as_ref());
+        bootstrap.clone().put_in(&mut request);
         if inputs.debug {
             // Names and counts only: a request may carry credentials.
             eprintln!(
@@ -238,8 +240,8 @@ async fn run_steps(inputs: &Inputs, timeout: Duration, this: ThisFunction<'_>) -
                 request.required_resources.len()
             );
         }
-        let call =
-            run_with_requirements(&mut runners, step, request, &pool, inputs.schemas.as_ref());
+        let schemas = inputs.schemas.as_ref();
+        let call = run_with_requirements(&mut runners, step, request, &bootstrap, &pool, schemas);
         let response = tokio::time::timeout_at(deadline, call)
             .await
             .map_err(|_| runners.timed_out(&step.function, timeout))
@@ -301,7 +303,6 @@ fn step_request(
     observed: &State,
     desired: Option<State>,
     context: Option<Struct>,
-    pool: &ResourcePool,
 ) -> Result<RunFunctionRequest> {
     let input = match &step.input {
         None => None,
@@ -314,39 +315,98 @@ fn step_request(
             )));
         }
     };
-    let required_resources = step
-        .required_resources
-        .iter()
-        .map(|(name, selector)| (name.clone(), pool.fetch(selector)))
-        .collect();
     Ok(RunFunctionRequest {
         observed: Some(observed.clone()),
         desired,
         input,
         context,
-        required_resources,
         ..Default::default()
     })
 }
 
-/// Calls a step until its requirements stabilise (Crossplane's
-/// `FetchingFunctionRunner`): a response whose requirements equal the
-/// previous ones (none on the first call) or that is fatal ends the loop;
-/// otherwise the step is called again with the resources it asked for and
-/// the context it returned.
+/// What a step asked for, answered: the resources, the deprecated extra resources and the
+/// schemas.
+#[derive(Debug, Clone, Default, PartialEq)]
+struct Answers {
+    resources: BTreeMap<String, Resources>,
+    extra: BTreeMap<String, Resources>,
+    schemas: BTreeMap<String, Schema>,
+}
+
+impl Answers {
+    /// A step's bootstrap requirements (`requirements.requiredResources` and
+    /// `requiredSchemas`), answered before its first call; a schema no CRD given serves (or
+    /// any, without `--required-schemas`) is answered empty, as `crossplane render` answers it.
+    fn bootstrap(step: &Step, pool: &ResourcePool, schemas: Option<&SchemaPool>) -> Answers {
+        let empty = SchemaPool::default();
+        let schemas = schemas.unwrap_or(&empty);
+        Answers {
+            resources: step
+                .required_resources
+                .iter()
+                .map(|(name, selector)| (name.clone(), pool.fetch(selector)))
+                .collect(),
+            extra: BTreeMap::new(),
+            schemas: step
+                .required_schemas
+                .iter()
+                .map(|(name, selector)| (name.clone(), schemas.fetch(selector)))
+                .collect(),
+        }
+    }
+
+    /// The bootstrap answers and those to `requirements`, fetched (a name of both: the
+    /// fetched answer); schemas from `schemas`, where render advertises them.
+    fn with(
+        &self,
+        requirements: &Requirements,
+        pool: &ResourcePool,
+        schemas: Option<&SchemaPool>,
+    ) -> Answers {
+        let mut answers = self.clone();
+        answers
+            .resources
+            .extend(pool.fetch_all(&requirements.resources));
+        answers.extra = pool.fetch_all(&requirements.extra_resources);
+        if let Some(schemas) = schemas {
+            answers
+                .schemas
+                .extend(schemas.fetch_all(&requirements.schemas));
+        }
+        answers
+    }
+
+    fn put_in(self, request: &mut RunFunctionRequest) {
+        request.required_resources = self.resources;
+        request.extra_resources = self.extra;
+        request.required_schemas = self.schemas;
+    }
+}
+
+/// Calls a step, whose request holds its `bootstrap` answers, until its requirements stabilise
+/// (Crossplane's `FetchingFunctionRunner`): a response whose requirements equal the previous
+/// ones (none on the first call) or that is fatal ends the loop; otherwise the step is called
+/// again with what it asked for, its bootstrap answers kept, and the context it returned.
 async fn run_with_requirements(
     runners: &mut Runners<'_>,
     step: &Step,
     mut request: RunFunctionRequest,
+    bootstrap: &Answers,
     pool: &ResourcePool,
     schemas: Option<&SchemaPool>,
 ) -> Result<RunFunctionResponse> {
+    // Required schemas are advertised with `--required-schemas`, or when the step declares
+    // some; then every schema asked for is answered, if only as not served, as Crossplane
+    // answers: a function may count on being called again with an answer to each.
+    let no_crds = SchemaPool::default();
+    let advertise_schemas = schemas.is_some() || !step.required_schemas.is_empty();
+    let schemas = schemas.or(advertise_schemas.then_some(&no_crds));
     let mut previous: Option<Requirements> = None;
     for _ in 0..=MAX_REQUIREMENTS_ITERATIONS {
         let response = runners
             .run(
                 &step.function,
-                with_meta(request.clone(), schemas.is_some()),
+                with_meta(request.clone(), advertise_schemas),
             )
             .await?;
         let fatal = response
@@ -357,11 +417,9 @@ async fn run_with_requirements(
             return Ok(response);
         }
         let requirements = response.requirements.clone().unwrap_or_default();
-        request.required_resources = pool.fetch_all(&requirements.resources);
-        request.extra_resources = pool.fetch_all(&requirements.extra_resources);
-        if let Some(schemas) = schemas {
-            request.required_schemas = schemas.fetch_all(&requirements.schemas);
-        }
+        bootstrap
+            .with(&requirements, pool, schemas)
+            .put_in(&mut request);
         request.context = response.context;
         previous = response.requirements;
     }
@@ -375,7 +433,7 @@ async fn run_with_requirements(
 /// encoding without `meta`), so a function that echoes or caches by tag sees
 /// what it would in a cluster; `crossplane render` itself sends no tag. The
 /// capabilities are those Crossplane v2 advertises that render honours: required schemas only
-/// when `--required-schemas` gives them.
+/// when `--required-schemas` gives them or a step declares some.
 fn with_meta(mut request: RunFunctionRequest, schemas: bool) -> RunFunctionRequest {
     request.meta = None;
     let tag = hex(&Sha256::digest(request.encode_to_vec()));
@@ -436,19 +494,21 @@ impl SchemaPool {
         Ok(pool)
     }
 
-    /// The answer to each schema requirement: the schema, or an empty one for a kind no CRD
-    /// given serves (as Crossplane answers for a kind the cluster does not serve).
+    /// The answer to each schema requirement: see [`SchemaPool::fetch`].
     fn fetch_all(&self, selectors: &BTreeMap<String, SchemaSelector>) -> BTreeMap<String, Schema> {
         selectors
             .iter()
-            .map(|(name, selector)| {
-                let key = (selector.api_version.clone(), selector.kind.clone());
-                let schema = Schema {
-                    openapi_v3: self.schemas.get(&key).cloned().map(Struct::from),
-                };
-                (name.clone(), schema)
-            })
+            .map(|(name, selector)| (name.clone(), self.fetch(selector)))
             .collect()
+    }
+
+    /// The schema of a kind, or an empty one for a kind no CRD given serves (as Crossplane
+    /// answers for a kind the cluster does not serve).
+    fn fetch(&self, selector: &SchemaSelector) -> Schema {
+        let key = (selector.api_version.clone(), selector.kind.clone());
+        Schema {
+            openapi_v3: self.schemas.get(&key).cloned().map(Struct::from),
+        }
     }
 }
 
