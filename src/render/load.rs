@@ -12,6 +12,7 @@ use anyhow::{Context as _, Error};
 use serde::Deserialize;
 use serde_json::{Map, Value};
 use std::collections::BTreeMap;
+use std::io::Read as _;
 use std::path::{Path, PathBuf};
 
 /// A Kubernetes object as a JSON map.
@@ -325,6 +326,8 @@ pub(super) fn context(files: &[String], values: &[String]) -> Result<Object> {
 }
 
 fn parse_value(text: &str, key: &str) -> Result<Value> {
+    check_nesting(text)
+        .with_context(|| format!("cannot read YAML/JSON for context key {key:?}"))?;
     serde_yaml_ng::from_str(text).map_err(|e| {
         Error::msg(e.to_string()).context(format!(
             "cannot unmarshal YAML/JSON for context key {key:?}"
@@ -388,8 +391,62 @@ fn without_nulls(value: Value) -> Value {
 
 // ---- files and YAML streams ----
 
+/// The largest file `render` reads: four times the largest request the function accepts by
+/// default. YAML read into objects takes several times its size in memory; a larger file is
+/// almost certainly not what was meant (a log, an image, a device).
+const MAX_FILE_BYTES: u64 = 16 * 1024 * 1024;
+
+/// A file's text, once it is known to be a regular file of at most [`MAX_FILE_BYTES`]:
+/// `/dev/zero` would be read until memory runs out, a FIFO would wait for a writer forever.
 fn read(path: &Path) -> Result<String> {
-    std::fs::read_to_string(path).map_err(|e| Error::msg(format!("open {}: {e}", path.display())))
+    let open_error = |e: std::io::Error| Error::msg(format!("open {}: {e}", path.display()));
+    check_file(path, &std::fs::metadata(path).map_err(open_error)?)?;
+    let file = std::fs::File::open(path).map_err(open_error)?;
+    // Checked again on what was opened, and read no further than the limit: the file may
+    // have changed since.
+    check_file(path, &file.metadata().map_err(open_error)?)?;
+    let mut text = String::new();
+    file.take(MAX_FILE_BYTES + 1)
+        .read_to_string(&mut text)
+        .map_err(|e| Error::msg(format!("read {}: {e}", path.display())))?;
+    if text.len() as u64 > MAX_FILE_BYTES {
+        return Err(too_large(path, text.len() as u64));
+    }
+    Ok(text)
+}
+
+fn check_file(path: &Path, metadata: &std::fs::Metadata) -> Result<()> {
+    use std::os::unix::fs::FileTypeExt;
+    let kind = metadata.file_type();
+    let what = if kind.is_file() {
+        return match metadata.len() {
+            size if size > MAX_FILE_BYTES => Err(too_large(path, size)),
+            _ => Ok(()),
+        };
+    } else if kind.is_dir() {
+        "a directory"
+    } else if kind.is_fifo() {
+        "a FIFO (named pipe)"
+    } else if kind.is_char_device() {
+        "a character device"
+    } else if kind.is_block_device() {
+        "a block device"
+    } else if kind.is_socket() {
+        "a socket"
+    } else {
+        "not a regular file"
+    };
+    Err(Error::msg(format!(
+        "{} is {what}: render reads YAML from regular files",
+        path.display()
+    )))
+}
+
+fn too_large(path: &Path, size: u64) -> Error {
+    Error::msg(format!(
+        "{} is {size} bytes, more than the {MAX_FILE_BYTES} bytes (16 MiB) render reads from one file",
+        path.display()
+    ))
 }
 
 /// The documents of a file, or of every `.yaml`/`.yml` file directly in a
@@ -432,6 +489,7 @@ fn yaml_files(dir: &Path) -> Result<Vec<PathBuf>> {
 
 /// The non-empty documents of a YAML stream.
 fn parse_stream(text: &str) -> Result<Vec<Value>> {
+    check_nesting(text)?;
     let mut docs = Vec::new();
     for document in serde_yaml_ng::Deserializer::from_str(text) {
         let value = Value::deserialize(document).map_err(|e| Error::msg(e.to_string()))?;
@@ -440,6 +498,36 @@ fn parse_stream(text: &str) -> Result<Vec<Value>> {
         }
     }
     Ok(docs)
+}
+
+/// How deep `[` and `{` may nest in a YAML text. The YAML parser's scanner checks every open
+/// flow level for each token, so its time grows with the square of the depth (100,000 levels
+/// took minutes); a document deeper than 128 levels cannot be read anyway (the deserializer's
+/// recursion limit), so nothing readable is refused.
+const MAX_FLOW_DEPTH: usize = 1_000;
+
+/// Refuses a text whose brackets nest deeper than [`MAX_FLOW_DEPTH`], before the parser runs.
+/// Counted over the raw text, quoted strings and comments included: an over-count for a text
+/// with many unbalanced brackets in its strings, never an under-count.
+fn check_nesting(text: &str) -> Result<()> {
+    let mut depth = 0usize;
+    let mut line = 1;
+    for byte in text.bytes() {
+        match byte {
+            b'[' | b'{' => {
+                depth += 1;
+                if depth > MAX_FLOW_DEPTH {
+                    return Err(Error::msg(format!(
+                        "line {line}: '[' and '{{' nest more than {MAX_FLOW_DEPTH} levels deep (those inside quoted strings count too); YAML nested that deep is not read"
+                    )));
+                }
+            }
+            b']' | b'}' => depth = depth.saturating_sub(1),
+            b'\n' => line += 1,
+            _ => {}
+        }
+    }
+    Ok(())
 }
 
 /// A document as a Kubernetes object: a mapping with a `kind`, as the
