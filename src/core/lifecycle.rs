@@ -182,13 +182,20 @@ pub(crate) fn retire<'a>(
     planned: &[Planned],
     protection: bool,
 ) -> Vec<Retirement> {
-    // foldhash, not SipHash: every reconcile retires against every planned entry.
-    let names: HashSet<&str, RandomState> = planned.iter().map(|p| p.name).collect();
-    let keys = planned_keys(planned);
+    // Built when first needed: a first call observes nothing of ours, and nothing retires in
+    // most calls after it. foldhash, not SipHash: every reconcile looks up every resource.
+    let mut names: Option<HashSet<&str, RandomState>> = None;
+    let mut keys = None;
     observed
         .into_iter()
-        .filter(|(name, live)| label(live, KEY_LABEL).is_some() && !names.contains(name.as_str()))
+        .filter(|(name, live)| {
+            label(live, KEY_LABEL).is_some()
+                && !names
+                    .get_or_insert_with(|| planned.iter().map(|p| p.name).collect())
+                    .contains(name.as_str())
+        })
         .map(|(name, live)| {
+            let keys = keys.get_or_insert_with(|| planned_keys(planned));
             let moving = live_key(live).is_some_and(|key| keys.contains_key(key));
             retire_one(name, live, protection || moving)
         })

@@ -337,16 +337,20 @@ const NEAREST: usize = 5;
 
 /// Each candidate with its score against `given`, in the candidates' order.
 fn scored<'a>(given: &str, candidates: impl IntoIterator<Item = &'a str>) -> Vec<(f64, &'a str)> {
-    let given_lower = given.to_ascii_lowercase();
+    let given_lower = lower_case(given);
     candidates
         .into_iter()
-        .map(|c| {
-            (
-                strsim::jaro_winkler(&given_lower, &c.to_ascii_lowercase()),
-                c,
-            )
-        })
+        .map(|c| (strsim::jaro_winkler(&given_lower, &lower_case(c)), c))
         .collect()
+}
+
+/// `text` in ASCII lower case, borrowed when it is already (entry names always are).
+fn lower_case(text: &str) -> Cow<'_, str> {
+    if text.bytes().any(|b| b.is_ascii_uppercase()) {
+        Cow::Owned(text.to_ascii_lowercase())
+    } else {
+        Cow::Borrowed(text)
+    }
 }
 
 /// The best of `scored` if it is close enough to be a typo; of equal scores, the first in

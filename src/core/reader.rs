@@ -154,13 +154,7 @@ impl<'a, 'f, M: Members<'a>> ObjectReader<'a, 'f, M> {
         match value.as_object() {
             Some(object) => Some(Self::of_members(object, path, entry, category, findings)),
             None => {
-                findings.problem(
-                    category,
-                    path.to_string(),
-                    entry,
-                    format!("expected an object, got {}", quoted_at(&path, value)),
-                    "write it as a YAML mapping of fields",
-                );
+                not_an_object(value, &path, entry, category, findings);
                 None
             }
         }
@@ -356,6 +350,25 @@ impl<'a, 'f, M: Members<'a>> ObjectReader<'a, 'f, M> {
             );
         }
     }
+}
+
+/// The problem of a value that should be an object. Out of line: readers are made once per
+/// entry, and keeping this in [`ObjectReader::with_members`] stopped it from being inlined.
+#[cold]
+fn not_an_object(
+    value: &Value,
+    path: &FieldPath,
+    entry: Option<usize>,
+    category: Category,
+    findings: &mut Findings,
+) {
+    findings.problem(
+        category,
+        path.to_string(),
+        entry,
+        format!("expected an object, got {}", quoted_at(path, value)),
+        "write it as a YAML mapping of fields",
+    );
 }
 
 /// A test hook: which fields each reader read, by path, so tests can compare
