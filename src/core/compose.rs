@@ -8,7 +8,7 @@ use crate::core::input::Input;
 use crate::core::keys::{key_label, KEY_LABEL};
 use crate::core::path::FieldPath;
 use crate::core::plan::{Planned, Setting};
-use crate::core::problems::{quoted, suggestion, Category, Findings};
+use crate::core::problems::{quoted_at, suggestion, Category, Findings};
 use crate::core::validation;
 use crate::proto::{ObjectWriter, Struct};
 use serde_json::{json, Map, Value};
@@ -344,8 +344,8 @@ fn merge_typed<'p>(
                 format!(
                     "{}: forProvider.{field} is {} but {path} gives {}",
                     p.entry.label(),
-                    quoted(&existing.value.to_json()),
-                    quoted(&typed.value.to_json())
+                    quoted_at(&existing.path, &existing.value.to_json()),
+                    quoted_at(&path, &typed.value.to_json())
                 ),
                 format!("give {field} once, as {path}"),
             );
@@ -382,7 +382,7 @@ fn check_for_provider(p: &Planned, fields: &Fields, findings: &mut Findings) {
                     findings,
                 ),
             },
-            None => findings.problem(
+            None => findings.problem_with(
                 Category::InvalidProviderFields,
                 field.path.to_string(),
                 Some(p.entry.index),
@@ -391,10 +391,10 @@ fn check_for_provider(p: &Planned, fields: &Fields, findings: &mut Findings) {
                     p.entry.label(),
                     p.kind.kind
                 ),
-                format!(
-                    "remove it or correct its name: {}",
-                    suggestion(name, node.properties.names())
-                ),
+                || {
+                    let known = suggestion(name, node.properties.names());
+                    format!("remove it or correct its name: {known}")
+                },
             ),
         }
     }

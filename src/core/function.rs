@@ -14,7 +14,8 @@ use crate::core::drift;
 use crate::core::input::{read_input, ApiChoice, Input, SettingsAt};
 use crate::core::lifecycle::{self, Retirement};
 use crate::core::plan::{self, Planned};
-use crate::core::problems::{Category, Findings};
+use crate::core::problems::{some_of, Category, Findings};
+use crate::core::size::ResponseSize;
 use crate::core::status;
 use crate::core::wiring;
 use crate::proto::v1::{
@@ -24,7 +25,7 @@ use crate::proto::v1::{
 };
 use crate::proto::Struct;
 use serde_json::{Map, Value};
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::{BTreeMap, BTreeSet, HashSet};
 
 type Object = Map<String, Value>;
 
@@ -146,11 +147,18 @@ fn run(
 
     // Render and check every resource; any problem fails the whole call and
     // leaves the desired state as it came in, so nothing is ever dropped.
+    // Resources are kept only while the response would still be small enough for Crossplane
+    // to read; past that, they are measured and dropped, and the call fails.
     let mut composer = Composer::new(&input, spec.project_key).with_live(&schemas);
-    let resources: Vec<Struct> = planned
-        .iter()
-        .map(|p| composer.compose(p, findings))
-        .collect();
+    let mut size = ResponseSize::of(&response);
+    let mut resources: Vec<Struct> = Vec::with_capacity(planned.len());
+    for p in &planned {
+        let resource = composer.compose(p, findings);
+        if size.add(p.name, &resource) {
+            resources.push(resource);
+        }
+    }
+    size.check(findings);
     check_name_collisions(request, &planned, findings);
     if findings.has_problems() {
         return fatal(request, response, findings);
@@ -160,11 +168,11 @@ fn run(
     let observed = observed_resources(request);
     let retirements = lifecycle::retire(observed, &planned, input.deletion_protection);
     let moves = lifecycle::moves(&retirements, &planned);
-    let held_back: Vec<&str> = moves.iter().map(|m| m.to).collect();
+    let held_back: HashSet<&str> = moves.iter().map(|m| m.to).collect();
     let desired = response.desired.get_or_insert_with(State::default);
     for ((p, resource), live) in planned.iter().zip(resources).zip(&live) {
         // A moved key is handed over once the old resource is gone.
-        if !moves.iter().any(|m| m.to == p.name) {
+        if !held_back.contains(p.name) {
             insert_desired(desired, p.name, resource, *live);
         }
     }
@@ -212,6 +220,13 @@ fn run(
     response.results.extend(moves.iter().map(move_result));
     response.results.extend(input_warnings);
     response.results.extend(drift_results);
+    if size.near_limit() {
+        size.measured(&response);
+        size.check(findings);
+        if findings.has_problems() {
+            return fatal(request, start_response(request, &input), findings);
+        }
+    }
     findings.rendered = Some((api, planned.len()));
     response
 }
@@ -480,7 +495,7 @@ fn check_served(planned: &[Planned], live: &LiveSchemas<'_>, findings: &mut Find
             Some(entries[0].entry.index),
             format!(
                 "the cluster does not serve {kind} ({api_version}), which {} {}",
-                labels.join(", "),
+                some_of(&labels),
                 if labels.len() == 1 { "needs" } else { "need" }
             ),
             "install or upgrade provider-jfrog-artifactory to a release that has this kind (set providerVersion to the release installed), or activate the kind with a ManagedResourceActivationPolicy if the provider runs with SafeStart",

@@ -11,6 +11,7 @@ use anyhow::{Context as _, Error};
 use serde::Deserialize;
 use serde_json::{Map, Value};
 use std::collections::BTreeMap;
+use std::io::Read as _;
 use std::path::{Path, PathBuf};
 
 /// A Kubernetes object as a JSON map.
@@ -417,8 +418,62 @@ fn without_nulls(value: Value) -> Value {
 
 // ---- files and YAML streams ----
 
+/// The largest file `render` reads: four times the largest request the function accepts by
+/// default. YAML read into objects takes several times its size in memory; a larger file is
+/// almost certainly not what was meant (a log, an image, a device).
+const MAX_FILE_BYTES: u64 = 16 * 1024 * 1024;
+
+/// A file's text, once it is known to be a regular file of at most [`MAX_FILE_BYTES`]:
+/// `/dev/zero` would be read until memory runs out, a FIFO would wait for a writer forever.
 fn read(path: &Path) -> Result<String> {
-    std::fs::read_to_string(path).map_err(|e| Error::msg(format!("open {}: {e}", path.display())))
+    let open_error = |e: std::io::Error| Error::msg(format!("open {}: {e}", path.display()));
+    check_file(path, &std::fs::metadata(path).map_err(open_error)?)?;
+    let file = std::fs::File::open(path).map_err(open_error)?;
+    // Checked again on what was opened, and read no further than the limit: the file may
+    // have changed since.
+    check_file(path, &file.metadata().map_err(open_error)?)?;
+    let mut text = String::new();
+    file.take(MAX_FILE_BYTES + 1)
+        .read_to_string(&mut text)
+        .map_err(|e| Error::msg(format!("read {}: {e}", path.display())))?;
+    if text.len() as u64 > MAX_FILE_BYTES {
+        return Err(too_large(path, text.len() as u64));
+    }
+    Ok(text)
+}
+
+fn check_file(path: &Path, metadata: &std::fs::Metadata) -> Result<()> {
+    use std::os::unix::fs::FileTypeExt;
+    let kind = metadata.file_type();
+    let what = if kind.is_file() {
+        return match metadata.len() {
+            size if size > MAX_FILE_BYTES => Err(too_large(path, size)),
+            _ => Ok(()),
+        };
+    } else if kind.is_dir() {
+        "a directory"
+    } else if kind.is_fifo() {
+        "a FIFO (named pipe)"
+    } else if kind.is_char_device() {
+        "a character device"
+    } else if kind.is_block_device() {
+        "a block device"
+    } else if kind.is_socket() {
+        "a socket"
+    } else {
+        "not a regular file"
+    };
+    Err(Error::msg(format!(
+        "{} is {what}: render reads YAML from regular files",
+        path.display()
+    )))
+}
+
+fn too_large(path: &Path, size: u64) -> Error {
+    Error::msg(format!(
+        "{} is {size} bytes, more than the {MAX_FILE_BYTES} bytes (16 MiB) render reads from one file",
+        path.display()
+    ))
 }
 
 /// The documents of a file, or of every `.yaml`/`.yml` file directly in a

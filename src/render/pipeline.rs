@@ -20,7 +20,7 @@ use anyhow::{Context as _, Error};
 use prost::Message;
 use serde_json::Value;
 use sha2::{Digest, Sha256};
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap, HashSet};
 use std::time::Duration;
 use tokio::time::Instant;
 
@@ -522,21 +522,70 @@ fn hex(bytes: &[u8]) -> String {
 /// `--extra-resources`) files, as `crossplane render` offers, and also the
 /// observed composed resources, which a cluster would return too. Sorted by
 /// name, as Crossplane's `FilteringFetcher` sorts them.
+///
+/// Indexed by kind, name and label: this function asks for one selector per repository (its
+/// key label), and a scan of every resource for each selector made a pipeline of thousands of
+/// repositories cost time quadratic in their number.
 struct ResourcePool {
     resources: Vec<Object>,
+    /// Resources of each (apiVersion, kind), in order.
+    by_kind: HashMap<(String, String), Vec<usize>>,
+    /// Resources of each (apiVersion, kind, name), in order.
+    by_name: HashMap<(String, String, String), Vec<usize>>,
+    /// Resources of each (apiVersion, kind, label, value), in order.
+    by_label: HashMap<(String, String, String, String), Vec<usize>>,
 }
 
 impl ResourcePool {
     fn new(inputs: &Inputs) -> ResourcePool {
         let mut resources = inputs.required.clone();
+        let mut given: HashSet<[String; 4]> = resources.iter().map(identity).collect();
         for object in &inputs.observed {
-            if !resources.iter().any(|r| same_object(r, object)) {
+            if given.insert(identity(object)) {
                 resources.push(object.clone());
             }
         }
         resources
             .sort_by(|a, b| str_at(a, &["metadata", "name"]).cmp(str_at(b, &["metadata", "name"])));
-        ResourcePool { resources }
+        ResourcePool::of(resources)
+    }
+
+    /// The pool of `resources`, in their order, indexed.
+    fn of(resources: Vec<Object>) -> ResourcePool {
+        let (mut by_kind, mut by_name, mut by_label) =
+            (HashMap::new(), HashMap::new(), HashMap::new());
+        for (i, r) in resources.iter().enumerate() {
+            let (api_version, kind) = (str_at(r, &["apiVersion"]), str_at(r, &["kind"]));
+            let kind_key = (api_version.to_owned(), kind.to_owned());
+            by_kind
+                .entry(kind_key.clone())
+                .or_insert_with(Vec::new)
+                .push(i);
+            let name = str_at(r, &["metadata", "name"]).to_owned();
+            by_name
+                .entry((kind_key.0.clone(), kind_key.1.clone(), name))
+                .or_insert_with(Vec::new)
+                .push(i);
+            let labels = object_at(r, &["metadata", "labels"]).into_iter().flatten();
+            for (label, value) in labels {
+                let Some(value) = value.as_str() else {
+                    continue;
+                };
+                let key = (
+                    kind_key.0.clone(),
+                    kind_key.1.clone(),
+                    label.clone(),
+                    value.to_owned(),
+                );
+                by_label.entry(key).or_insert_with(Vec::new).push(i);
+            }
+        }
+        ResourcePool {
+            resources,
+            by_kind,
+            by_name,
+            by_label,
+        }
     }
 
     fn fetch_all(
@@ -552,27 +601,47 @@ impl ResourcePool {
     /// The resources a selector picks: the first with the name, or all with
     /// the labels (an empty label set picks every resource of the kind).
     fn fetch(&self, selector: &ResourceSelector) -> Resources {
-        let candidates = self.resources.iter().filter(|r| {
-            str_at(r, &["apiVersion"]) == selector.api_version
-                && str_at(r, &["kind"]) == selector.kind
-                && selector
-                    .namespace
-                    .as_deref()
-                    .is_none_or(|ns| ns.is_empty() || str_at(r, &["metadata", "namespace"]) == ns)
-        });
+        let (api_version, kind) = (selector.api_version.clone(), selector.kind.clone());
+        let in_namespace = |r: &&Object| {
+            selector
+                .namespace
+                .as_deref()
+                .is_none_or(|ns| ns.is_empty() || str_at(r, &["metadata", "namespace"]) == ns)
+        };
+        let found = |indexes: Option<&Vec<usize>>| -> Vec<&Object> {
+            indexes
+                .into_iter()
+                .flatten()
+                .map(|i| &self.resources[*i])
+                .filter(in_namespace)
+                .collect()
+        };
         let picked: Vec<&Object> = match &selector.r#match {
-            Some(resource_selector::Match::MatchName(name)) => candidates
-                .filter(|r| str_at(r, &["metadata", "name"]) == name)
-                .take(1)
-                .collect(),
-            Some(resource_selector::Match::MatchLabels(labels)) => candidates
-                .filter(|r| {
-                    labels
-                        .labels
-                        .iter()
-                        .all(|(k, v)| str_at(r, &["metadata", "labels", k]) == v)
-                })
-                .collect(),
+            Some(resource_selector::Match::MatchName(name)) => {
+                let mut named = found(self.by_name.get(&(api_version, kind, name.clone())));
+                named.truncate(1);
+                named
+            }
+            Some(resource_selector::Match::MatchLabels(labels)) => {
+                let candidates = match labels.labels.iter().next() {
+                    Some((label, value)) => {
+                        found(
+                            self.by_label
+                                .get(&(api_version, kind, label.clone(), value.clone())),
+                        )
+                    }
+                    None => found(self.by_kind.get(&(api_version, kind))),
+                };
+                candidates
+                    .into_iter()
+                    .filter(|r| {
+                        labels
+                            .labels
+                            .iter()
+                            .all(|(k, v)| str_at(r, &["metadata", "labels", k]) == v)
+                    })
+                    .collect()
+            }
             None => Vec::new(),
         };
         Resources {
@@ -581,15 +650,15 @@ impl ResourcePool {
     }
 }
 
-fn same_object(a: &Object, b: &Object) -> bool {
-    let key = |o: &Object| {
-        ["apiVersion", "kind"]
-            .map(|f| str_at(o, &[f]).to_string())
-            .into_iter()
-            .chain(["namespace", "name"].map(|f| str_at(o, &["metadata", f]).to_string()))
-            .collect::<Vec<_>>()
-    };
-    key(a) == key(b)
+/// What names an object: apiVersion, kind, namespace and name.
+fn identity(object: &Object) -> [String; 4] {
+    [
+        str_at(object, &["apiVersion"]),
+        str_at(object, &["kind"]),
+        str_at(object, &["metadata", "namespace"]),
+        str_at(object, &["metadata", "name"]),
+    ]
+    .map(str::to_owned)
 }
 
 // ---- runners ----
@@ -901,9 +970,7 @@ mod tests {
                 json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": name, "labels": {"team": team}}}),
             )
         };
-        let pool = ResourcePool {
-            resources: vec![cm("a", "x"), cm("b", "y"), cm("c", "x")],
-        };
+        let pool = ResourcePool::of(vec![cm("a", "x"), cm("b", "y"), cm("c", "x")]);
         let by_name = ResourceSelector {
             api_version: "v1".into(),
             kind: "ConfigMap".into(),

@@ -75,8 +75,11 @@ export interface Rendered {
   composite: Record<string, unknown> | null;
   results: FunctionResult[];
   conditions: FunctionCondition[];
-  /** The fatal result's problems, each with its repository entry. */
+  /** The fatal result's problems, each with its repository entry: the first 100 found. */
   problems: Problem[];
+  /** How many more problems the call found beyond those in `problems` (the fatal result's
+   *  message ends with "and N more"). */
+  problemsOmitted: number;
   warnings: Warning[];
 }
 
@@ -143,7 +146,7 @@ pub fn decode_response(response: &[u8]) -> Result<JsValue, JsError> {
 }
 
 /// Renders a composite for tools: `{composite, observed?, input?}` in,
-/// `{resources, ready, composite, results, conditions, problems, warnings}` out
+/// `{resources, ready, composite, results, conditions, problems, problemsOmitted, warnings}` out
 /// (see `objects::render_composite`).
 #[wasm_bindgen(js_name = renderComposite, unchecked_return_type = "Rendered")]
 pub fn render_composite(

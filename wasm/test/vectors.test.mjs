@@ -82,6 +82,20 @@ test('renderComposite gives the same resources as RunFunction, as plain objects'
   }
 });
 
+test('renderComposite keeps the first 100 problems and counts the others, as the fatal message does', () => {
+  const forProvider = Object.fromEntries(Array.from({ length: 150 }, (_, i) => [`unknown${i}`, i]));
+  const composite = {
+    apiVersion: 'platform.example.org/v1alpha1', kind: 'XRepositories', metadata: { name: 'x' },
+    spec: { repositories: [{ name: 'libs', rclass: 'local', packageType: 'maven', forProvider }] },
+  };
+  const out = fa.renderComposite({ composite, input: { providerApi: 'cluster' } });
+  assert.equal(out.problems.length, 100);
+  assert.equal(out.problemsOmitted, 50);
+  const fatal = out.results.find((r) => r.severity === 'Fatal');
+  assert.ok(fatal.message.startsWith('cannot render the Artifactory repositories: 150 problems\n'), fatal.message);
+  assert.ok(fatal.message.endsWith('\n- and 50 more (a call lists the first 100; fix these and run again)'), fatal.message);
+});
+
 test('renderComposite attaches problems and warnings to their entries', () => {
   const composite = {
     apiVersion: 'platform.example.org/v1alpha1', kind: 'XRepositories', metadata: { name: 'x' },

@@ -23,6 +23,7 @@ use instance::{Kind, Path};
 use serde_json::{Map, Value};
 use std::collections::{HashMap, HashSet};
 use std::fmt;
+use std::hash::{Hash, Hasher};
 use std::sync::{Arc, OnceLock};
 
 /// Shown instead of the CEL rules when they were skipped, as the API server says it.
@@ -762,13 +763,11 @@ impl<'e> Checker<'e> {
 
     /// `x-kubernetes-list-type: set`: no item may repeat.
     fn unique_set(&mut self, items: &[Value], path: &str) {
-        for (i, item) in items.iter().enumerate() {
-            if items[..i].contains(item) {
-                self.error_at(
-                    &index_path(path, i),
-                    format!("duplicate entry {item} in a set"),
-                );
-            }
+        for i in repeated_items(items) {
+            self.error_at(
+                &index_path(path, i),
+                format!("duplicate entry {} in a set", items[i]),
+            );
         }
     }
 
@@ -893,6 +892,51 @@ impl<'e> Checker<'e> {
         program
             .execute(&context)
             .map_err(|e| RuleError::Evaluation(e.to_string()))
+    }
+}
+
+/// The indexes of the items equal to an earlier item, in order. One pass with a hash set: a
+/// comparison of each item with every earlier one took 8 to 12 s for a set of 60,000.
+pub(crate) fn repeated_items(items: &[Value]) -> Vec<usize> {
+    let mut seen: HashSet<Hashed<'_>, foldhash::fast::RandomState> =
+        HashSet::with_capacity_and_hasher(items.len(), Default::default());
+    items
+        .iter()
+        .enumerate()
+        .filter(|(_, item)| !seen.insert(Hashed(item)))
+        .map(|(i, _)| i)
+        .collect()
+}
+
+/// A JSON value hashed by its content; equal as the values are.
+struct Hashed<'v>(&'v Value);
+
+impl PartialEq for Hashed<'_> {
+    fn eq(&self, other: &Self) -> bool {
+        self.0 == other.0
+    }
+}
+
+impl Eq for Hashed<'_> {}
+
+impl Hash for Hashed<'_> {
+    fn hash<H: Hasher>(&self, state: &mut H) {
+        std::mem::discriminant(self.0).hash(state);
+        match self.0 {
+            Value::Null => {}
+            Value::Bool(b) => b.hash(state),
+            Value::Number(n) => n.hash(state),
+            Value::String(s) => s.hash(state),
+            Value::Array(items) => {
+                items.len().hash(state);
+                for item in items {
+                    Hashed(item).hash(state);
+                }
+            }
+            // Equal maps may list their members in another order (with serde_json's
+            // `preserve_order`): only their size is hashed, equality decides.
+            Value::Object(fields) => fields.len().hash(state),
+        }
     }
 }
 

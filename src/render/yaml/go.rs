@@ -207,10 +207,21 @@ fn in_table(table: &[(u32, u32)], c: char) -> bool {
     table.get(at).is_some_and(|(lo, _)| *lo <= code)
 }
 
-/// The entries of a map in go-yaml's key order. An insertion sort: [`key_less`] is not always
-/// consistent, and unlike `sort_by` an insertion sort cannot panic on an inconsistent order.
+/// Maps of up to this many keys are sorted by insertion, as go-yaml's `sort.Sort` sorts them;
+/// larger ones by merging (an insertion sort takes time quadratic in the keys: hours for a map
+/// of 100,000).
+const INSERTION_SORTED: usize = 12;
+
+/// The entries in go-yaml's key order. [`key_less`] is only as consistent as go-yaml's
+/// comparison, and unlike `sort_by` neither an insertion sort nor [`merge_sort`] can panic on
+/// an inconsistent order; for a consistent one both give the same, stable, order.
 pub(super) fn sorted_entries(map: &Map<String, Value>) -> Vec<(&String, &Value)> {
     let mut entries: Vec<(&String, &Value)> = Vec::with_capacity(map.len());
+    if map.len() > INSERTION_SORTED {
+        entries.extend(map);
+        merge_sort(&mut entries, |a, b| key_less(a.0, b.0));
+        return entries;
+    }
     for (key, value) in map {
         let at = entries
             .iter()
@@ -219,6 +230,36 @@ pub(super) fn sorted_entries(map: &Map<String, Value>) -> Vec<(&String, &Value)>
         entries.insert(at, (key, value));
     }
     entries
+}
+
+/// A stable bottom-up merge sort by `less`, which it never trusts to be consistent: each step
+/// only picks the next item of one of two runs.
+fn merge_sort<T: Copy>(items: &mut Vec<T>, less: impl Fn(&T, &T) -> bool) {
+    let count = items.len();
+    let mut merged = items.clone();
+    let mut width = 1;
+    while width < count {
+        for start in (0..count).step_by(2 * width) {
+            let middle = (start + width).min(count);
+            let end = (start + 2 * width).min(count);
+            let (mut left, mut right) = (start, middle);
+            for slot in &mut merged[start..end] {
+                // The right run's item goes first only when it is less: equal items keep
+                // their order.
+                let take_right =
+                    right < end && (left >= middle || less(&items[right], &items[left]));
+                if take_right {
+                    *slot = items[right];
+                    right += 1;
+                } else {
+                    *slot = items[left];
+                    left += 1;
+                }
+            }
+        }
+        std::mem::swap(items, &mut merged);
+        width *= 2;
+    }
 }
 
 // ---- the JSON round trip --------------------------------------------------------
@@ -503,5 +544,47 @@ mod tests {
         // `<` is six characters in Go's JSON.
         assert!(reread(&json!({ "<".repeat(170): 1 })).is_ok());
         assert!(reread(&json!({ "<".repeat(171): 1 })).is_err());
+    }
+
+    /// The insertion sort of small maps, applied to any number of keys.
+    fn insertion_sorted(keys: &[String]) -> Vec<&String> {
+        let mut sorted: Vec<&String> = Vec::new();
+        for key in keys {
+            let at = sorted
+                .iter()
+                .position(|other| key_less(key, other))
+                .unwrap_or(sorted.len());
+            sorted.insert(at, key);
+        }
+        sorted
+    }
+
+    #[test]
+    fn large_maps_are_merged_into_the_order_small_ones_are_inserted_into() {
+        let keys: Vec<String> = (0..500)
+            .map(|i| match i % 4 {
+                0 => format!("item{}", i * 7 % 311),
+                1 => format!("Item-{i}"),
+                2 => format!("_{}x{}", i % 13, i),
+                _ => format!("a{}b", i * 3),
+            })
+            .collect();
+        let map: Map<String, Value> = keys.iter().map(|k| (k.clone(), json!(1))).collect();
+        let merged: Vec<&String> = sorted_entries(&map).into_iter().map(|(k, _)| k).collect();
+        let map_keys: Vec<String> = map.keys().cloned().collect();
+        assert_eq!(merged, insertion_sorted(&map_keys));
+    }
+
+    #[test]
+    fn a_map_of_100000_keys_is_sorted_in_n_log_n_comparisons() {
+        let map: Map<String, Value> = (0..100_000)
+            .map(|i| (format!("key{i}"), json!(i)))
+            .collect();
+        let started = std::time::Instant::now();
+        let sorted = sorted_entries(&map);
+        // Well under a second in a debug build; the insertion sort took hours.
+        assert!(started.elapsed() < std::time::Duration::from_secs(60));
+        assert_eq!(sorted[2].0, "key2");
+        assert_eq!(sorted[99_999].0, "key99999");
     }
 }
