@@ -561,12 +561,15 @@ mod tests {
 
     #[test]
     fn large_maps_are_merged_into_the_order_small_ones_are_inserted_into() {
+        // Letters, then digits at the end: where go-yaml's comparison is consistent (it is not
+        // for digits followed by letters: "a12b" < "a1b" < "a9b" < "a12b"; Go's own order then
+        // follows its random map order).
         let keys: Vec<String> = (0..500)
             .map(|i| match i % 4 {
                 0 => format!("item{}", i * 7 % 311),
-                1 => format!("Item-{i}"),
-                2 => format!("_{}x{}", i % 13, i),
-                _ => format!("a{}b", i * 3),
+                1 => format!("Item{i}"),
+                2 => format!("key{}", i % 13),
+                _ => format!("a{}", i * 3),
             })
             .collect();
         let map: Map<String, Value> = keys.iter().map(|k| (k.clone(), json!(1))).collect();
