@@ -58,10 +58,13 @@ test('renderComposite gives the same resources as RunFunction, as plain objects'
     const composite = request.observed?.composite?.resource;
     // Only vectors that renderComposite can express: no desired state or required resources.
     if (!composite || request.requiredResources || Object.keys(request.desired?.resources ?? {}).length) continue;
+    const expected = json(`${vector.name}.response.json`);
+    // Nor the cheap first call, which only asks for the resources the check of
+    // keys needs: renderComposite takes everything in one call and never asks.
+    if (expected.requirements && !vector.fatalReason) continue;
     const observed = Object.fromEntries(Object.entries(request.observed.resources ?? {})
       .map(([name, r]) => [name, r.resource]));
     const out = fa.renderComposite({ composite, observed, input: request.input });
-    const expected = json(`${vector.name}.response.json`);
     const desired = Object.fromEntries(Object.entries(expected.desired?.resources ?? {})
       .map(([name, r]) => [name, r.resource]));
     assert.deepEqual(out.resources, desired, vector.name);
