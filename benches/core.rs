@@ -226,21 +226,15 @@ fn decode_run_encode_live_schemas(bencher: divan::Bencher, repositories: usize) 
     bench_bytes(bencher, repositories, live_request(repositories));
 }
 
-/// The part of [`run_function_live_schemas`] that finds each schema in the cache: hashing the
-/// schemas the request carries.
+/// The part of [`run_function_live_schemas`] that finds each schema in the cache: the schemas
+/// of the request read once, by their content hash (computed as the request is decoded when it
+/// comes off the wire; here from the trees the request was built with).
 #[cfg(feature = "codegen")]
 #[divan::bench(args = [10, 100])]
 fn live_schemas_lookup(bencher: divan::Bencher, repositories: usize) {
     use function_artifactory::catalog::live::LiveSchemas;
     let request = live_request(repositories);
-    bencher.bench(|| {
-        let wanted = request.required_schemas.keys().filter_map(|name| {
-            let rest = name.strip_prefix("schema/")?;
-            let (api_version, kind) = rest.rsplit_once('/')?;
-            Some((api_version, kind))
-        });
-        LiveSchemas::read(divan::black_box(&request.required_schemas), wanted)
-    });
+    bencher.bench(|| LiveSchemas::read(divan::black_box(&request.required_schemas)).is_empty());
 }
 
 /// What the server's metrics add to a call (`src/server/metrics.rs`): the started count, the
@@ -264,4 +258,78 @@ fn metrics_per_call(bencher: divan::Bencher, repositories: usize) {
             );
             metrics.rendered(divan::black_box(findings), divan::black_box(response));
         });
+}
+
+/// Issue 27's claims that were quadratic, at a tenth of the size and full size: a set list of
+/// N items (one repeated), N unknown fields in one entry's `forProvider`, N local entries and a
+/// virtual listing N names no entry has. Every check is linear: the `item/s` column (items,
+/// fields or entries per second) stays about the same at both sizes (`cargo bench --bench core
+/// -- hostile`; RELIABILITY.md, "Hostile input").
+mod hostile {
+    use super::*;
+
+    fn composite_of(repositories: Vec<Value>) -> RunFunctionRequest {
+        let composite = json!({
+            "apiVersion": "platform.example.org/v1alpha1", "kind": "XRepositories",
+            "metadata": {"name": "team-a-repos"},
+            "spec": {"repositories": repositories}
+        });
+        RunFunctionRequest {
+            observed: Some(State {
+                composite: Some(resource(composite)),
+                resources: BTreeMap::new(),
+            }),
+            ..RunFunctionRequest::default()
+        }
+    }
+
+    fn local(name: &str) -> Value {
+        json!({"name": name, "rclass": "local", "packageType": "maven"})
+    }
+
+    /// Decode and run, as the server does; the call must fail (each of these claims is wrong).
+    fn bench_failing(bencher: divan::Bencher, items: usize, request: RunFunctionRequest) {
+        let bytes = request.encode_to_vec();
+        let fails = run_function(&request)
+            .results
+            .iter()
+            .any(|r| r.severity == Severity::Fatal as i32);
+        assert!(fails);
+        bencher
+            .counter(divan::counter::ItemsCount::new(items))
+            .bench(|| {
+                let request = RunFunctionRequest::decode(divan::black_box(bytes.as_slice()))
+                    .expect("valid request");
+                run_function(&request)
+            });
+    }
+
+    #[divan::bench(args = [20_000, 200_000], sample_count = 10)]
+    fn set_items(bencher: divan::Bencher, items: usize) {
+        let mut values: Vec<String> = (0..items).map(|i| format!("set-{i}")).collect();
+        values.push("set-0".to_owned());
+        let mut entry = local("libs");
+        entry["forProvider"] = json!({ "propertySets": values });
+        bench_failing(bencher, items, composite_of(vec![entry]));
+    }
+
+    #[divan::bench(args = [8_000, 80_000], sample_count = 10)]
+    fn unknown_fields(bencher: divan::Bencher, fields: usize) {
+        let unknown: serde_json::Map<String, Value> = (0..fields)
+            .map(|i| (format!("unknown{i:05}"), json!(i)))
+            .collect();
+        let mut entry = local("libs");
+        entry["forProvider"] = Value::Object(unknown);
+        bench_failing(bencher, fields, composite_of(vec![entry]));
+    }
+
+    #[divan::bench(args = [800, 8_000], sample_count = 10)]
+    fn unknown_members(bencher: divan::Bencher, entries: usize) {
+        let mut repositories: Vec<Value> = (0..entries)
+            .map(|i| local(&format!("local-{i:05}")))
+            .collect();
+        let members: Vec<String> = (0..entries).map(|i| format!("missing-{i:05}")).collect();
+        repositories.push(json!({"name": "all", "rclass": "virtual", "packageType": "maven", "repositories": members}));
+        bench_failing(bencher, entries, composite_of(repositories));
+    }
 }

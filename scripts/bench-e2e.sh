@@ -7,6 +7,7 @@
 #   server, measures cold start, checks an answer, loads it with h2load and prints the figures.
 #
 #   scripts/bench-e2e.sh [--sizes 10,100,1000] [--requests 2000] [--concurrency 8] [--rounds 1]
+#                        [--scenarios plain,live,reconcile] [--before BIN]
 #
 # Environment: SHARED_BENCH (default ../shared/bench relative to the repository).
 set -euo pipefail
@@ -21,6 +22,9 @@ if ! command -v h2load >/dev/null; then
   if [ "$(id -u)" = 0 ]; then apt-get install -y nghttp2-client >/dev/null || { apt-get update >/dev/null && apt-get install -y nghttp2-client >/dev/null; }
   else sudo apt-get install -y nghttp2-client >/dev/null; fi
 fi
+
+echo "== writing the live schemas (the provider's v0.14.0 CRDs, crds/)" >&2
+cargo run --quiet --features codegen --example bench-schemas -- target/bench-e2e >&2
 
 echo "== building (release)" >&2
 cargo build --release --bin function-artifactory --example noop-function --example bench-e2e >&2

@@ -2,11 +2,13 @@
 # Builds the npm package of the WebAssembly module in pkg/:
 #   pkg/function_artifactory.js (+ _bg.wasm, .d.ts)   for Node (CommonJS, no bundler)
 #   pkg/web/function_artifactory.js (+ _bg.wasm)       for browsers (ES module, call init())
-# The core is built unchanged for wasm32-unknown-unknown with the `wasm` feature; the
-# wasm-bindgen CLI is installed at exactly the version of the wasm-bindgen crate in
-# Cargo.lock when the one on PATH differs (their formats must match).
+# The core is built unchanged for wasm32-unknown-unknown with the `wasm` feature, in the size-first
+# `wasm` profile; the wasm-bindgen CLI is installed at exactly the version of the wasm-bindgen
+# crate in Cargo.lock when the one on PATH differs (their formats must match).
 set -euo pipefail
 cd "$(dirname "$0")/.."
+# shellcheck source=lib/install.sh
+. scripts/lib/install.sh
 
 step() { printf '\n== %s\n' "$*"; }
 
@@ -17,7 +19,7 @@ if [ -z "$version" ]; then
 fi
 
 step "target and wasm-bindgen CLI $version"
-rustup target add wasm32-unknown-unknown >/dev/null 2>&1 || rustup target add wasm32-unknown-unknown
+install_rust_target wasm32-unknown-unknown
 installed=$(wasm-bindgen --version 2>/dev/null | awk '{print $2}' || true)
 if [ "$installed" != "$version" ]; then
     # --locked first; if a locked dependency is no longer on the registry (yanked), resolve anew.
@@ -25,13 +27,13 @@ if [ "$installed" != "$version" ]; then
         || cargo install wasm-bindgen-cli --version "$version"
 fi
 
-step "the core for wasm32-unknown-unknown"
+step "the core for wasm32-unknown-unknown (profile wasm)"
 # A cdylib only for this build: the native library stays an rlib, so native builds and
-# their link times are unchanged. Not stripped here: wasm-bindgen reads the
-# `target_features` section, and drops the debug and name sections itself.
-CARGO_PROFILE_RELEASE_STRIP=false cargo rustc --release --lib --no-default-features --features wasm \
+# their link times are unchanged. The profile strips debug information only: wasm-bindgen
+# reads the `target_features` section, and drops the name section itself.
+cargo rustc --profile wasm --lib --no-default-features --features wasm \
     --target wasm32-unknown-unknown --crate-type cdylib
-wasm=target/wasm32-unknown-unknown/release/function_artifactory.wasm
+wasm=target/wasm32-unknown-unknown/wasm/function_artifactory.wasm
 
 step "bindings: pkg/ (Node) and pkg/web/ (browser)"
 rm -rf pkg
@@ -47,6 +49,10 @@ cp wasm/wrapper/node.cjs pkg/function_artifactory.js
 cp wasm/wrapper/web.js pkg/web/function_artifactory.js
 # The browser files are ES modules: said so for Node too (`import 'function-artifactory/web'`).
 echo '{ "type": "module" }' >pkg/web/package.json
+
+# No wasm-opt here: Debian's binaryen 108 mistypes wasm-bindgen's externref table (Node then
+# refuses the module at start: "WebAssembly.Table.set(): Argument 1 is invalid"), so the npm
+# module is the wasm profile's output as wasm-bindgen writes it.
 
 crate_version=$(awk -F'"' '/^version = / {print $2; exit}' Cargo.toml)
 cat >pkg/package.json <<EOF

@@ -23,7 +23,11 @@
 # The binaries are static musl builds. The other architecture is cross-compiled:
 # the C code of ring and mimalloc is compiled, and the binary linked (against the
 # musl that the Rust target carries), by Debian's cross gcc (gcc-aarch64-linux-gnu
-# on an amd64 machine).
+# on an amd64 machine, with the C library headers of libc6-dev-arm64-cross). The
+# script installs what it uses (scripts/lib/install.sh): the Rust targets, and as
+# root the Debian packages musl-tools, gcc-aarch64-linux-gnu and
+# libc6-dev-arm64-cross. A binary that is not static is never packaged: the image
+# has nothing else, so it could not start.
 #
 # Options:
 #   --target TRIPLE   a Rust target to package, repeatable (default:
@@ -41,6 +45,8 @@
 set -euo pipefail
 
 root="$(cd "$(dirname "$0")/.." && pwd)"
+# shellcheck source=lib/install.sh
+. "$root/scripts/lib/install.sh"
 targets=()
 binary=""
 output="$root/target/xpkg"
@@ -80,50 +86,73 @@ native() { # TRIPLE: whether it is the host's own architecture
   [ "${1%%-*}" = "${host%%-*}" ]
 }
 
+# The Debian packages that build TRIPLE's static binary on this host.
+build_packages() { # TRIPLE
+  if native "$1"; then
+    echo "${DEBIAN_PACKAGE_BUILD_AMD64[*]}"
+  elif [ "${1%%-*}" = aarch64 ] && [ "${host%%-*}" = x86_64 ]; then
+    echo "${DEBIAN_PACKAGE_BUILD_ARM64[*]}"
+  else
+    die "cross-compiling for $1 on $host is not set up here: build it on its own architecture"
+  fi
+}
+
 # The C compiler (and, across architectures, the linker) of a musl target:
 # musl-gcc on the host's own architecture, else Debian's cross gcc.
 use_c_toolchain() { # TRIPLE
   local target="$1" cpu="${1%%-*}" var cc linker
   var="$(echo "$target" | tr '-' '_')"
   if native "$target"; then
-    if [ -z "$(printenv "CC_$var" || true)" ] && command -v musl-gcc >/dev/null; then
-      export "CC_$var=musl-gcc"
-    fi
-    return 0
+    cc=musl-gcc
+  else
+    cc="$cpu-linux-gnu-gcc"
   fi
-  cc="$cpu-linux-gnu-gcc"
   command -v "$cc" >/dev/null ||
-    die "cross-compiling for $target needs $cc (Debian: apt-get install gcc-${cpu//_/-}-linux-gnu), or package one platform with --target"
+    die "building for $target needs $cc: apt-get install --no-install-recommends $(build_packages "$target")"
   [ -n "$(printenv "CC_$var" || true)" ] || export "CC_$var=$cc"
+  native "$target" && return 0
   linker="CARGO_TARGET_$(echo "$var" | tr '[:lower:]' '[:upper:]')_LINKER"
   [ -n "$(printenv "$linker" || true)" ] || export "$linker=$cc"
 }
 
-# Builds the binary of TRIPLE; prints its path. Only for the host's architecture
-# does it fall back to the host's dynamic binary, with a WARNING.
-build_binary() { # TRIPLE
-  local target="$1" reason
-  if ! rustup target list --installed 2>/dev/null | grep -qx "$target"; then
-    log "adding the Rust target $target"
-    rustup target add "$target" >&2 || true
-  fi
-  if rustup target list --installed 2>/dev/null | grep -qx "$target"; then
-    use_c_toolchain "$target"
-    log "building a release binary for $target"
-    if cargo build --manifest-path "$root/Cargo.toml" --release --locked \
-      --target "$target" --bin function-artifactory >&2; then
-      echo "${CARGO_TARGET_DIR:-$root/target}/$target/release/function-artifactory"
-      return 0
-    fi
-    reason="the build for $target failed (for musl, install musl-tools)"
+# Why a build of TRIPLE failed, from its log: the Debian packages it lacks, or the C
+# header it missed; else the compiler's errors, printed above.
+build_failure() { # TRIPLE LOG
+  local target="$1" log="$2" missing
+  missing="$(debian_missing $(build_packages "$target") | tr '\n' ' ')"
+  if [ -n "$missing" ]; then
+    echo "the build for $target failed: Debian packages missing: ${missing% } (apt-get install --no-install-recommends ${missing% })"
+  elif grep -q 'fatal error: .*: No such file or directory' "$log"; then
+    echo "the build for $target failed: a C header is missing: $(grep -m1 'fatal error: ' "$log" | sed 's/^.*fatal error: //')"
   else
-    reason="the Rust target $target could not be added"
+    echo "the build for $target failed (the compiler's errors are above)"
   fi
-  native "$target" || die "$reason"
-  log "WARNING: $reason: packaging a binary for the host ($host),"
-  log "WARNING: which is dynamically linked and will not run in the distroless/scratch image."
-  cargo build --manifest-path "$root/Cargo.toml" --release --locked --bin function-artifactory >&2
-  echo "${CARGO_TARGET_DIR:-$root/target}/release/function-artifactory"
+}
+
+# Builds the static binary of TRIPLE; prints its path.
+build_binary() { # TRIPLE
+  local target="$1" log
+  install_rust_target "$target" || die "the Rust target $target could not be added (rustup target add $target)"
+  # shellcheck disable=SC2046
+  install_debian "the $target binary" $(build_packages "$target") ||
+    die "building for $target needs the Debian packages $(build_packages "$target")"
+  use_c_toolchain "$target"
+  log "building a release binary for $target"
+  log="$output/build-$target.log"
+  mkdir -p "$output"
+  if ! cargo build --manifest-path "$root/Cargo.toml" --release --locked \
+    --target "$target" --bin function-artifactory 2>&1 | tee "$log" >&2; then
+    die "$(build_failure "$target" "$log")"
+  fi
+  rm -f "$log"
+  echo "${CARGO_TARGET_DIR:-$root/target}/$target/release/function-artifactory"
+}
+
+# Fails unless PATH is a static executable: the image has no C library or loader.
+require_static() { # PATH ARCH
+  if readelf -lW "$1" | grep -q 'Requesting program interpreter' || readelf -dW "$1" | grep -q '(NEEDED)'; then
+    die "$1 ($2) is dynamically linked: it cannot run in the image, which has no C library (build it for a -musl target)"
+  fi
 }
 
 make_tar() { # DIR OUT FILES...: a tarball with fixed owners and times, sorted
@@ -228,9 +257,7 @@ for target in "${targets[@]}"; do
   arch="$(arch_of "$target")"
   path="${binary:-$(build_binary "$target")}"
   [ -x "$path" ] || die "no executable at $path"
-  if command -v file >/dev/null && ! file -L "$path" | grep -q 'statically linked\|static-pie linked'; then
-    log "WARNING: $path ($arch) is not statically linked"
-  fi
+  require_static "$path" "$arch"
   image "$arch" "$path"
 done
 

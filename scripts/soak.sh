@@ -24,15 +24,9 @@ vector="${VECTOR:-valid-cluster}"
 connections=$(( concurrency >= 16 ? 4 : 1 ))
 streams=$(( concurrency / connections ))
 
-if ! command -v h2load >/dev/null; then
-  if command -v apt-get >/dev/null && [ "$(id -u)" = 0 ]; then
-    apt-get update -qq
-    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq nghttp2-client >/dev/null
-  else
-    echo "soak: h2load missing (Debian package nghttp2-client)" >&2
-    exit 1
-  fi
-fi
+# shellcheck source=lib/install.sh
+. scripts/lib/install.sh
+install_debian "the soak (h2load)" "${DEBIAN_SOAK[@]}" || { echo "soak: h2load missing" >&2; exit 1; }
 
 if [ "$profile" = release ]; then
   cargo build -q --release --bin function-artifactory

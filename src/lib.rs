@@ -18,7 +18,8 @@ pub mod proto;
 
 pub use crate::core::catalog;
 pub use crate::core::composite::CROSSPLANE_SPEC_FIELDS;
-pub use crate::core::function::run_function_with_findings;
+pub use crate::core::function::{run_function_at, run_function_with_findings};
+pub use crate::core::input::SettingsAt;
 pub use crate::core::run_function;
 pub use crate::core::time;
 
@@ -33,3 +34,6 @@ pub mod render;
 
 #[cfg(feature = "wasm")]
 pub mod wasm;
+
+#[cfg(feature = "component")]
+pub mod component;

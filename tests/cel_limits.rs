@@ -31,7 +31,7 @@ fn violations(rules: &[&str], object: Value) -> Vec<String> {
 /// One rule evaluated alone, with the object's full budget.
 fn evaluate(rule: &str, object: &Value) -> Result<Verdict, Failure> {
     let compiled = rules::compile(rule).expect("compiles");
-    compiled.evaluate(&Subject::new(object, &Value::Null), &mut Budget::object())
+    compiled.evaluate(&Subject::new(object), &mut Budget::object())
 }
 
 /// A generous bound only a complexity bug can miss (debug builds are slow).
@@ -186,7 +186,7 @@ fn the_objects_budget_is_shared_by_its_rules_and_ends_them() {
     let rule = "lists.range(300).all(a, lists.range(300).all(b, b >= 0))";
     let one = rules::compile(rule).unwrap();
     let mut budget = Budget::object();
-    let subject = Subject::new(&json!({}), &Value::Null);
+    let subject = Subject::new(&json!({}));
     assert_eq!(one.evaluate(&subject, &mut budget), Ok(Verdict::Bool(true)));
     let cost = rules::OBJECT_BUDGET - budget.left();
     assert!(cost > 300_000 && cost < PER_CALL_LIMIT, "{cost}");
@@ -252,7 +252,7 @@ fn what_the_provider_writes_costs_what_cel_go_counts() {
     let object = json!({"managementPolicies": ["*"], "forProvider": {"url": "https://x"}});
     let compiled = rules::compile(rule).unwrap();
     let mut budget = Budget::object();
-    let verdict = compiled.evaluate(&Subject::new(&object, &Value::Null), &mut budget);
+    let verdict = compiled.evaluate(&Subject::new(&object), &mut budget);
     assert_eq!(verdict, Ok(Verdict::Bool(true)));
     // `'*' in self.managementPolicies`: self 1, select 1, a list of one 1; `!` 1;
     // `has(self.forProvider.url)`: self 1, select 1 (the test is free, as in the API server).

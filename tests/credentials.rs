@@ -115,6 +115,17 @@ fn with_required_resources(mut req: RunFunctionRequest) -> RunFunctionRequest {
     req
 }
 
+/// The request of the call after `req`'s: every resource it asks for and `req` does not
+/// answer, answered as not found (no managed resource holds the key). The first call of a
+/// reconcile answers only its requirements; this is the one that renders.
+fn answered(mut req: RunFunctionRequest) -> RunFunctionRequest {
+    let asked = run_function(&req).requirements.unwrap_or_default();
+    for name in asked.resources.into_keys() {
+        req.required_resources.entry(name).or_default();
+    }
+    req
+}
+
 fn secret(resource_version: &str) -> Resources {
     Resources {
         items: vec![resource(json!({
@@ -140,7 +151,7 @@ fn write_only_request() -> RunFunctionRequest {
 fn write_only_falls_back_where_the_release_has_no_write_only_fields() {
     // No released provider CRD (up to v0.14.0) has passwordWoSecretRef: the plain reference
     // is rendered, with a warning, and no Secret is asked for.
-    let response = run_function(&write_only_request());
+    let response = run_function(&answered(write_only_request()));
     let fields = for_provider(&response);
     assert_eq!(
         fields["passwordSecretRef"],
@@ -191,27 +202,29 @@ fn write_only_password_where_the_live_schema_has_the_fields() {
         ),
         live_schema_with_write_only_fields(),
     );
-    // Before the Secret is answered: the write-only reference, the Secret asked for.
+    // The first call asks for the Secret (and the key's resources), rendering nothing yet.
     let first = run_function(&req);
-    let fields = for_provider(&first);
-    assert_eq!(
-        fields["passwordWoSecretRef"],
-        json!({"key": "password", "name": "upstream"})
-    );
-    assert!(fields.get("passwordSecretRef").is_none());
-    assert!(fields.get("passwordWoVersion").is_none());
+    assert!(first.desired.as_ref().unwrap().resources.is_empty());
     let selector = &first.requirements.as_ref().unwrap().resources["artifactory-password-central"];
     assert_eq!(
         (selector.api_version.as_str(), selector.kind.as_str()),
         ("v1", "Secret")
     );
     assert_eq!(selector.namespace.as_deref(), Some("team1"));
-    // Answered: the version is the Secret's resourceVersion, and the requirements settle.
+    // Answered: the write-only reference, its version the Secret's resourceVersion, and the
+    // requirements settle.
     req.required_resources
         .insert("artifactory-password-central".into(), secret("4711"));
+    req = answered(req);
     let second = run_function(&req);
     assert_eq!(second.requirements, first.requirements);
-    assert_eq!(for_provider(&second)["passwordWoVersion"], "4711");
+    let fields = for_provider(&second);
+    assert_eq!(
+        fields["passwordWoSecretRef"],
+        json!({"key": "password", "name": "upstream"})
+    );
+    assert!(fields.get("passwordSecretRef").is_none());
+    assert_eq!(fields["passwordWoVersion"], "4711");
     // Rotated: a new version, so the provider re-sends the password.
     req.required_resources
         .insert("artifactory-password-central".into(), secret("4790"));

@@ -397,33 +397,95 @@ fn a_bad_rclass_is_reported_once_not_again_by_the_virtuals_that_list_it() {
 /// lists them, not one per repository that never names projectKey.
 #[test]
 fn a_changed_project_key_is_reported_once_at_spec_project_key() {
-    use support::requests::live;
-    let spec = json!({"projectKey": "team2", "repositories": [
-        local("libs-release", "maven"), local("libs-snapshot", "maven")]});
-    let response = request(composite(spec))
-        .observed(
-            "libs-release",
-            live(
-                "local.artifactory.jfrog.crossplane.io/v1alpha1",
-                "MavenRepository",
-                "team1-libs-release",
-                true,
-            ),
-        )
-        .observed(
-            "libs-snapshot",
-            live(
-                "local.artifactory.jfrog.crossplane.io/v1alpha1",
-                "MavenRepository",
-                "team1-libs-snapshot",
-                true,
-            ),
-        )
-        .run();
-    let message = fatal_message(&response).unwrap();
+    let message = project_key_change(Some("team2"), [Some("team1"), Some("team1")]);
     assert!(message.contains(": 1 problem"), "{message}");
     assert_line(
         &message,
-        "spec.projectKey: changing projectKey to \"team2\" would rename 2 live repositories: \"team1-libs-release\" -> \"team2-libs-release\", \"team1-libs-snapshot\" -> \"team2-libs-snapshot\"; keys are immutable in Artifactory, so each would be orphaned and a new one created; fix: restore projectKey to the value the live keys were made with; to move the repositories to the new project, add new entries and remove these, which are then retired safely",
+        "spec.projectKey: changing projectKey from \"team1\" to \"team2\" would rename 2 live repositories: \"team1-libs-release\" -> \"team2-libs-release\", \"team1-libs-snapshot\" -> \"team2-libs-snapshot\"; keys are immutable in Artifactory, so each would be orphaned and a new one created; fix: restore projectKey: \"team1\", the value the live keys were made with; to move the repositories to the new project, add new entries and remove these, which are then retired safely",
     );
+}
+
+/// The fatal message when the composite asks for `project_key` and the two live repositories
+/// were rendered with `was` as their `forProvider.projectKey` (keys `team1-...`).
+fn project_key_change(project_key: Option<&str>, was: [Option<&str>; 2]) -> String {
+    use support::requests::live;
+    let mut spec = json!({"repositories": [
+        local("libs-release", "maven"), local("libs-snapshot", "maven")]});
+    if let Some(project_key) = project_key {
+        spec["projectKey"] = json!(project_key);
+    }
+    let mut builder = request(composite(spec));
+    for (name, was) in ["libs-release", "libs-snapshot"].into_iter().zip(was) {
+        let mut object = live(
+            "local.artifactory.jfrog.crossplane.io/v1alpha1",
+            "MavenRepository",
+            &format!("team1-{name}"),
+            true,
+        );
+        if let Some(was) = was {
+            object["spec"]["forProvider"]["projectKey"] = json!(was);
+        }
+        builder = builder.observed(name, object);
+    }
+    fatal_message(&builder.run()).unwrap()
+}
+
+/// The old projectKey is gone from the composite, but the live repositories still carry it:
+/// the message names it, or says it was unset, or, where they disagree, names none.
+#[test]
+fn a_changed_project_key_names_the_old_value() {
+    let from_unset = project_key_change(Some("team2"), [None, None]);
+    assert!(
+        from_unset.contains("- spec.projectKey: changing projectKey from unset to \"team2\" would rename 2 live repositories"),
+        "{from_unset}"
+    );
+    assert!(
+        from_unset.contains("fix: remove projectKey, as the live keys were made without one;"),
+        "{from_unset}"
+    );
+    let disagreeing = project_key_change(Some("team2"), [Some("team1"), Some("team3")]);
+    assert!(
+        disagreeing.contains("- spec.projectKey: changing projectKey to \"team2\" would rename"),
+        "{disagreeing}"
+    );
+    assert!(
+        disagreeing.contains("fix: restore projectKey to the value the live keys were made with;"),
+        "{disagreeing}"
+    );
+}
+
+/// A misspelled member is one root cause: the default deployment repository's problem that
+/// only follows from it is not reported again, and the member's fix says what it brings along.
+#[test]
+fn a_misspelled_member_is_reported_once_not_again_at_default_deployment_repo() {
+    let virtual_ = |default: &str| {
+        json!({"name": "libs", "rclass": "virtual", "packageType": "maven",
+               "repositories": ["libs-relase", "libs-snapshot"], "defaultDeploymentRepo": default})
+    };
+    let entries = |default: &str| {
+        vec![
+            local("libs-release", "maven"),
+            local("libs-snapshot", "maven"),
+            virtual_(default),
+        ]
+    };
+    // The default names the entry the member was meant to name.
+    let m = fatal_for_entries(entries("libs-release"));
+    assert!(m.contains(": 1 problem"), "{m}");
+    assert_line(&m, "spec.repositories[2].repositories[0]: repository \"libs\": member \"libs-relase\" names no repository entry of this composite; fix: name an entry of spec.repositories (did you mean \"libs-release\"?), or list a repository outside this composite by key in externalRepositories; defaultDeploymentRepo \"libs-release\" is a member once this is fixed");
+    // The same typo in both fields.
+    let m = fatal_for_entries(entries("libs-relase"));
+    assert!(m.contains(": 1 problem"), "{m}");
+    assert!(
+        m.ends_with(
+            "; defaultDeploymentRepo names \"libs-relase\" too: correct it with this member"
+        ),
+        "{m}"
+    );
+    // A default with a cause of its own is still reported: a remote takes no deployments.
+    let mut remote = entries("maven-central");
+    remote.push(json!({"name": "maven-central", "rclass": "remote", "packageType": "maven", "url": "https://r.example.com"}));
+    let m = fatal_for_entries(remote);
+    assert!(m.contains(": 2 problems"), "{m}");
+    assert!(m.contains("spec.repositories[2].defaultDeploymentRepo: repository \"libs\": defaultDeploymentRepo \"maven-central\""), "{m}");
 }

@@ -1,6 +1,7 @@
-//! Every example composite (`examples/{flat,cluster,namespaced}/render.args`) renders
+//! Every example composite (`examples/{flat,cluster,namespaced,enterprise}/render.args`) renders
 //! without problems, for the provider API its composition chooses, and every rendered
-//! resource is valid against that API's provider CRDs.
+//! resource is valid against that API's provider CRDs. The examples the README installs ask
+//! nothing of Artifactory that a plain Pro instance lacks; the enterprise one says what it needs.
 
 mod support;
 
@@ -9,7 +10,16 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use support::requests::{assert_valid, desired_resources, request};
 
-const EXAMPLES: [&str; 3] = ["flat", "cluster", "namespaced"];
+/// Each example folder and the provider API it renders for.
+const EXAMPLES: [(&str, &str); 4] = [
+    ("flat", "flat"),
+    ("cluster", "cluster"),
+    ("namespaced", "namespaced"),
+    ("enterprise", "cluster"),
+];
+
+/// The examples that need no more than Artifactory Pro.
+const PRO_EXAMPLES: [&str; 3] = ["flat", "cluster", "namespaced"];
 
 fn documents(path: &Path) -> Vec<Value> {
     let text = std::fs::read_to_string(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
@@ -28,7 +38,11 @@ struct Args {
 
 fn read_args(dir: &Path, name: &str) -> Args {
     let text = std::fs::read_to_string(dir.join(name)).unwrap();
-    let words: Vec<&str> = text.split_whitespace().collect();
+    let words: Vec<&str> = text
+        .lines()
+        .filter(|line| !line.trim_start().starts_with('#'))
+        .flat_map(str::split_whitespace)
+        .collect();
     let observed = words
         .iter()
         .position(|w| *w == "--observed-resources")
@@ -43,7 +57,7 @@ fn read_args(dir: &Path, name: &str) -> Args {
 #[test]
 fn every_example_renders_and_validates() {
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("examples");
-    for example in EXAMPLES {
+    for (example, example_api) in EXAMPLES {
         let dir = root.join(example);
         let args = read_args(&dir, "render.args");
         let composite = documents(&args.composite).remove(0);
@@ -57,7 +71,7 @@ fn every_example_renders_and_validates() {
             Some(api) => api,
         };
         assert_eq!(
-            api, example,
+            api, example_api,
             "the {example} example renders for its own API"
         );
         let mut builder = request(composite).input(input);
@@ -72,7 +86,7 @@ fn every_example_renders_and_validates() {
         }
         let response = builder.run();
         let resources = desired_resources(&response);
-        assert!(resources.len() >= 4, "{example}: {}", resources.len());
+        assert!(resources.len() >= 3, "{example}: {}", resources.len());
         for name in observed.keys() {
             assert!(
                 resources.contains_key(name),
@@ -85,13 +99,117 @@ fn every_example_renders_and_validates() {
                     .as_str()
                     .unwrap()
                     .contains(".m.crossplane.io"),
-                example == "namespaced",
+                example_api == "namespaced",
                 "{example}/{name}: {}",
                 object["apiVersion"]
             );
         }
-        assert_valid(example, &resources);
+        assert_valid(example_api, &resources);
     }
+}
+
+fn example_file(path: &str) -> Value {
+    documents(
+        &Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("examples")
+            .join(path),
+    )
+    .remove(0)
+}
+
+fn function_input(composition: &Value) -> &Value {
+    &composition["spec"]["pipeline"][0]["input"]
+}
+
+/// What a plain Artifactory Pro instance would refuse, or need made first, in a composite's
+/// spec: federated repositories (Enterprise X and Enterprise+ only), a JFrog project (it must
+/// exist before a repository names it), and virtual members that nothing in the claim creates.
+fn needs_more_than_pro(spec: &Value) -> Vec<String> {
+    let mut found = Vec::new();
+    if spec.get("projectKey").is_some() {
+        found.push("projectKey: the JFrog project must exist first".to_owned());
+    }
+    let entries = spec["repositories"].as_array().unwrap();
+    let names: Vec<&str> = entries
+        .iter()
+        .map(|e| e["name"].as_str().unwrap())
+        .collect();
+    for entry in entries {
+        let name = entry["name"].as_str().unwrap();
+        if entry["rclass"] == "federated" {
+            found.push(format!("{name}: federated (Enterprise X or Enterprise+)"));
+        }
+        if entry.get("externalRepositories").is_some() {
+            found.push(format!("{name}: members the claim does not create"));
+        }
+        for member in entry["repositories"].as_array().into_iter().flatten() {
+            if !names.contains(&member.as_str().unwrap()) {
+                found.push(format!("{name}: member {member} is not in the claim"));
+            }
+        }
+    }
+    found
+}
+
+/// The examples the README installs work on a plain Artifactory Pro instance, and name the
+/// Artifactory URL in one place only: the provider's Secret, not the function input.
+#[test]
+fn the_readme_examples_need_no_more_than_artifactory_pro() {
+    for example in PRO_EXAMPLES {
+        let args = read_args(
+            &Path::new(env!("CARGO_MANIFEST_DIR"))
+                .join("examples")
+                .join(example),
+            "render.args",
+        );
+        let composite = documents(&args.composite).remove(0);
+        assert_eq!(
+            needs_more_than_pro(&composite["spec"]),
+            Vec::<String>::new(),
+            "{example}"
+        );
+        let composition = documents(&args.composition).remove(0);
+        assert!(
+            function_input(&composition).get("artifactoryUrl").is_none(),
+            "{example}: the URL belongs to the ProviderConfig's Secret"
+        );
+    }
+    // The claim the README applies is the composite render reads, less what Crossplane adds.
+    let claim = example_file("cluster/claim.yaml");
+    let mut spec = example_file("cluster/xr.yaml")["spec"].clone();
+    for added in ["claimRef", "compositionRef"] {
+        spec.as_object_mut().unwrap().remove(added);
+    }
+    assert_eq!(claim["spec"], spec);
+}
+
+/// The optional enterprise claim shows what the default leaves out, and its composite is the
+/// claim's; it gives every repository of the project an environment.
+#[test]
+fn the_enterprise_example_shows_projects_and_federation() {
+    let claim = example_file("enterprise/claim.yaml");
+    let mut spec = example_file("enterprise/xr.yaml")["spec"].clone();
+    spec.as_object_mut().unwrap().remove("claimRef");
+    assert_eq!(claim["spec"], spec);
+    let needs = needs_more_than_pro(&claim["spec"]);
+    assert!(
+        needs.iter().any(|n| n.starts_with("projectKey")),
+        "{needs:?}"
+    );
+    assert!(needs.iter().any(|n| n.contains("federated")), "{needs:?}");
+    for entry in claim["spec"]["repositories"].as_array().unwrap() {
+        assert!(
+            entry["forProvider"]["projectEnvironments"].is_array(),
+            "{}",
+            entry["name"]
+        );
+    }
+    let composition = example_file("enterprise/composition.yaml");
+    assert_eq!(
+        claim["spec"]["compositionRef"]["name"],
+        composition["metadata"]["name"]
+    );
+    assert!(function_input(&composition)["artifactoryUrl"].is_string());
 }
 
 /// `examples/operations/runtime-config.yaml`: the DeploymentRuntimeConfig merges into
@@ -129,4 +247,78 @@ fn the_runtime_config_probes_what_the_server_serves() {
         budget["spec"]["selector"]["matchLabels"]["pkg.crossplane.io/function"],
         "function-artifactory"
     );
+}
+
+/// The activation policy the README offers for Crossplane v2 without its default policy names
+/// exactly the CRDs of the kinds the cluster example renders: one missing and that kind is never
+/// served, so the claim never becomes ready.
+#[test]
+fn the_activation_policy_activates_the_kinds_of_the_cluster_example() {
+    let Some(crds) = support::crd::provider_crd_documents("cluster") else {
+        return;
+    };
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/cluster");
+    let args = read_args(&root, "render.args");
+    let composite = documents(&args.composite).remove(0);
+    let composition = documents(&args.composition).remove(0);
+    let input = composition["spec"]["pipeline"][0]["input"].clone();
+    let response = request(composite).input(input).run();
+    let mut rendered: Vec<String> = desired_resources(&response)
+        .values()
+        .map(|object| {
+            let group = object["apiVersion"]
+                .as_str()
+                .unwrap()
+                .split('/')
+                .next()
+                .unwrap();
+            let kind = object["kind"].as_str().unwrap();
+            let (_, crd) = crds
+                .iter()
+                .find(|(_, crd)| {
+                    crd["spec"]["group"] == group && crd["spec"]["names"]["kind"] == kind
+                })
+                .unwrap_or_else(|| panic!("no CRD for {kind} in {group}"));
+            crd["metadata"]["name"].as_str().unwrap().to_owned()
+        })
+        .collect();
+    rendered.sort();
+    rendered.dedup();
+    let policy = example_file("cluster/activation-policy.yaml");
+    assert_eq!(policy["kind"], "ManagedResourceActivationPolicy");
+    let mut activated: Vec<String> = policy["spec"]["activate"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|name| name.as_str().unwrap().to_owned())
+        .collect();
+    activated.sort();
+    assert_eq!(activated, rendered);
+}
+
+/// `examples/function-wasm/`: the cluster example's Composition run by function-wasm. Its
+/// settings, in the `config` of function-wasm's Input, render the cluster example as the
+/// cluster example's own Composition does, byte for byte.
+#[test]
+fn the_function_wasm_example_renders_as_the_cluster_example() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("examples");
+    let cluster = documents(&root.join("cluster/composition.yaml")).remove(0);
+    let composite = documents(&root.join("cluster/xr.yaml")).remove(0);
+    let expected = request(composite.clone())
+        .input(cluster["spec"]["pipeline"][0]["input"].clone())
+        .run();
+    for file in ["composition.yaml", "composition-oci.yaml"] {
+        let composition = documents(&root.join("function-wasm").join(file)).remove(0);
+        let step = &composition["spec"]["pipeline"][0];
+        assert_eq!(step["functionRef"]["name"], "function-wasm", "{file}");
+        let input = step["input"].clone();
+        assert_eq!(input["apiVersion"], "wasm.fn.crossplane.io/v1", "{file}");
+        let request = request(composite.clone()).input(input).build();
+        let response = function_artifactory::run_function_at(
+            &request,
+            function_artifactory::SettingsAt::Config,
+        );
+        assert_eq!(response, expected, "{file}");
+        assert!(desired_resources(&response).len() >= 4, "{file}");
+    }
 }

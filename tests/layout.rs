@@ -1,13 +1,14 @@
 //! The layout the README and docs/design.md describe, checked on the sources:
 //! the core and the protocol name none of the faces (server, render, wasm,
-//! codegen), the core's modules depend on each other without a circle, and a
-//! file's `use` lines come before its items. (That the core builds without any
+//! component, codegen), the WebAssembly faces name no other face (what they share
+//! is in the core or the protocol), the core's modules depend on each other
+//! without a circle, and a file's `use` lines come before its items. (That the core builds without any
 //! feature, for wasm32, is checked by scripts/test-all.sh.)
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
-const FACES: [&str; 4] = ["server", "render", "wasm", "codegen"];
+const FACES: [&str; 5] = ["server", "render", "wasm", "component", "codegen"];
 
 fn src() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("src")
@@ -133,6 +134,32 @@ fn the_core_and_the_protocol_name_no_face() {
         "the core names a face:\n{}",
         found.join("\n")
     );
+}
+
+/// The npm module and the component translate for their hosts only: whatever both need is in
+/// the core or the protocol, never in the other face.
+#[test]
+fn the_webassembly_faces_name_no_other_face() {
+    for face in ["wasm", "component"] {
+        let mut files = Vec::new();
+        rust_files(&src().join(face), &mut files);
+        assert!(!files.is_empty(), "no files in src/{face}");
+        let mut found = Vec::new();
+        for file in &files {
+            for line in code_lines(file) {
+                for name in names_after(&line, "crate::") {
+                    if FACES.contains(&name) && name != face {
+                        found.push(format!("{}: {}", file.display(), line.trim()));
+                    }
+                }
+            }
+        }
+        assert!(
+            found.is_empty(),
+            "src/{face} names another face:\n{}",
+            found.join("\n")
+        );
+    }
 }
 
 #[test]

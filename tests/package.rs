@@ -56,13 +56,18 @@ fn tools_present() -> bool {
         "tar",
         "gzip",
         "sha256sum",
+        "musl-gcc",
         "aarch64-linux-gnu-gcc",
         "qemu-aarch64",
     ];
-    let missing: Vec<&str> = tools
+    let mut missing: Vec<String> = tools
         .into_iter()
         .filter(|tool| Command::new(tool).arg("--version").output().is_err())
+        .map(str::to_owned)
         .collect();
+    if !missing.iter().any(|tool| tool == "aarch64-linux-gnu-gcc") && !cross_c_library_present() {
+        missing.push("the aarch64 C library headers (libc6-dev-arm64-cross)".to_owned());
+    }
     if !missing.is_empty() {
         visible(&format!(
             "SKIP package tests: {} not installed (scripts/test-all.sh installs them)",
@@ -72,17 +77,38 @@ fn tools_present() -> bool {
     missing.is_empty()
 }
 
+/// Whether the cross compiler finds a C library to compile against: ring's C code needs one,
+/// and Debian's cross gcc only recommends it.
+fn cross_c_library_present() -> bool {
+    use std::io::Write;
+    let child = Command::new("aarch64-linux-gnu-gcc")
+        .args(["-fsyntax-only", "-x", "c", "-"])
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn();
+    let Ok(mut child) = child else { return false };
+    if let Some(mut stdin) = child.stdin.take() {
+        let _ = stdin.write_all(b"#include <string.h>\nint main(void) { return 0; }\n");
+    }
+    child.wait().is_ok_and(|status| status.success())
+}
+
 fn run(command: &mut Command) -> String {
-    let output = command
-        .output()
-        .unwrap_or_else(|e| panic!("{command:?}: {e}"));
-    assert!(
-        output.status.success(),
-        "{command:?} failed: {}\n{}",
-        output.status,
-        String::from_utf8_lossy(&output.stderr)
-    );
-    String::from_utf8(output.stdout).expect("UTF-8 output")
+    try_run(command).unwrap_or_else(|e| panic!("{e}"))
+}
+
+/// Runs a command; its standard output, or why it failed.
+fn try_run(command: &mut Command) -> Result<String, String> {
+    let output = command.output().map_err(|e| format!("{command:?}: {e}"))?;
+    if !output.status.success() {
+        return Err(format!(
+            "{command:?} failed: {}\n{}",
+            output.status,
+            String::from_utf8_lossy(&output.stderr)
+        ));
+    }
+    String::from_utf8(output.stdout).map_err(|e| format!("{command:?}: output is not UTF-8: {e}"))
 }
 
 fn json_of(command: &mut Command) -> Value {
@@ -91,42 +117,52 @@ fn json_of(command: &mut Command) -> Value {
 }
 
 /// Unpacks the image of one platform (its tag VERSION-ARCH) into a fresh folder.
-fn unpack(layout: &Path, arch: &str, bundle: &Path) {
+fn unpack(layout: &Path, arch: &str, bundle: &Path) -> Result<(), String> {
     if bundle.exists() {
-        std::fs::remove_dir_all(bundle).expect("remove the last run's bundle");
+        std::fs::remove_dir_all(bundle)
+            .map_err(|e| format!("cannot remove the last run's {}: {e}", bundle.display()))?;
     }
-    run(Command::new("umoci")
-        .args(["unpack", "--rootless", "--image"])
-        .arg(format!("{}:{}-{arch}", layout.display(), version()))
-        .arg(bundle));
+    try_run(
+        Command::new("umoci")
+            .args(["unpack", "--rootless", "--image"])
+            .arg(format!("{}:{}-{arch}", layout.display(), version()))
+            .arg(bundle),
+    )
+    .map(drop)
 }
 
-/// Builds the package (once) and unpacks both images with umoci; `None` where the
-/// tools are missing.
+/// Builds the package and unpacks both images with umoci; `None` where the tools are missing.
+fn build_package() -> Result<Option<Package>, String> {
+    if !tools_present() {
+        return Ok(None);
+    }
+    let out = Path::new(env!("CARGO_TARGET_TMPDIR")).join("xpkg");
+    let printed = try_run(
+        Command::new(root().join("scripts/build-xpkg.sh"))
+            .arg("--output")
+            .arg(&out),
+    )?;
+    let xpkgs: Vec<PathBuf> = printed.lines().map(PathBuf::from).collect();
+    let layout = out.join("oci");
+    let (bundle, bundle_arm64) = (out.join("bundle"), out.join("bundle-arm64"));
+    unpack(&layout, "amd64", &bundle)?;
+    unpack(&layout, "arm64", &bundle_arm64)?;
+    Ok(Some(Package {
+        layout,
+        xpkgs,
+        bundle,
+        bundle_arm64,
+    }))
+}
+
+/// The package, built once for every test of this file. A build that failed is not tried
+/// again: each later test fails at once with the first failure's cause.
 fn package() -> Option<&'static Package> {
-    static PACKAGE: OnceLock<Option<Package>> = OnceLock::new();
-    PACKAGE
-        .get_or_init(|| {
-            if !tools_present() {
-                return None;
-            }
-            let out = Path::new(env!("CARGO_TARGET_TMPDIR")).join("xpkg");
-            let printed = run(Command::new(root().join("scripts/build-xpkg.sh"))
-                .arg("--output")
-                .arg(&out));
-            let xpkgs: Vec<PathBuf> = printed.lines().map(PathBuf::from).collect();
-            let layout = out.join("oci");
-            let (bundle, bundle_arm64) = (out.join("bundle"), out.join("bundle-arm64"));
-            unpack(&layout, "amd64", &bundle);
-            unpack(&layout, "arm64", &bundle_arm64);
-            Some(Package {
-                layout,
-                xpkgs,
-                bundle,
-                bundle_arm64,
-            })
-        })
-        .as_ref()
+    static PACKAGE: OnceLock<Result<Option<Package>, String>> = OnceLock::new();
+    match PACKAGE.get_or_init(build_package) {
+        Ok(package) => package.as_ref(),
+        Err(cause) => panic!("the package could not be built (not retried for each test): {cause}"),
+    }
 }
 
 /// The image of one platform in the layout.

@@ -6,8 +6,9 @@ mod support;
 
 use function_artifactory::proto::v1::{resource_selector, MatchLabels};
 use function_artifactory::proto::v1::{
-    Condition, Ready, RequestMeta, Requirements, Resource, ResourceSelector, ResponseMeta,
-    Result as FnResult, RunFunctionRequest, RunFunctionResponse, Severity, State, Status,
+    Capability, Condition, Ready, RequestMeta, Requirements, Resource, ResourceSelector,
+    ResponseMeta, Result as FnResult, RunFunctionRequest, RunFunctionResponse, Severity, State,
+    Status,
 };
 use function_artifactory::proto::Struct;
 use serde_json::{json, Value};
@@ -191,7 +192,16 @@ fn two_steps_run_in_order_and_both_contribute() {
         context: Some(Struct::default()),
         ..Default::default()
     };
-    let first_desired = function_artifactory::run_function(&first_step)
+    // render called the first step again with what it asked for (no managed resource holds
+    // any key), and passed on that call's answer.
+    let mut answered = first_step.clone();
+    let asked = function_artifactory::run_function(&first_step)
+        .requirements
+        .unwrap_or_default();
+    for name in asked.resources.into_keys() {
+        answered.required_resources.insert(name, Default::default());
+    }
+    let first_desired = function_artifactory::run_function(&answered)
         .desired
         .unwrap_or_default();
     assert_eq!(received.desired.clone().unwrap_or_default(), first_desired);
@@ -388,10 +398,13 @@ fn a_function_that_is_not_served_times_out() {
             &composition(&[("extra", "function-extra")]),
         )
         .file("functions.yaml", &functions);
+    // Given twice, --timeout keeps the last, as kong does in `crossplane render`.
     let run = scenario.render(&[
         "xr.yaml",
         "composition.yaml",
         "functions.yaml",
+        "--timeout",
+        "1h",
         "--timeout",
         "1s",
     ]);
@@ -700,4 +713,105 @@ fn requirements_that_never_stabilise_are_an_error() {
         run.stderr,
         "function-artifactory: error: cannot render composite resource: cannot run pipeline step \"extra\": requirements didn't stabilize after the maximum number of iterations (5)\n"
     );
+}
+
+// ---- claims (issue 24) ----
+
+/// A claim with `--xrd` renders the XR Crossplane builds from it and says so on stderr; the
+/// same claim always gets the same XR name. (The output: examples/render-claim.)
+#[test]
+fn a_claim_renders_its_xr_and_names_it_on_stderr() {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/render-claim");
+    let args = [
+        "claim.yaml",
+        "composition.yaml",
+        "functions.yaml",
+        "--xrd",
+        "../cluster/xrd.yaml",
+    ];
+    let run = support::render::render_in(&dir, &args);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let name = "team1-repos-znz6g";
+    assert_eq!(
+        run.stderr,
+        format!(
+            "function-artifactory: rendering XRepositories \"{name}\", the composite resource \
+             of claim Repositories team1/team1-repos (in a cluster its name ends in five random \
+             characters)\n"
+        )
+    );
+    let documents: Vec<Value> = serde_yaml_ng::Deserializer::from_str(&run.stdout)
+        .map(|d| serde::Deserialize::deserialize(d).unwrap())
+        .collect();
+    assert_eq!(documents[0]["kind"], "XRepositories");
+    assert_eq!(documents[0]["metadata"]["name"], name);
+    // Composed resources carry the claim's labels and the XR as their controller.
+    for composed in &documents[1..] {
+        let labels = &composed["metadata"]["labels"];
+        assert_eq!(labels["crossplane.io/claim-name"], "team1-repos");
+        assert_eq!(labels["crossplane.io/claim-namespace"], "team1");
+        assert_eq!(labels["crossplane.io/composite"], name);
+        assert_eq!(composed["metadata"]["ownerReferences"][0]["name"], name);
+    }
+    let again = support::render::render_in(&dir, &args);
+    assert_eq!(
+        again.stdout, run.stdout,
+        "the same claim renders the same bytes"
+    );
+}
+
+/// A step's declared requirements (`requirements.requiredResources` and `requiredSchemas`) are
+/// answered before its first call, the schemas from `--required-schemas`, and stay in the
+/// request on every later call beside what the step asks for.
+#[test]
+fn declared_requirements_come_first_and_stay() {
+    let function = TestFunction::serve(|request| {
+        let mut response = respond_from(&request);
+        let by_name = ResourceSelector {
+            api_version: "v1".into(),
+            kind: "ConfigMap".into(),
+            r#match: Some(resource_selector::Match::MatchName("settings".into())),
+            ..Default::default()
+        };
+        let mut requirements = Requirements::default();
+        requirements.resources.insert("settings".into(), by_name);
+        response.requirements = Some(requirements);
+        response
+    });
+    let scenario = scenario_with_extra("declared", &function, &[("extra", "function-extra")]);
+    let declared = "      requirements:\n        requiredResources:\n        - requirementName: bucket\n          apiVersion: s3.aws.upbound.io/v1beta1\n          kind: Bucket\n          name: shared\n        requiredSchemas:\n        - requirementName: thing\n          apiVersion: example.org/v1\n          kind: Thing\n        - requirementName: missing\n          apiVersion: example.org/v1\n          kind: Missing\n";
+    scenario.file(
+        "composition.yaml",
+        &format!("{}{declared}", composition(&[("extra", "function-extra")])),
+    );
+    scenario.file(
+        "required.yaml",
+        "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: settings\n---\napiVersion: s3.aws.upbound.io/v1beta1\nkind: Bucket\nmetadata:\n  name: shared\n",
+    );
+    scenario.file(
+        "crds.yaml",
+        "apiVersion: apiextensions.k8s.io/v1\nkind: CustomResourceDefinition\nmetadata:\n  name: things.example.org\nspec:\n  group: example.org\n  names:\n    kind: Thing\n  versions:\n  - name: v1\n    served: true\n    schema:\n      openAPIV3Schema:\n        type: object\n",
+    );
+    let run = scenario.render(&[
+        "xr.yaml",
+        "composition.yaml",
+        "functions.yaml",
+        "--required-resources",
+        "required.yaml",
+        "--required-schemas",
+        "crds.yaml",
+    ]);
+    assert_eq!(run.code, 0, "stderr: {}", run.stderr);
+    let requests = function.requests();
+    assert_eq!(requests.len(), 2, "the first call, then the settings");
+    for request in &requests {
+        assert_eq!(request.required_resources["bucket"].items.len(), 1);
+        let thing = request.required_schemas["thing"].openapi_v3.as_ref();
+        assert_eq!(thing.unwrap().fields()["type"], "object");
+        assert_eq!(request.required_schemas["missing"].openapi_v3, None);
+        let capabilities = &request.meta.as_ref().unwrap().capabilities;
+        assert!(capabilities.contains(&(Capability::RequiredSchemas as i32)));
+    }
+    assert!(!requests[0].required_resources.contains_key("settings"));
+    assert_eq!(requests[1].required_resources["settings"].items.len(), 1);
 }

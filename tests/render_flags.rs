@@ -212,3 +212,117 @@ fn usage_errors_exit_1_as_crossplane_render() {
         .expect("the binary runs");
     assert_eq!(server.status.code(), Some(2));
 }
+
+// ---- repeated flags (issue 24) ----
+
+/// Runs render on the smoke example with `flags` after the three files.
+fn smoke(flags: &[&str]) -> support::render::Run {
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/render-smoke");
+    let mut args = vec!["xr.yaml", "composition.yaml", "functions.yaml"];
+    args.extend_from_slice(flags);
+    support::render::render_in(&dir, &args)
+}
+
+/// A flag given twice does what kong does in `crossplane render`: a switch stays on, an
+/// explicit `--switch=false` turns it off (the last one wins), a flag of one value keeps the
+/// last, and the lists add up.
+#[test]
+fn repeated_flags_behave_as_crossplane_render() {
+    let switches = [
+        ("-r", "--include-function-results"),
+        ("-c", "--include-context"),
+        ("-x", "--include-full-xr"),
+        ("-d", "--debug"),
+    ];
+    for (short, long) in switches {
+        let once = smoke(&[short]);
+        assert_eq!(once.code, 0, "{short}: {}", once.stderr);
+        for twice in [[short, short], [short, long], [long, short]] {
+            let run = smoke(&twice);
+            assert_eq!(run.code, 0, "{twice:?}: {}", run.stderr);
+            assert_eq!(run.stdout, once.stdout, "{twice:?}");
+            assert_eq!(run.stderr, once.stderr, "{twice:?}");
+        }
+        let off = format!("{long}=false");
+        let on = format!("{long}=true");
+        assert_eq!(
+            smoke(&[short, &off]).stdout,
+            smoke(&[]).stdout,
+            "{short} {off}"
+        );
+        assert_eq!(smoke(&[&off, short]).stdout, once.stdout, "{off} {short}");
+        assert_eq!(smoke(&[&on]).stdout, once.stdout, "{on}");
+    }
+    // Switches combine as short flags.
+    assert_eq!(smoke(&["-rcx"]).stdout, smoke(&["-r", "-c", "-x"]).stdout);
+    // A switch takes only kong's words for a value.
+    let run = smoke(&["--include-context=maybe"]);
+    assert_eq!(run.code, 1);
+    assert!(
+        run.stderr
+            .contains("bool value must be true, 1, yes, false, 0 or no but got \"maybe\""),
+        "{}",
+        run.stderr
+    );
+}
+
+#[test]
+fn a_flag_of_one_value_given_twice_keeps_the_last() {
+    let plain = smoke(&[]);
+    assert_eq!(plain.code, 0, "{}", plain.stderr);
+    // -o: the last file is read, a missing one before it is not.
+    let run = smoke(&["-o", "missing.yaml", "-o", "../render-yaml/context.yaml"]);
+    assert_eq!(run.code, 1, "{}", run.stderr);
+    assert!(
+        run.stderr.contains("render-yaml/context.yaml"),
+        "{}",
+        run.stderr
+    );
+    assert!(!run.stderr.contains("missing.yaml"), "{}", run.stderr);
+    let run = smoke(&["-o", "../render-yaml/context.yaml", "-o", "missing.yaml"]);
+    assert!(run.stderr.contains("missing.yaml"), "{}", run.stderr);
+    // --timeout: see `a_function_that_is_not_served_times_out` in tests/render.rs.
+    // --xrd and --function-credentials: the missing first file is not read.
+    for flag in ["--xrd", "--function-credentials"] {
+        let run = smoke(&[
+            flag,
+            "missing.yaml",
+            flag,
+            "../render-flags/credentials.yaml",
+        ]);
+        assert!(
+            !run.stderr.contains("missing.yaml"),
+            "{flag}: {}",
+            run.stderr
+        );
+    }
+    // -e and --extra-resources take one path in crossplane render too: the last is read, and
+    // render says which it dropped.
+    for flag in ["-e", "--required-resources", "--extra-resources"] {
+        let run = smoke(&[
+            flag,
+            "missing.yaml",
+            flag,
+            "../render-flags/credentials.yaml",
+        ]);
+        assert_eq!(run.code, 0, "{flag}: {}", run.stderr);
+        assert_eq!(run.stdout, plain.stdout, "{flag}");
+        assert!(
+            run.stderr.contains("was given 2 times")
+                && run.stderr.contains("reads only the last (\"../render-flags/credentials.yaml\") and not \"missing.yaml\""),
+            "{flag}: {}",
+            run.stderr
+        );
+        let run = smoke(&[
+            flag,
+            "../render-flags/credentials.yaml",
+            flag,
+            "missing.yaml",
+        ]);
+        assert_eq!(run.code, 1, "{flag}: the last one is read");
+    }
+    // The lists add up: two --context-values both reach the context.
+    let run = smoke(&["-c", "--context-values", "a=1", "--context-values", "b=2"]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert!(run.stdout.contains("  a: 1\n  b: 2\n"), "{}", run.stdout);
+}

@@ -164,7 +164,7 @@ fn without_crossplane_fields(mut object: Value) -> Value {
 }
 
 fn example_files(name: &str) -> Vec<PathBuf> {
-    let mut files: Vec<PathBuf> = ["flat", "cluster", "namespaced"]
+    let mut files: Vec<PathBuf> = ["flat", "cluster", "namespaced", "enterprise"]
         .iter()
         .flat_map(|dir| std::fs::read_dir(root().join("examples").join(dir)).unwrap())
         .map(|entry| entry.unwrap().path())
@@ -206,14 +206,14 @@ fn example_composites_and_claims_conform_to_the_xrds() {
         }
         checked += 1;
     }
-    assert!(checked >= 6, "the examples were found ({checked})");
+    assert!(checked >= 8, "the examples were found ({checked})");
 }
 
 #[test]
 fn example_inputs_conform_to_the_input_crd() {
     let (_dir, crds) = published_crds();
     let compositions = example_files("composition");
-    assert_eq!(compositions.len(), 3);
+    assert_eq!(compositions.len(), 4);
     for path in compositions {
         let composition: Value =
             serde_yaml_ng::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();

@@ -57,15 +57,19 @@ fn request() -> RunFunctionRequest {
                 })),
             },
         )]),
-        required_resources: BTreeMap::from([(
-            "artifactory-password-vendor".to_owned(),
-            Resources {
-                items: vec![Resource {
-                    resource: Some(Struct::from_value(secret)),
-                    ..Resource::default()
-                }],
-            },
-        )]),
+        // The call that renders: the Secret answered, and no managed resource holding the key.
+        required_resources: BTreeMap::from([
+            (
+                "artifactory-password-vendor".to_owned(),
+                Resources {
+                    items: vec![Resource {
+                        resource: Some(Struct::from_value(secret)),
+                        ..Resource::default()
+                    }],
+                },
+            ),
+            ("artifactory-key-vendor".to_owned(), Resources::default()),
+        ]),
         ..RunFunctionRequest::default()
     }
 }

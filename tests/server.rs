@@ -670,6 +670,107 @@ fn an_empty_metrics_address_serves_no_metrics() {
     assert_eq!(start["metrics_address"], "");
 }
 
+/// A reconcile's two calls through the server, as Crossplane v2.2 makes them: the first lacks
+/// the schemas and key resources it asks for, so it answers the requirements alone, rendering
+/// nothing (the desired state as it came, no status, no repository counted as rendered); the
+/// second carries the answers and is answered in full, byte for byte as the library answers.
+#[tokio::test]
+async fn a_first_call_answers_only_its_requirements_and_the_second_renders() {
+    use function_artifactory::proto::v1::{Capability, Resources, Schema};
+    use function_artifactory::proto::Struct;
+    use support::requests::{composite, desired_resources};
+    let server = Server::start(&["--insecure"]);
+    let start = server
+        .wait_for_log(Duration::from_secs(5), |l| l["message"] == "serving")
+        .unwrap();
+    let metrics = start["metrics_address"].as_str().unwrap().to_owned();
+    let spec = serde_json::json!({"repositories": [
+        {"name": "libs", "rclass": "local", "packageType": "maven"},
+        {"name": "central", "rclass": "remote", "packageType": "maven",
+         "url": "https://repo1.maven.org/maven2"},
+    ]});
+    let mut builder = support::requests::request(composite(spec)).input(support::requests::input(
+        serde_json::json!({"providerApi": "cluster"}),
+    ));
+    for capability in [
+        Capability::Capabilities,
+        Capability::RequiredResources,
+        Capability::Conditions,
+        Capability::RequiredSchemas,
+    ] {
+        builder = builder.capability(capability);
+    }
+    let first = builder.build();
+    let mut client = V1Client::new(insecure_channel(&server).await);
+
+    let answer = client
+        .run_function(first.clone())
+        .await
+        .unwrap()
+        .into_inner();
+    let requirements = answer.requirements.clone().expect("requirements");
+    let schema_names: Vec<&String> = requirements.schemas.keys().collect();
+    assert_eq!(
+        schema_names,
+        [
+            "schema/local.artifactory.jfrog.crossplane.io/v1alpha1/MavenRepository",
+            "schema/remote.artifactory.jfrog.crossplane.io/v1alpha1/MavenRepository"
+        ]
+    );
+    let resource_names: Vec<&String> = requirements.resources.keys().collect();
+    assert_eq!(
+        resource_names,
+        ["artifactory-key-central", "artifactory-key-libs"]
+    );
+    assert_eq!(
+        answer.desired, first.desired,
+        "the desired state as it came"
+    );
+    assert!(answer.results.is_empty() && answer.conditions.is_empty());
+    let (_, text) = http_get(&metrics, "/metrics").await;
+    assert!(
+        text.contains("function_artifactory_repositories_rendered_total 0"),
+        "{text}"
+    );
+
+    // The answers: each kind's schema (one that takes any spec), no resource for any key.
+    let open = Struct::from_value(serde_json::json!({"type": "object", "properties": {
+        "apiVersion": {"type": "string"}, "kind": {"type": "string"},
+        "spec": {"type": "object", "x-kubernetes-preserve-unknown-fields": true}}}));
+    let mut second = first.clone();
+    for name in requirements.schemas.keys() {
+        let schema = Schema {
+            openapi_v3: Some(open.clone()),
+        };
+        second.required_schemas.insert(name.clone(), schema);
+    }
+    for name in requirements.resources.keys() {
+        second
+            .required_resources
+            .insert(name.clone(), Resources::default());
+    }
+    let answer = client
+        .run_function(second.clone())
+        .await
+        .unwrap()
+        .into_inner();
+    assert_eq!(
+        answer.requirements,
+        Some(requirements),
+        "stable requirements"
+    );
+    assert_eq!(desired_resources(&answer).len(), 2);
+    assert_eq!(
+        answer.encode_to_vec(),
+        function_artifactory::run_function(&second).encode_to_vec()
+    );
+    let (_, text) = http_get(&metrics, "/metrics").await;
+    assert!(
+        text.contains("function_artifactory_repositories_rendered_total 2"),
+        "{text}"
+    );
+}
+
 /// A live schema whose rules cost the API server's whole budget for each object rendered: the
 /// call evaluates for seconds (minutes in a debug build), yet probes, other calls and SIGTERM
 /// are answered meanwhile (issue 27: a CEL rule froze the process, /healthz and SIGTERM with it).

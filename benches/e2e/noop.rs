@@ -22,7 +22,8 @@ use tonic::body::Body;
 use tonic::codegen::{http, BoxFuture, Service};
 use tonic::server::{NamedService, UnaryService};
 
-/// RunFunctionRequest with every sub-message left undecoded.
+/// RunFunctionRequest with every sub-message left undecoded: the maps (required resources and
+/// schemas among them) as their entries' bytes.
 #[derive(Clone, PartialEq, prost::Message)]
 struct RawRequest {
     #[prost(bytes = "bytes", tag = "1")]
@@ -35,6 +36,14 @@ struct RawRequest {
     input: Bytes,
     #[prost(bytes = "bytes", optional, tag = "5")]
     context: Option<Bytes>,
+    #[prost(bytes = "bytes", repeated, tag = "6")]
+    extra_resources: Vec<Bytes>,
+    #[prost(bytes = "bytes", repeated, tag = "7")]
+    credentials: Vec<Bytes>,
+    #[prost(bytes = "bytes", repeated, tag = "8")]
+    required_resources: Vec<Bytes>,
+    #[prost(bytes = "bytes", repeated, tag = "9")]
+    required_schemas: Vec<Bytes>,
 }
 
 /// RunFunctionResponse: desired (2) and context (4), as bytes.

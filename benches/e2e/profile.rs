@@ -1,10 +1,13 @@
-//! One gRPC-framed request body (what bench-e2e writes to target/bench-e2e/ours-N.bin), decoded,
-//! run and encoded CALLS times: the server's work without the transport, for callgrind.
+//! gRPC-framed request bodies (what bench-e2e writes to target/bench-e2e/), each decoded, run
+//! and encoded CALLS times, in turn: the server's work without the transport, for callgrind.
+//! Several bodies make one call of each (a reconcile's first and second call).
 //!
 //! valgrind --tool=callgrind target/profiling/examples/profile-call target/bench-e2e/ours-100.bin 20
+//! valgrind --tool=callgrind target/profiling/examples/profile-call FIRST.bin SECOND.bin 20
 
 use function_artifactory::proto::v1::RunFunctionRequest;
 use function_artifactory::run_function;
+use prost::bytes::Bytes;
 use prost::Message;
 
 /// The server binary's allocator (src/main.rs).
@@ -12,13 +15,26 @@ use prost::Message;
 static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 fn main() {
-    let args: Vec<String> = std::env::args().collect();
-    let body = std::fs::read(&args[1]).expect("a request body");
-    let calls: usize = args.get(2).map_or(10, |s| s.parse().expect("CALLS"));
+    let mut args: Vec<String> = std::env::args().skip(1).collect();
+    let calls: usize = match args.last().map(|s| s.parse()) {
+        Some(Ok(calls)) if args.len() > 1 => {
+            args.pop();
+            calls
+        }
+        _ => 10,
+    };
+    // As the server holds a request: the bytes received, which the live schemas stay slices of.
+    let bodies: Vec<Bytes> = args
+        .iter()
+        .map(|path| Bytes::from(std::fs::read(path).expect("a request body")).slice(5..))
+        .collect();
     let mut bytes = 0;
     for _ in 0..calls {
-        let request = RunFunctionRequest::decode(&body[5..]).expect("a request");
-        bytes += run_function(&request).encode_to_vec().len();
+        for body in &bodies {
+            let request = RunFunctionRequest::decode(body.clone()).expect("a request");
+            bytes += run_function(&request).encode_to_vec().len();
+        }
     }
-    println!("{calls} calls, {bytes} response bytes");
+    let (schemas, cache_bytes) = function_artifactory::catalog::live::cache_size();
+    println!("{calls} calls, {bytes} response bytes; live schemas cached: {schemas}, about {cache_bytes} bytes");
 }

@@ -11,7 +11,8 @@ const inputBox = $('input');
 const apiSelect = $('api');
 const output = $('output');
 
-const DEFAULT_INPUT = 'artifactoryUrl: https://artifactory.example.com\n';
+// Without examples/cluster/composition.yaml to read the input from (served alone).
+const FALLBACK_INPUT = '# The pipeline step\'s input, as in a Composition (providerApi is the menu above).\n';
 
 /** A claim (namespaced, for a cluster-scoped composite) becomes the composite Crossplane makes of it. */
 export function compositeOf(object, api) {
@@ -59,8 +60,7 @@ function render() {
   const error = claim.error ?? input.error
     ?? (claim.value && typeof claim.value === 'object' && !Array.isArray(claim.value) ? null : 'the claim must be a YAML mapping (a Kubernetes object)');
   if (error) {
-    showSummary('fatal', [el('div', { class: 'parse-error' }, error)]);
-    output.dataset.state = 'parse-error';
+    showError('parse-error', error);
     return;
   }
   const functionInput = {
@@ -69,23 +69,52 @@ function render() {
     ...(input.value && typeof input.value === 'object' ? input.value : {}),
     providerApi: api,
   };
-  let out;
   try {
-    out = renderComposite({ composite: compositeOf(claim.value, api), input: functionInput });
+    const out = renderComposite({ composite: compositeOf(claim.value, api), input: functionInput });
+    show(claim.value, out);
+    $('timing').textContent = `rendered in ${(performance.now() - started).toFixed(1)} ms`;
+    output.dataset.state = out.results.some((r) => r.severity === 'Fatal') ? 'fatal' : 'rendered';
   } catch (e) {
-    showSummary('fatal', [el('div', { class: 'parse-error' }, e.message)]);
-    output.dataset.state = 'error';
-    return;
+    showError('error', e.message);
   }
-  show(claim.value, out);
-  $('timing').textContent = `rendered in ${(performance.now() - started).toFixed(1)} ms`;
-  output.dataset.state = out.results.some((r) => r.severity === 'Fatal') ? 'fatal' : 'rendered';
 }
 
 function showSummary(kind, children) {
   const summary = $('summary');
   summary.className = kind;
   summary.replaceChildren(...children);
+}
+
+/**
+ * Nothing could be rendered: say why, and clear what the last render showed, so that no card,
+ * wiring or resource of an earlier claim stays on the page as if it were this one's.
+ */
+function showError(state, message) {
+  showSummary('fatal', [el('div', { class: 'parse-error' }, message)]);
+  $('entries').replaceChildren();
+  $('wiring').replaceChildren(el('span', { class: 'muted' }, 'nothing rendered'));
+  $('resources').textContent = '# nothing rendered';
+  $('status').textContent = '# no status';
+  $('timing').textContent = '';
+  output.dataset.state = state;
+}
+
+/** The function input of examples/cluster/composition.yaml, as the page's starting input. */
+function compositionInput(text) {
+  const step = YAML.parse(text)?.spec?.pipeline?.find((s) => s?.functionRef?.name === 'function-artifactory');
+  if (!step?.input || typeof step.input !== 'object') return null;
+  const { apiVersion, kind, providerApi, ...rest } = step.input;
+  return Object.keys(rest).length ? YAML.stringify(rest) : null;
+}
+
+async function fetchText(path) {
+  try {
+    const response = await fetch(path);
+    return response.ok ? await response.text() : '';
+  } catch {
+    // Served without the examples folder.
+    return '';
+  }
 }
 
 function show(claim, out) {
@@ -177,15 +206,12 @@ function schedule() {
 async function start() {
   await init();
   $('version').textContent = `v${version()}`;
-  let claim = '';
-  try {
-    const response = await fetch('../cluster/claim.yaml');
-    if (response.ok) claim = await response.text();
-  } catch {
-    // Served without the examples folder: start from an empty claim.
-  }
+  // The example the README installs: its claim, and its Composition's input (the menu sets
+  // providerApi), so that the page renders what the cluster would.
+  const [claim, composition] = await Promise.all([
+    fetchText('../cluster/claim.yaml'), fetchText('../cluster/composition.yaml')]);
   claimBox.value = claim || 'apiVersion: platform.example.org/v1alpha1\nkind: Repositories\nmetadata:\n  name: team1-repos\n  namespace: team1\nspec:\n  repositories: []\n';
-  inputBox.value = DEFAULT_INPUT;
+  inputBox.value = (composition && compositionInput(composition)) || FALLBACK_INPUT;
   for (const box of [claimBox, inputBox]) box.addEventListener('input', schedule);
   apiSelect.addEventListener('change', render);
   render();

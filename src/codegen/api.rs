@@ -400,7 +400,7 @@ mod tests {
     use crate::codegen::schemas::{composite_spec_schema, input_schema};
     use crate::core::catalog::{catalog, ProviderApi};
     use crate::core::composite::{is_dns_label, is_project_key, read_spec};
-    use crate::core::input::read_input;
+    use crate::core::input::{read_input, SettingsAt};
     use crate::core::policy::MANAGEMENT_POLICIES;
     use crate::core::problems::Findings;
     use crate::core::reader::trace::fields_read;
@@ -503,7 +503,7 @@ mod tests {
         assert_readers_match(
             &schema,
             || {
-                read_input(input.as_object(), &mut findings);
+                read_input(input.as_object(), SettingsAt::Input, &mut findings);
             },
             &["input", "input.defaults", "input.naming"],
         );

@@ -4,6 +4,8 @@
 //! - every map is a `BTreeMap`, so encoding is deterministic;
 //! - `google.protobuf.Struct` is our own [`crate::proto::Struct`], decoded
 //!   straight into `serde_json` values;
+//! - `Schema` is our own [`crate::proto::Schema`], which takes a live schema's
+//!   Struct off the wire undecoded;
 //! - the v1beta1 package reuses the v1 messages (they are the same on the
 //!   wire), so only its service is generated;
 //! - the tonic server and client modules are behind the `server` feature, so
@@ -50,6 +52,7 @@ fn compile(includes: &Path, file: &str, package: &str, reuse_v1: bool) -> anyhow
         .client_mod_attribute(".", SERVER_ONLY)
         .btree_map(".")
         .extern_path(".google.protobuf.Struct", "crate::proto::Struct")
+        .extern_path(".apiextensions.fn.proto.v1.Schema", "crate::proto::Schema")
         .emit_rerun_if_changed(false);
     if reuse_v1 {
         builder = builder.extern_path(".apiextensions.fn.proto.v1beta1", "crate::proto::v1");

@@ -48,10 +48,22 @@ pub const NAMESPACED_XR_KIND: &str = "Repositories";
 
 const HEADER: &str = "# Generated from the Rust types in src/codegen/api.rs by `cargo run --features codegen --bin codegen`.\n# Do not edit: tests/generated.rs fails when this file differs from what the generator produces.\n";
 
-/// Generates the Input CRD and the example XRDs.
+/// The module manifest of the WebAssembly component (function-wasm's `wasmfn.yaml`).
+pub const MODULE_MANIFEST_PATH: &str = "wasmfn.yaml";
+
+/// The oldest function-wasm that runs the component: 1.0.0 froze its guest world at
+/// `wasmfn:function@2.0.0`, the world `wit/world.wit` restates.
+pub const MIN_RUNTIME: &str = "v1.0.0";
+
+/// Generates the Input CRD, the example XRDs and the component's module manifest.
 pub fn generate() -> anyhow::Result<Vec<GeneratedFile>> {
     Ok(vec![
         file(INPUT_CRD_PATH, "", &input_crd()?)?,
+        file(
+            MODULE_MANIFEST_PATH,
+            "# The module manifest of the WebAssembly component for function-wasm (docs/wasm-component.md):\n# scripts/build-component.sh publishes it beside the component as the artifact's manifest layer.\n# The runtime refuses a step whose `config` does not match config.schema, naming the field.\n",
+            &module_manifest()?,
+        )?,
         file(
             CLUSTER_XRD_PATH,
             "# A composite resource definition with a claim, for the cluster-scoped provider APIs\n# (providerApi flat or cluster).\n",
@@ -91,6 +103,52 @@ pub fn input_schema() -> anyhow::Result<Value> {
     schema["description"] = json!("Input of function-artifactory: how the function renders the composite's repositories. Every field is optional.");
     check(&schema)?;
     Ok(schema)
+}
+
+/// The module manifest: ABI v2 (a component), the crate's name and version, nothing
+/// `requires`d of the sandbox (no egress, no /tmp, no environment, no step credential), and the
+/// JSON Schema of the step's `config`, where the function reads its Input.
+pub fn module_manifest() -> anyhow::Result<Value> {
+    Ok(json!({
+        "abi": 2,
+        "name": env!("CARGO_PKG_NAME"),
+        "version": env!("CARGO_PKG_VERSION"),
+        "description": env!("CARGO_PKG_DESCRIPTION"),
+        "minRuntime": MIN_RUNTIME,
+        "requires": {},
+        "config": {"schema": config_schema()?},
+    }))
+}
+
+/// The Input's schema as a JSON Schema (draft 2020-12) of function-wasm's `config`: the same
+/// properties, enums and patterns, and no field the readers do not know. Kubernetes prunes
+/// unknown fields of a CRD's objects; JSON Schema keeps them unless told, and the readers
+/// (`core::input`) report every unknown field, so every object with properties closes them.
+pub fn config_schema() -> anyhow::Result<Value> {
+    let mut schema = input_schema()?;
+    close_objects(&mut schema);
+    let object = schema
+        .as_object_mut()
+        .ok_or_else(|| anyhow!("the input schema is not an object"))?;
+    object.insert(
+        "$schema".to_owned(),
+        json!("https://json-schema.org/draft/2020-12/schema"),
+    );
+    Ok(schema)
+}
+
+/// `additionalProperties: false` on every object that lists its properties.
+fn close_objects(node: &mut Value) {
+    let Some(object) = node.as_object_mut() else {
+        return;
+    };
+    if let Some(Value::Object(properties)) = object.get_mut("properties") {
+        properties.values_mut().for_each(close_objects);
+        object.insert("additionalProperties".to_owned(), Value::Bool(false));
+    }
+    if let Some(items) = object.get_mut("items") {
+        close_objects(items);
+    }
 }
 
 /// The schema of a composite's `spec` for a provider API: the namespaced API has no

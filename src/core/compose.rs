@@ -2,13 +2,13 @@
 //! checked against the provider schema before it is emitted.
 
 use crate::core::catalog::live::{LiveSchema, LiveSchemas};
-use crate::core::catalog::openapi::{CompiledSchema, RULES_SKIPPED};
+use crate::core::catalog::openapi::{CompiledSchema, Instance, RULES_SKIPPED};
 use crate::core::catalog::{catalog, NodeId, Rclass};
 use crate::core::input::Input;
 use crate::core::keys::{key_label, KEY_LABEL};
 use crate::core::path::FieldPath;
 use crate::core::plan::{Planned, Setting};
-use crate::core::problems::{quoted, suggestion, Category, Findings};
+use crate::core::problems::{quoted_at, suggestion, Category, Findings};
 use crate::core::validation;
 use crate::proto::{ObjectWriter, Struct};
 use serde_json::{json, Map, Value};
@@ -27,7 +27,7 @@ pub(crate) struct Composer<'a> {
     shared_reference_checked: Vec<NodeId>,
     /// The schemas the cluster serves, where Crossplane sent them: they replace the
     /// built-in ones.
-    live: Option<&'a LiveSchemas>,
+    live: Option<&'a LiveSchemas<'a>>,
 }
 
 impl<'a> Composer<'a> {
@@ -42,7 +42,7 @@ impl<'a> Composer<'a> {
 
     /// Checks each resource against the schema the cluster serves for its kind, where
     /// `live` has one, instead of the built-in schema.
-    pub(crate) fn with_live(mut self, live: &'a LiveSchemas) -> Self {
+    pub(crate) fn with_live(mut self, live: &'a LiveSchemas<'a>) -> Self {
         self.live = (!live.is_empty()).then_some(live);
         self
     }
@@ -79,7 +79,7 @@ impl<'a> Composer<'a> {
             resource.object("spec", |spec| write_spec(p, &for_provider, spec));
         });
         if let Some(LiveSchema::Served(schema)) = live {
-            check_live(p, &for_provider, &resource, schema, findings);
+            check_live(p, &for_provider, schema, findings);
         }
         if !matches!(live, Some(LiveSchema::NotServed)) {
             check_remote_url(p, &for_provider, findings);
@@ -344,8 +344,8 @@ fn merge_typed<'p>(
                 format!(
                     "{}: forProvider.{field} is {} but {path} gives {}",
                     p.entry.label(),
-                    quoted(&existing.value.to_json()),
-                    quoted(&typed.value.to_json())
+                    quoted_at(&existing.path, &existing.value.to_json()),
+                    quoted_at(&path, &typed.value.to_json())
                 ),
                 format!("give {field} once, as {path}"),
             );
@@ -382,7 +382,7 @@ fn check_for_provider(p: &Planned, fields: &Fields, findings: &mut Findings) {
                     findings,
                 ),
             },
-            None => findings.problem(
+            None => findings.problem_with(
                 Category::InvalidProviderFields,
                 field.path.to_string(),
                 Some(p.entry.index),
@@ -391,10 +391,10 @@ fn check_for_provider(p: &Planned, fields: &Fields, findings: &mut Findings) {
                     p.entry.label(),
                     p.kind.kind
                 ),
-                format!(
-                    "remove it or correct its name: {}",
-                    suggestion(name, node.properties.names())
-                ),
+                || {
+                    let known = suggestion(name, node.properties.names());
+                    format!("remove it or correct its name: {known}")
+                },
             ),
         }
     }
@@ -409,16 +409,38 @@ fn check_for_provider(p: &Planned, fields: &Fields, findings: &mut Findings) {
 
 /// The resource against the schema the cluster serves: types, enums, required fields,
 /// unknown fields and the CRD's CEL rules, each violation reported at the claim's field.
-fn check_live(
-    p: &Planned,
-    fields: &Fields,
-    resource: &Struct,
-    schema: &CompiledSchema,
-    findings: &mut Findings,
-) {
-    let mut object = resource.fields().clone();
-    object.remove("metadata");
-    for violation in schema.validate(&Value::Object(object)) {
+///
+/// Checked from the values the resource was written from, not from its bytes decoded again:
+/// the same members as `compose` writes, but `metadata`, which the schema has no say in.
+fn check_live(p: &Planned, fields: &Fields, schema: &CompiledSchema, findings: &mut Findings) {
+    let for_provider: Vec<(&str, Instance)> = fields
+        .iter()
+        .map(|(name, field)| {
+            let value = match &field.value {
+                FieldValue::Json(value) => Instance::Json(value),
+                FieldValue::Text(text) => Instance::Text(text),
+            };
+            (*name, value)
+        })
+        .collect();
+    // The members of `spec` in the order `write_spec` writes them: by name.
+    let mut spec = Vec::with_capacity(4);
+    if let Some(policy) = p.deletion_policy {
+        spec.push(("deletionPolicy", Instance::Text(policy.as_str())));
+    }
+    spec.push(("forProvider", Instance::Members(&for_provider)));
+    if let Some(policies) = &p.management_policies {
+        spec.push(("managementPolicies", Instance::Texts(policies)));
+    }
+    if let Some(reference) = &p.provider_config_ref {
+        spec.push(("providerConfigRef", Instance::Object(reference.value)));
+    }
+    let resource = [
+        ("apiVersion", Instance::Text(&p.kind.api_version)),
+        ("kind", Instance::Text(&p.kind.kind)),
+        ("spec", Instance::Members(&spec)),
+    ];
+    for violation in schema.validate_instance(Instance::Members(&resource)) {
         let (path, message) = violation.split_once(": ").unwrap_or(("", &violation));
         // Said when type errors stopped the rules: the type errors are the news. Anything
         // else at the root (a rule of the whole object, its cost limits) is reported.

@@ -20,7 +20,7 @@ use std::collections::BTreeMap;
 /// with a warning.
 pub(crate) fn settle_write_only(
     planned: &mut [Planned],
-    live: &LiveSchemas,
+    live: &LiveSchemas<'_>,
     findings: &mut Findings,
 ) {
     const FIELDS: [&str; 2] = ["passwordWoSecretRef", "passwordWoVersion"];
@@ -31,9 +31,7 @@ pub(crate) fn settle_write_only(
         };
         let has_fields = match live.get(&kind.api_version, &kind.kind) {
             Some(LiveSchema::Served(schema)) => {
-                let fields = &schema.schema()["properties"]["spec"]["properties"]["forProvider"]
-                    ["properties"];
-                FIELDS.iter().all(|field| fields.get(field).is_some())
+                schema.has_properties(&["spec", "forProvider"], &FIELDS)
             }
             _ => FIELDS
                 .iter()

@@ -1,14 +1,16 @@
 //! Drift warnings: settings the provider accepts but that make it report
 //! drift, or that Artifactory cannot serve as written. Never fatal: each
-//! becomes a warning in the entry's status and a Warning result.
+//! becomes a warning (in the entry's status when it is about one entry) and a
+//! Warning result.
 
-use crate::core::catalog::{catalog, Rclass};
+use crate::core::catalog::{catalog, package_family, Rclass};
 use crate::core::input::Input;
 use crate::core::plan::Planned;
-use crate::core::problems::Findings;
+use crate::core::problems::{a_or_an, Findings};
 use crate::core::status;
-use crate::proto::v1::{Result as FnResult, Severity, Target};
+use crate::proto::v1::{Ready, Result as FnResult, Severity, Target};
 use serde_json::{Map, Value};
+use std::collections::BTreeSet;
 
 type Object = Map<String, Value>;
 
@@ -16,6 +18,8 @@ type Object = Map<String, Value>;
 const SAAS_SUFFIX: &str = ".jfrog.io";
 /// The longest DNS label.
 const DNS_LABEL_MAX: usize = 63;
+/// How many entries a warning about several names before "and N more".
+const NAMED_ENTRIES_MAX: usize = 10;
 
 /// Adds the drift warnings of a call to `findings` and returns their Warning results.
 /// `live` is the observed resource of each planned repository.
@@ -27,6 +31,9 @@ pub(crate) fn drift_warnings(
     findings: &mut Findings,
 ) -> Vec<FnResult> {
     let mut results = Vec::new();
+    if let Some(project_key) = project_key {
+        results.extend(project_environments_warning(planned, project_key, findings));
+    }
     let mut warn = |p: &Planned, field: &str, reason: &str, message: String| {
         findings.warning(
             p.entry.field_path(field),
@@ -41,15 +48,7 @@ pub(crate) fn drift_warnings(
         });
     };
     let saas_server = input.artifactory_url.as_deref().and_then(saas_server_name);
-    for (p, live) in planned.iter().zip(live) {
-        if project_key.is_some() && lacks_project_environments(p) {
-            warn(
-                p,
-                "forProvider.projectEnvironments",
-                "ProjectEnvironmentsMissing",
-                "projectKey is set without forProvider.projectEnvironments: Artifactory assigns DEV and the provider then reports drift on every reconcile; set projectEnvironments (for example [DEV])".to_owned(),
-            );
-        }
+    for (p, observed) in planned.iter().zip(live) {
         if let Some(server) = saas_server {
             let limit = DNS_LABEL_MAX.saturating_sub(server.len() + 1);
             if is_container_registry(&p.kind.package_type) && p.key.len() > limit {
@@ -66,20 +65,55 @@ pub(crate) fn drift_warnings(
                 );
             }
         }
-        if let Some(observed) = dropped_members(p, *live) {
+        if let Some(dropped) = dropped_members(p, *observed) {
             warn(
                 p,
                 "repositories",
-                "VirtualMembersDrifted",
-                format!(
-                    "the provider reports Synced but the repository's members are [{}], not the desired [{}]: the provider dropped the member change; check its logs, or recreate the managed resource",
-                    observed.join(", "),
-                    p.member_keys.join(", ")
-                ),
+                "VirtualMembersDropped",
+                dropped_message(p, &dropped, planned, live),
             );
         }
     }
     results
+}
+
+/// One warning for every entry whose kind has `projectEnvironments` and that does not set
+/// it: they share the cause (`spec.projectKey`) and the fix, so it is said once, naming them.
+fn project_environments_warning(
+    planned: &[Planned],
+    project_key: &str,
+    findings: &mut Findings,
+) -> Option<FnResult> {
+    let lacking: Vec<&str> = planned
+        .iter()
+        .filter(|p| lacks_project_environments(p))
+        .map(|p| p.name)
+        .collect();
+    let first = lacking.first()?;
+    let subject = if lacking.len() == 1 {
+        format!("repository {first} does")
+    } else {
+        format!("{} repositories ({}) do", lacking.len(), named(&lacking))
+    };
+    let message = format!(
+        "projectKey \"{project_key}\" is set and {subject} not set forProvider.projectEnvironments: Artifactory assigns DEV and the provider then reports drift on every reconcile; set projectEnvironments on each (for example [DEV])"
+    );
+    findings.warning("spec.projectKey", None, message.clone());
+    Some(FnResult {
+        severity: Severity::Warning as i32,
+        message,
+        reason: Some("ProjectEnvironmentsMissing".to_owned()),
+        target: Some(Target::CompositeAndClaim as i32),
+    })
+}
+
+/// `a, b, c` or, past [`NAMED_ENTRIES_MAX`], the first ones `and N more`.
+fn named(names: &[&str]) -> String {
+    let shown = names[..names.len().min(NAMED_ENTRIES_MAX)].join(", ");
+    match names.len().saturating_sub(NAMED_ENTRIES_MAX) {
+        0 => shown,
+        more => format!("{shown} and {more} more"),
+    }
 }
 
 /// The server name of a JFrog SaaS URL: `acme` of `https://acme.jfrog.io`.
@@ -111,8 +145,16 @@ fn lacks_project_environments(p: &Planned) -> bool {
             .is_some_and(|fields| fields.contains_key("projectEnvironments"))
 }
 
-/// A virtual repository's observed members, when the provider reports Synced
-/// and they differ from the desired ones.
+/// The members of a virtual that Artifactory left out, in the desired order.
+///
+/// A member change (a reorder included) is an ordinary update: until the provider has applied
+/// it, the observed members differ from the desired ones and nothing is wrong. So this speaks
+/// only once the provider has applied the current members: the managed resource carries them
+/// (`spec.forProvider.repositories` as desired), the provider has reconciled that generation
+/// (`Synced` True with its `observedGeneration`, else `status.observedGeneration`, equal to
+/// `metadata.generation`), and the members Artifactory reports (`status.atProvider.repositories`,
+/// "the effective list" in the provider's CRDs) still lack some. Without a generation to
+/// compare, whether the provider has seen the change cannot be told, and nothing is said.
 fn dropped_members(p: &Planned, live: Option<&Object>) -> Option<Vec<String>> {
     if p.kind.rclass != Rclass::Virtual
         || (p.entry.repositories.is_none() && p.entry.external_repositories.is_none())
@@ -120,19 +162,84 @@ fn dropped_members(p: &Planned, live: Option<&Object>) -> Option<Vec<String>> {
         return None;
     }
     let live = live?;
-    let synced = status::condition(live, "Synced").is_some_and(|c| c["status"] == "True");
-    if !synced {
+    let applied = strings(live.get("spec")?.get("forProvider")?.get("repositories")?)?;
+    if applied != p.member_keys || !reconciled_current_generation(live) {
         return None;
     }
-    let observed: Vec<String> = live
-        .get("status")?
-        .get("atProvider")?
-        .get("repositories")?
+    let effective = strings(live.get("status")?.get("atProvider")?.get("repositories")?)?;
+    // A set: a virtual may have hundreds of members.
+    let effective: BTreeSet<&str> = effective.iter().map(String::as_str).collect();
+    let dropped: Vec<String> = p
+        .member_keys
+        .iter()
+        .filter(|key| !effective.contains(key.as_str()))
+        .cloned()
+        .collect();
+    (!dropped.is_empty()).then_some(dropped)
+}
+
+/// `Synced` is True for the resource's current generation.
+fn reconciled_current_generation(live: &Object) -> bool {
+    let Some(synced) = status::condition(live, "Synced") else {
+        return false;
+    };
+    let generation = live
+        .get("metadata")
+        .and_then(|m| m.get("generation"))
+        .and_then(Value::as_i64);
+    let observed = synced
+        .get("observedGeneration")
+        .or_else(|| live.get("status")?.get("observedGeneration"))
+        .and_then(Value::as_i64);
+    synced["status"] == "True" && generation.is_some() && observed == generation
+}
+
+fn strings(value: &Value) -> Option<Vec<String>> {
+    value
         .as_array()?
         .iter()
-        .filter_map(|v| v.as_str().map(str::to_owned))
+        .map(|v| v.as_str().map(str::to_owned))
+        .collect()
+}
+
+/// What Artifactory left out and, member by member, the likely why and the fix.
+fn dropped_message(
+    p: &Planned,
+    dropped: &[String],
+    planned: &[Planned],
+    live: &[Option<&Object>],
+) -> String {
+    let family = package_family(&p.kind.package_type);
+    let reasons: Vec<String> = dropped
+        .iter()
+        .map(|key| match planned.iter().zip(live).find(|(m, _)| m.key == *key) {
+            Some((m, observed)) if status::readiness(*observed) != Ready::True => format!(
+                "\"{key}\" (entry {}) was not ready, and Artifactory leaves out a member that does not exist: the provider adds it at a later update once it is ready, nothing to do unless it stays unready",
+                m.name
+            ),
+            Some((m, _)) => format!(
+                "\"{key}\" (entry {}) is ready and of the virtual's package type, yet was left out: see the provider's logs and the repository in Artifactory",
+                m.name
+            ),
+            None => format!(
+                "\"{key}\" (externalRepositories) is not a repository of this composite, and Artifactory leaves out a member that does not exist or that {} {} virtual cannot aggregate: create it as {} {family} repository, or correct the key",
+                a_or_an(&p.kind.package_type),
+                p.kind.package_type,
+                a_or_an(family)
+            ),
+        })
         .collect();
-    (observed != p.member_keys).then_some(observed)
+    let noun = if dropped.len() == 1 {
+        "member"
+    } else {
+        "members"
+    };
+    format!(
+        "the provider applied the members [{}] (Synced for the current generation), and Artifactory left out {} {noun}: {}",
+        p.member_keys.join(", "),
+        dropped.len(),
+        reasons.join("; ")
+    )
 }
 
 #[cfg(test)]

@@ -11,25 +11,34 @@ use crate::core::compose::Composer;
 use crate::core::composite::{self, CompositeMeta, CompositeSpec};
 use crate::core::credentials;
 use crate::core::drift;
-use crate::core::input::{read_input, ApiChoice, Input};
+use crate::core::input::{read_input, ApiChoice, Input, SettingsAt};
 use crate::core::lifecycle::{self, Retirement};
 use crate::core::plan::{self, Planned};
-use crate::core::problems::{Category, Findings};
+use crate::core::problems::{some_of, Category, Findings};
+use crate::core::size::ResponseSize;
 use crate::core::status;
 use crate::core::wiring;
 use crate::proto::v1::{
-    Capability, Condition, Requirements, Resource, ResponseMeta, Result as FnResult,
-    RunFunctionRequest, RunFunctionResponse, Severity, State, Status as ConditionStatus, Target,
+    Capability, Condition, Requirements, Resource, ResourceSelector, ResponseMeta,
+    Result as FnResult, RunFunctionRequest, RunFunctionResponse, Severity, State,
+    Status as ConditionStatus, Target,
 };
 use crate::proto::Struct;
 use serde_json::{Map, Value};
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::{BTreeMap, BTreeSet, HashSet};
 
 type Object = Map<String, Value>;
 
 /// Runs the function for one request. Pure: no I/O, clock or environment.
 pub fn run_function(request: &RunFunctionRequest) -> RunFunctionResponse {
-    run_function_with_findings(request).0
+    run_function_at(request, SettingsAt::Input)
+}
+
+/// [`run_function`] with the settings at `at` in the step's input: the WebAssembly
+/// component reads them from function-wasm's `config`.
+pub fn run_function_at(request: &RunFunctionRequest, at: SettingsAt) -> RunFunctionResponse {
+    let mut findings = Findings::default();
+    run(request, at, &mut findings)
 }
 
 /// [`run_function`], also returning the problems and warnings it found, each
@@ -37,13 +46,17 @@ pub fn run_function(request: &RunFunctionRequest) -> RunFunctionResponse {
 /// the entries (the fatal result's message is made of the same problems).
 pub fn run_function_with_findings(request: &RunFunctionRequest) -> (RunFunctionResponse, Findings) {
     let mut findings = Findings::default();
-    let response = run(request, &mut findings);
+    let response = run(request, SettingsAt::Input, &mut findings);
     (response, findings)
 }
 
-fn run(request: &RunFunctionRequest, findings: &mut Findings) -> RunFunctionResponse {
+fn run(
+    request: &RunFunctionRequest,
+    at: SettingsAt,
+    findings: &mut Findings,
+) -> RunFunctionResponse {
     // Read the input first: it sets the TTL even of a failed call.
-    let input = read_input(request.input.as_ref().map(Struct::fields), findings);
+    let input = read_input(request.input.as_ref().map(Struct::fields), at, findings);
     let mut response = start_response(request, &input);
 
     let Some(composite) = observed_composite(request) else {
@@ -61,7 +74,9 @@ fn run(request: &RunFunctionRequest, findings: &mut Findings) -> RunFunctionResp
     // what is live: nothing may rename, replace or take over a repository.
     let meta = composite::read_meta(composite);
     let spec = composite::read_spec(composite, findings);
-    let api = resolve_api(request, &input, &spec, &meta);
+    // Every schema Crossplane sent, read once: found by its hash, compiled only if new.
+    let schemas = LiveSchemas::read(&request.required_schemas);
+    let api = resolve_api(&schemas, &input, &spec, &meta);
     if !release_has_api(&input, api, findings) {
         return fatal(request, response, findings);
     }
@@ -84,24 +99,37 @@ fn run(request: &RunFunctionRequest, findings: &mut Findings) -> RunFunctionResp
             lifecycle::check_immutable(p, live, renamed_by_project_key, findings);
         }
     }
-    if advertises(request, Capability::RequiredSchemas) {
-        let kinds = schema_kinds(&ctx, &planned);
+    let schema_kinds =
+        advertises(request, Capability::RequiredSchemas).then(|| schema_kinds(&ctx, &planned));
+    if let Some(kinds) = &schema_kinds {
         response
             .requirements
             .get_or_insert_with(Requirements::default)
             .schemas = live::requirements(kinds.iter().copied());
     }
-    let schemas = LiveSchemas::read(
-        &request.required_schemas,
-        planned
-            .iter()
-            .map(|p| (p.kind.api_version.as_str(), p.kind.kind.as_str())),
-    );
     check_served(&planned, &schemas, findings);
     credentials::settle_write_only(&mut planned, &schemas, findings);
-    if advertises(request, Capability::RequiredResources) {
+    let resources = advertises(request, Capability::RequiredResources).then(|| {
         let mut resources = lifecycle::key_requirements(&planned);
         resources.extend(credentials::secret_requirements(&planned));
+        resources
+    });
+
+    // A first call: Crossplane will call again with what this one asks for, and keeps only
+    // the last answer, so rendering now would be thrown away. Only the requirements go back.
+    // A call that found problems already answers them in full, as it always did.
+    if !findings.has_problems()
+        && asks_for_more(request, &schemas, schema_kinds.as_ref(), resources.as_ref())
+    {
+        if let Some(resources) = resources {
+            response
+                .requirements
+                .get_or_insert_with(Requirements::default)
+                .resources = resources;
+        }
+        return response;
+    }
+    if let Some(resources) = resources {
         credentials::read_versions(&mut planned, &request.required_resources, findings);
         response
             .requirements
@@ -119,11 +147,18 @@ fn run(request: &RunFunctionRequest, findings: &mut Findings) -> RunFunctionResp
 
     // Render and check every resource; any problem fails the whole call and
     // leaves the desired state as it came in, so nothing is ever dropped.
+    // Resources are kept only while the response would still be small enough for Crossplane
+    // to read; past that, they are measured and dropped, and the call fails.
     let mut composer = Composer::new(&input, spec.project_key).with_live(&schemas);
-    let resources: Vec<Struct> = planned
-        .iter()
-        .map(|p| composer.compose(p, findings))
-        .collect();
+    let mut size = ResponseSize::of(&response);
+    let mut resources: Vec<Struct> = Vec::with_capacity(planned.len());
+    for p in &planned {
+        let resource = composer.compose(p, findings);
+        if size.add(p.name, &resource) {
+            resources.push(resource);
+        }
+    }
+    size.check(findings);
     check_name_collisions(request, &planned, findings);
     if findings.has_problems() {
         return fatal(request, response, findings);
@@ -133,11 +168,11 @@ fn run(request: &RunFunctionRequest, findings: &mut Findings) -> RunFunctionResp
     let observed = observed_resources(request);
     let retirements = lifecycle::retire(observed, &planned, input.deletion_protection);
     let moves = lifecycle::moves(&retirements, &planned);
-    let held_back: Vec<&str> = moves.iter().map(|m| m.to).collect();
+    let held_back: HashSet<&str> = moves.iter().map(|m| m.to).collect();
     let desired = response.desired.get_or_insert_with(State::default);
     for ((p, resource), live) in planned.iter().zip(resources).zip(&live) {
         // A moved key is handed over once the old resource is gone.
-        if !moves.iter().any(|m| m.to == p.name) {
+        if !held_back.contains(p.name) {
             insert_desired(desired, p.name, resource, *live);
         }
     }
@@ -163,6 +198,8 @@ fn run(request: &RunFunctionRequest, findings: &mut Findings) -> RunFunctionResp
         .iter()
         .map(|l| l.is_some_and(lifecycle::leak_suspected))
         .collect();
+    // The input's warnings, taken before drift adds its own (which carry their own results).
+    let input_warnings: Vec<FnResult> = composite_warnings(findings).collect();
     let drift_results = drift::drift_warnings(&planned, &live, &input, spec.project_key, findings);
     let report = status::Report {
         planned: &planned,
@@ -181,10 +218,38 @@ fn run(request: &RunFunctionRequest, findings: &mut Findings) -> RunFunctionResp
         .results
         .extend(status::change_results(&report, &previous));
     response.results.extend(moves.iter().map(move_result));
-    response.results.extend(composite_warnings(findings));
+    response.results.extend(input_warnings);
     response.results.extend(drift_results);
+    if size.near_limit() {
+        size.measured(&response);
+        size.check(findings);
+        if findings.has_problems() {
+            return fatal(request, start_response(request, &input), findings);
+        }
+    }
     findings.rendered = Some((api, planned.len()));
     response
+}
+
+/// Whether the request lacks an answer to something this call asks for: a schema (by its kind,
+/// under our requirement name) or a required resource. The caller advertised the capability,
+/// so it will call again with the answers (Crossplane's `FetchingFunctionRunner` fetches what
+/// the requirements name and calls again while they are not all in the request: docs/design.md,
+/// "Protocol").
+fn asks_for_more(
+    request: &RunFunctionRequest,
+    answered: &LiveSchemas<'_>,
+    schema_kinds: Option<&BTreeSet<(&str, &str)>>,
+    resources: Option<&BTreeMap<String, ResourceSelector>>,
+) -> bool {
+    let lacks_schema =
+        schema_kinds.is_some_and(|kinds| kinds.iter().any(|(v, k)| answered.get(v, k).is_none()));
+    let lacks_resource = resources.is_some_and(|wanted| {
+        wanted
+            .keys()
+            .any(|name| !request.required_resources.contains_key(name))
+    });
+    lacks_schema || lacks_resource
 }
 
 /// A Normal result for a key that moves to a renamed entry.
@@ -332,7 +397,7 @@ fn observed_resource<'r>(request: &'r RunFunctionRequest, name: &str) -> Option<
 /// namespaced resources); else cluster, unless the cluster's live schemas say that it serves
 /// the flat kinds of the entries and not the cluster ones (a provider of v0.6.0 or before).
 fn resolve_api(
-    request: &RunFunctionRequest,
+    live: &LiveSchemas<'_>,
     input: &Input,
     spec: &CompositeSpec<'_>,
     meta: &CompositeMeta,
@@ -340,11 +405,10 @@ fn resolve_api(
     match input.provider_api {
         ApiChoice::Fixed(api) => api,
         ApiChoice::Auto if meta.namespace.is_some() => ProviderApi::Namespaced,
-        ApiChoice::Auto if request.required_schemas.is_empty() => ProviderApi::Cluster,
+        ApiChoice::Auto if live.is_empty() => ProviderApi::Cluster,
         ApiChoice::Auto => {
             let served = |api| {
                 let kinds = entry_kinds(input, spec, api);
-                let live = LiveSchemas::read(&request.required_schemas, kinds.iter().copied());
                 let answers: Vec<bool> = kinds
                     .iter()
                     .filter_map(|(v, k)| live.get(v, k))
@@ -410,7 +474,7 @@ fn schema_kinds<'c>(
 
 /// A kind the cluster does not serve fails the call, once per kind with every entry of it:
 /// the provider would never create those repositories.
-fn check_served(planned: &[Planned], live: &LiveSchemas, findings: &mut Findings) {
+fn check_served(planned: &[Planned], live: &LiveSchemas<'_>, findings: &mut Findings) {
     if live.is_empty() {
         return;
     }
@@ -431,7 +495,7 @@ fn check_served(planned: &[Planned], live: &LiveSchemas, findings: &mut Findings
             Some(entries[0].entry.index),
             format!(
                 "the cluster does not serve {kind} ({api_version}), which {} {}",
-                labels.join(", "),
+                some_of(&labels),
                 if labels.len() == 1 { "needs" } else { "need" }
             ),
             "install or upgrade provider-jfrog-artifactory to a release that has this kind (set providerVersion to the release installed), or activate the kind with a ManagedResourceActivationPolicy if the provider runs with SafeStart",
@@ -462,7 +526,7 @@ fn release_has_api(input: &Input, api: ProviderApi, findings: &mut Findings) -> 
         .collect();
     findings.problem(
         Category::InvalidInput,
-        "input.providerVersion",
+        input.at.path_of("providerVersion"),
         None,
         format!(
             "provider release {} has no {api} API ({})",

@@ -29,6 +29,47 @@ pub(crate) const DEFAULT_TTL_SECONDS: u64 = 60;
 /// The longest `ttl` accepted: about 31 years, far beyond any use.
 const MAX_TTL: Duration = Duration::from_secs(1_000_000_000);
 
+/// Where the function's settings are in the step's `input`: the input itself (this
+/// function's own Function package), or its `config`, for a runtime that hands its guest the
+/// settings inside an input of its own (function-wasm). Problems name the fields where the
+/// user wrote them (`input.ttl`, `input.config.ttl`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum SettingsAt {
+    /// The step's input is this function's Input.
+    #[default]
+    Input,
+    /// The settings are the step input's `config` object.
+    Config,
+}
+
+static INPUT: FieldPath<'static> = FieldPath::Root("input");
+static CONFIG: FieldPath<'static> = FieldPath::Field(&INPUT, "config");
+static INPUT_DEFAULTS: FieldPath<'static> = FieldPath::Field(&INPUT, "defaults");
+static CONFIG_DEFAULTS: FieldPath<'static> = FieldPath::Field(&CONFIG, "defaults");
+
+impl SettingsAt {
+    /// The field path of the settings: `input`, or `input.config`.
+    pub(crate) fn path(self) -> &'static FieldPath<'static> {
+        match self {
+            SettingsAt::Input => &INPUT,
+            SettingsAt::Config => &CONFIG,
+        }
+    }
+
+    /// The path of the `defaults` setting.
+    pub(crate) fn defaults(self) -> &'static FieldPath<'static> {
+        match self {
+            SettingsAt::Input => &INPUT_DEFAULTS,
+            SettingsAt::Config => &CONFIG_DEFAULTS,
+        }
+    }
+
+    /// The field path of one setting: `input.ttl`, `input.config.naming.format`.
+    pub(crate) fn path_of(self, setting: &str) -> String {
+        format!("{}.{setting}", self.path())
+    }
+}
+
 /// Which provider API to render for.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub(crate) enum ApiChoice {
@@ -48,6 +89,8 @@ pub(crate) struct Defaults {
 
 #[derive(Debug, Clone, PartialEq)]
 pub(crate) struct Input {
+    /// Where the settings were read, for the paths of later problems.
+    pub at: SettingsAt,
     pub provider_api: ApiChoice,
     /// The provider release named by `providerVersion`; `None`: the newest of the API.
     pub provider_release: Option<Release>,
@@ -67,6 +110,7 @@ pub(crate) struct Input {
 impl Default for Input {
     fn default() -> Self {
         Input {
+            at: SettingsAt::Input,
             provider_api: ApiChoice::Auto,
             provider_release: None,
             naming_format: None,
@@ -88,18 +132,23 @@ impl Input {
     }
 }
 
-/// Reads the input; problems go to `findings` and the defaults stand in for bad fields.
-pub(crate) fn read_input(object: Option<&Map<String, Value>>, findings: &mut Findings) -> Input {
-    let mut input = Input::default();
-    let Some(object) = object else { return input };
-    let mut reader = ObjectReader::of_object(
-        object,
-        FieldPath::Root("input"),
-        None,
-        Category::InvalidInput,
-        findings,
-    );
-    check_type_meta(&mut reader);
+/// Reads the settings from the step's input, at `at`; problems go to `findings` and the
+/// defaults stand in for bad fields.
+pub(crate) fn read_input(
+    step_input: Option<&Map<String, Value>>,
+    at: SettingsAt,
+    findings: &mut Findings,
+) -> Input {
+    let mut input = Input {
+        at,
+        ..Input::default()
+    };
+    let Some(object) = settings(step_input, at, findings) else {
+        return input;
+    };
+    let mut reader =
+        ObjectReader::of_object(object, *at.path(), None, Category::InvalidInput, findings);
+    check_type_meta(&mut reader, at);
     reader.value("metadata");
     if let Some(api) = reader.string("providerApi") {
         input.provider_api = parse_api_choice(api, &mut reader);
@@ -108,13 +157,13 @@ pub(crate) fn read_input(object: Option<&Map<String, Value>>, findings: &mut Fin
         input.provider_release = read_provider_version(version, &mut reader);
     }
     if let Some(naming) = reader.value("naming") {
-        input.naming_format = read_naming(naming, reader.findings());
+        input.naming_format = read_naming(naming, at, reader.findings());
     }
     if let Some(url) = reader.string("artifactoryUrl") {
         input.artifactory_url = read_artifactory_url(url, &mut reader);
     }
     if let Some(defaults) = reader.value("defaults") {
-        input.defaults = read_defaults(defaults, reader.findings());
+        input.defaults = read_defaults(defaults, at, reader.findings());
     }
     if let Some(protection) = reader.bool("deletionProtection") {
         input.deletion_protection = protection;
@@ -139,13 +188,38 @@ pub(crate) fn read_input(object: Option<&Map<String, Value>>, findings: &mut Fin
     input
 }
 
-fn check_type_meta(reader: &mut ObjectReader) {
+/// The settings object: the step's input, or its field `at` names (absent or null: none).
+fn settings<'a>(
+    step_input: Option<&'a Map<String, Value>>,
+    at: SettingsAt,
+    findings: &mut Findings,
+) -> Option<&'a Map<String, Value>> {
+    if at == SettingsAt::Input {
+        return step_input;
+    }
+    match step_input?.get("config")? {
+        Value::Object(settings) => Some(settings),
+        Value::Null => None,
+        other => {
+            findings.problem(
+                Category::InvalidInput,
+                at.path().to_string(),
+                None,
+                format!("{} is not an object", quoted(other)),
+                "write the settings of function-artifactory as an object, such as config: {providerApi: cluster}",
+            );
+            None
+        }
+    }
+}
+
+fn check_type_meta(reader: &mut ObjectReader, at: SettingsAt) {
     let api_version = reader.string("apiVersion");
     let kind = reader.string("kind");
     let group = api_version.and_then(|v| v.split('/').next());
     if group.is_some_and(|g| g != INPUT_GROUP) || kind.is_some_and(|k| k != INPUT_KIND) {
         reader.problem(
-            "input".to_owned(),
+            at.path().to_string(),
             format!(
                 "expected an {INPUT_KIND} of {INPUT_GROUP}, got {} {}",
                 api_version.unwrap_or_default(),
@@ -207,10 +281,10 @@ fn read_provider_version(version: &str, reader: &mut ObjectReader) -> Option<Rel
     }
 }
 
-fn read_naming(value: &Value, findings: &mut Findings) -> Option<String> {
+fn read_naming(value: &Value, at: SettingsAt, findings: &mut Findings) -> Option<String> {
     let mut reader = ObjectReader::new(
         value,
-        FieldPath::Root("input.naming"),
+        at.path().field("naming"),
         None,
         Category::InvalidInput,
         findings,
@@ -240,11 +314,11 @@ fn read_artifactory_url(url: &str, reader: &mut ObjectReader) -> Option<String> 
     None
 }
 
-fn read_defaults(value: &Value, findings: &mut Findings) -> Defaults {
+fn read_defaults(value: &Value, at: SettingsAt, findings: &mut Findings) -> Defaults {
     let mut defaults = Defaults::default();
     let Some(mut reader) = ObjectReader::new(
         value,
-        FieldPath::Root("input.defaults"),
+        *at.defaults(),
         None,
         Category::InvalidInput,
         findings,
@@ -273,7 +347,11 @@ mod tests {
             ("60", None),
         ] {
             let mut findings = Findings::default();
-            let input = read_input(json!({"ttl": ttl}).as_object(), &mut findings);
+            let input = read_input(
+                json!({"ttl": ttl}).as_object(),
+                SettingsAt::Input,
+                &mut findings,
+            );
             match expected {
                 Some(duration) => assert_eq!(input.ttl, duration, "{ttl}"),
                 None => assert_eq!(findings.problems[0].path, "input.ttl", "{ttl}"),
@@ -284,7 +362,10 @@ mod tests {
     #[test]
     fn missing_input_means_defaults() {
         let mut findings = Findings::default();
-        assert_eq!(read_input(None, &mut findings), Input::default());
+        assert_eq!(
+            read_input(None, SettingsAt::Input, &mut findings),
+            Input::default()
+        );
         assert!(!findings.has_problems());
     }
 
@@ -296,7 +377,7 @@ mod tests {
             "providerApi": "clustr", "ttl": "soon", "deletionProtecton": false,
             "defaults": {"deletionPolicy": "Keep"}
         });
-        read_input(input.as_object(), &mut findings);
+        read_input(input.as_object(), SettingsAt::Input, &mut findings);
         let paths: Vec<&str> = findings.problems.iter().map(|p| p.path.as_str()).collect();
         assert_eq!(
             paths,

@@ -7,6 +7,7 @@
 
 use crate::core::catalog::{package_family, Rclass};
 use crate::core::composite::{CompositeMeta, Entry};
+use crate::core::input::SettingsAt;
 use crate::core::problems::{Category, Findings};
 use sha2::{Digest, Sha256};
 use std::borrow::Cow;
@@ -77,6 +78,7 @@ impl Template {
         format: &str,
         meta: &CompositeMeta,
         project_key: Option<&str>,
+        at: SettingsAt,
         findings: &mut Findings,
     ) -> Option<Template> {
         let mut parts = Vec::new();
@@ -87,6 +89,7 @@ impl Template {
             let Some(close) = rest[open..].find('}') else {
                 report_format(
                     findings,
+                    at,
                     format,
                     "has a '{' without its '}'",
                     "close every placeholder, as in {projectKey}-{name}",
@@ -98,7 +101,7 @@ impl Template {
                 Some(placeholder) => {
                     if !composite_value_present(placeholder, meta, project_key) {
                         usable = false;
-                        report_missing_value(findings, format, placeholder);
+                        report_missing_value(findings, at, format, placeholder);
                     }
                     parts.push(Part::Placeholder(placeholder));
                 }
@@ -108,6 +111,7 @@ impl Template {
                         PLACEHOLDERS.iter().map(|p| format!("{{{p}}}")).collect();
                     report_format(
                         findings,
+                        at,
                         format,
                         &format!("uses the unknown placeholder {{{name}}}"),
                         &format!("use only {}", known.join(", ")),
@@ -172,17 +176,17 @@ fn composite_value_present(
         || composite_value(placeholder, meta, project_key).is_some()
 }
 
-fn report_format(findings: &mut Findings, format: &str, what: &str, fix: &str) {
+fn report_format(findings: &mut Findings, at: SettingsAt, format: &str, what: &str, fix: &str) {
     findings.problem(
         Category::InvalidInput,
-        "input.naming.format",
+        at.path_of("naming.format"),
         None,
         format!("naming format \"{format}\" {what}"),
         fix,
     );
 }
 
-fn report_missing_value(findings: &mut Findings, format: &str, placeholder: &str) {
+fn report_missing_value(findings: &mut Findings, at: SettingsAt, format: &str, placeholder: &str) {
     let source = match placeholder {
         "projectKey" => "the composite has no spec.projectKey",
         "xrName" => "the composite has no metadata.name",
@@ -196,6 +200,7 @@ fn report_missing_value(findings: &mut Findings, format: &str, placeholder: &str
     };
     report_format(
         findings,
+        at,
         format,
         &format!("uses {{{placeholder}}}, which has no value: {source}"),
         &format!("set what {{{placeholder}}} reads, or remove it from the format"),
@@ -660,7 +665,8 @@ mod tests {
         };
         let mut findings = Findings::default();
         let format = "{projectKey}-{name}-{packageType}-{rclass}-{xrName}-{namespace}-{claimName}-{claimNamespace}";
-        let template = Template::parse(format, &meta, Some("p"), &mut findings).unwrap();
+        let template =
+            Template::parse(format, &meta, Some("p"), SettingsAt::Input, &mut findings).unwrap();
         assert_eq!(
             template.fill("n", Rclass::Local, "maven", &meta, Some("p")),
             "p-n-maven-local-xr-ns-c-cns"
@@ -671,9 +677,14 @@ mod tests {
     fn template_errors() {
         let meta = CompositeMeta::default();
         let mut findings = Findings::default();
-        assert!(
-            Template::parse("{nme}-{projectKey}-{claimName}", &meta, None, &mut findings).is_none()
-        );
+        assert!(Template::parse(
+            "{nme}-{projectKey}-{claimName}",
+            &meta,
+            None,
+            SettingsAt::Input,
+            &mut findings
+        )
+        .is_none());
         let messages: Vec<&str> = findings
             .problems
             .iter()
@@ -682,7 +693,7 @@ mod tests {
         assert_eq!(messages.len(), 3);
         assert!(messages[0].contains("unknown placeholder {nme}"));
         assert!(messages[1].contains("{projectKey}, which has no value"));
-        assert!(Template::parse("{name", &meta, None, &mut findings).is_none());
+        assert!(Template::parse("{name", &meta, None, SettingsAt::Input, &mut findings).is_none());
     }
 
     #[test]

@@ -9,10 +9,11 @@ use crate::core::composite::CompositeMeta;
 use crate::core::keys::{key_label_value, KEY_LABEL};
 use crate::core::plan::Planned;
 use crate::core::policy::{effective_deletion, Deletion, DeletionPolicy};
-use crate::core::problems::{a_or_an, Category, Findings};
+use crate::core::problems::{a_or_an, some_of, Category, Findings};
 use crate::proto::v1::{resource_selector::Match, MatchLabels, ResourceSelector, Resources};
+use foldhash::fast::RandomState;
 use serde_json::{json, Map, Value};
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap, HashSet};
 
 type Object = Map<String, Value>;
 
@@ -108,20 +109,21 @@ pub(crate) fn check_project_key_change(
     let Some(project_key) = project_key else {
         return false;
     };
-    let renames: Vec<(&str, &str)> = planned
+    let renames: Vec<(&str, &str, &Object)> = planned
         .iter()
         .zip(live)
-        .filter_map(|(p, live)| Some((live_key((*live)?)?, p.key.as_str())))
-        .filter(|(old, new)| old != new)
+        .filter_map(|(p, live)| Some((live_key((*live)?)?, p.key.as_str(), (*live)?)))
+        .filter(|(old, new, _)| old != new)
         .collect();
-    let from_project_key =
-        |(old, new): &(&str, &str)| new.contains(project_key) && !old.contains(project_key);
+    let from_project_key = |(old, new, _): &(&str, &str, &Object)| {
+        new.contains(project_key) && !old.contains(project_key)
+    };
     if renames.is_empty() || !renames.iter().all(from_project_key) {
         return false;
     }
     let list: Vec<String> = renames
         .iter()
-        .map(|(old, new)| format!("\"{old}\" -> \"{new}\""))
+        .map(|(old, new, _)| format!("\"{old}\" -> \"{new}\""))
         .collect();
     let count = renames.len();
     let noun = if count == 1 {
@@ -129,17 +131,61 @@ pub(crate) fn check_project_key_change(
     } else {
         "repositories"
     };
+    let previous = previous_project_key(renames.iter().map(|(_, _, live)| *live));
+    let (from, restore) = match previous {
+        PreviousProjectKey::Unknown => (
+            String::new(),
+            "restore projectKey to the value the live keys were made with".to_owned(),
+        ),
+        PreviousProjectKey::Unset => (
+            " from unset".to_owned(),
+            "remove projectKey, as the live keys were made without one".to_owned(),
+        ),
+        PreviousProjectKey::Was(old) => (
+            format!(" from \"{old}\""),
+            format!("restore projectKey: \"{old}\", the value the live keys were made with"),
+        ),
+    };
     findings.problem(
         Category::UnsafeChange,
         "spec.projectKey",
         None,
         format!(
-            "changing projectKey to \"{project_key}\" would rename {count} live {noun}: {}; keys are immutable in Artifactory, so each would be orphaned and a new one created",
-            list.join(", ")
+            "changing projectKey{from} to \"{project_key}\" would rename {count} live {noun}: {}; keys are immutable in Artifactory, so each would be orphaned and a new one created",
+            some_of(&list)
         ),
-        "restore projectKey to the value the live keys were made with; to move the repositories to the new project, add new entries and remove these, which are then retired safely",
+        format!("{restore}; to move the repositories to the new project, add new entries and remove these, which are then retired safely"),
     );
     true
+}
+
+/// The project key the live repositories were rendered with.
+enum PreviousProjectKey<'a> {
+    Was(&'a str),
+    Unset,
+    /// They disagree, or one is not a managed resource this function rendered.
+    Unknown,
+}
+
+/// Read from the live resources' `spec.forProvider.projectKey`, which the function writes
+/// from `spec.projectKey`: the old value is gone from the composite, but not from them.
+fn previous_project_key<'a>(live: impl Iterator<Item = &'a Object>) -> PreviousProjectKey<'a> {
+    let mut values = live.map(|object| {
+        object
+            .get("spec")
+            .and_then(|spec| spec.get("forProvider"))
+            .map(|fields| fields.get("projectKey").and_then(Value::as_str))
+    });
+    let Some(Some(first)) = values.next() else {
+        return PreviousProjectKey::Unknown;
+    };
+    if !values.all(|value| value == Some(first)) {
+        return PreviousProjectKey::Unknown;
+    }
+    match first {
+        Some(old) => PreviousProjectKey::Was(old),
+        None => PreviousProjectKey::Unset,
+    }
 }
 
 /// The provider may have created a repository it did not record: a create
@@ -181,16 +227,34 @@ pub(crate) fn retire<'a>(
     planned: &[Planned],
     protection: bool,
 ) -> Vec<Retirement> {
+    // Built when first needed: a first call observes nothing of ours, and nothing retires in
+    // most calls after it. foldhash, not SipHash: every reconcile looks up every resource.
+    let mut names: Option<HashSet<&str, RandomState>> = None;
+    let mut keys = None;
     observed
         .into_iter()
         .filter(|(name, live)| {
-            label(live, KEY_LABEL).is_some() && !planned.iter().any(|p| p.name == name.as_str())
+            label(live, KEY_LABEL).is_some()
+                && !names
+                    .get_or_insert_with(|| planned.iter().map(|p| p.name).collect())
+                    .contains(name.as_str())
         })
         .map(|(name, live)| {
-            let moving = live_key(live).is_some_and(|key| planned.iter().any(|p| p.key == key));
+            let keys = keys.get_or_insert_with(|| planned_keys(planned));
+            let moving = live_key(live).is_some_and(|key| keys.contains_key(key));
             retire_one(name, live, protection || moving)
         })
         .collect()
+}
+
+/// The planned entries' names by their keys (the first entry of a key): looked up once per
+/// observed resource, so not searched for in a list.
+fn planned_keys<'p>(planned: &'p [Planned]) -> HashMap<&'p str, &'p str, RandomState> {
+    let mut keys = HashMap::with_capacity_and_hasher(planned.len(), RandomState::default());
+    for p in planned {
+        keys.entry(p.key.as_str()).or_insert(p.name);
+    }
+    keys
 }
 
 /// An entry renamed with its key kept: the repository moves from the retiring resource to the
@@ -207,16 +271,16 @@ pub(crate) struct Move<'r> {
 /// never act on one repository; the old one is orphaned first, whatever deletion protection
 /// says, so that the repository stays.
 pub(crate) fn moves<'r>(retirements: &'r [Retirement], planned: &'r [Planned]) -> Vec<Move<'r>> {
+    if retirements.is_empty() {
+        return Vec::new();
+    }
+    let keys = planned_keys(planned);
     retirements
         .iter()
         .filter_map(|retirement| {
             let (from, key) = retirement.name_and_key();
-            let to = planned.iter().find(|p| p.key == key)?;
-            Some(Move {
-                from,
-                to: to.name,
-                key,
-            })
+            let to = *keys.get(key)?;
+            Some(Move { from, to, key })
         })
         .collect()
 }

@@ -12,7 +12,8 @@
 //!   (virtual members, federated URLs);
 //! - [`lifecycle`]: what is live must not be renamed, replaced or lost;
 //!   [`credentials`]: remote passwords from Secrets;
-//! - [`compose`]: the managed resources; [`status`] and [`drift`]: what the
+//! - [`compose`]: the managed resources, as long as the response stays within
+//!   what Crossplane reads ([`size`]); [`status`] and [`drift`]: what the
 //!   claim's author sees;
 //! - [`function`]: the call, from request to response.
 
@@ -30,6 +31,7 @@ pub(crate) mod plan;
 pub(crate) mod policy;
 pub(crate) mod problems;
 pub(crate) mod reader;
+pub(crate) mod size;
 pub(crate) mod status;
 pub mod time;
 pub(crate) mod validation;

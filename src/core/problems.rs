@@ -4,7 +4,11 @@
 //! result lists them all. Each problem names the field path, what is wrong
 //! (with the offending value and the rule it breaks) and how to fix it.
 
+use serde_json::Value;
+use std::borrow::Cow;
+use std::collections::HashMap;
 use std::fmt;
+use std::hash::BuildHasher;
 
 /// What kind of rule a problem breaks; the fatal result's reason comes from it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
@@ -67,14 +71,43 @@ impl fmt::Display for Warning {
     }
 }
 
+/// How many problems a call keeps in full: the fatal result lists them, then says how many more
+/// there are ("and 79,900 more"). One claim can hold tens of thousands of mistakes (a
+/// `forProvider` of 80,000 unknown fields); listing them all would cost memory and time for a
+/// message no one reads to the end, and could exceed what Crossplane accepts. The server,
+/// `render` and the WebAssembly module all show the problems the core kept.
+pub(crate) const PROBLEM_LIMIT: usize = 100;
+
+/// Each text of a problem (path, message, fix) is cut at this many characters: names and keys
+/// are echoed from the claim, which may hold a field name of a megabyte.
+pub(crate) const PROBLEM_TEXT_CHARS: usize = 1_000;
+
 /// Everything found so far in one call.
 #[derive(Debug, Default, Clone)]
 pub struct Findings {
+    /// The first [`PROBLEM_LIMIT`] distinct problems, in the order found.
     pub problems: Vec<Problem>,
+    /// Distinct problems found beyond [`PROBLEM_LIMIT`], counted only.
+    omitted: usize,
+    /// Each distinct problem's key (a hash of its path and message): the kept problem it is,
+    /// or `None` for an omitted one. Finding a duplicate costs one lookup, not a comparison
+    /// with every problem so far (quadratic: 80,000 problems took 10 s that way).
+    seen: HashMap<u64, Option<usize>, foldhash::fast::FixedState>,
+    /// The key of each kept problem.
+    kept_keys: Vec<u64>,
+    /// The categories of every problem, kept or omitted, one bit each: the fatal reason.
+    categories: u8,
     pub warnings: Vec<Warning>,
     /// What the call rendered, when it did: the provider API and how many repositories
     /// (for the server's metrics, which would otherwise decode the response to tell).
     pub rendered: Option<(crate::core::catalog::ProviderApi, usize)>,
+}
+
+/// The key of a problem for finding duplicates. A fixed seed: the same request must give the
+/// same bytes. Two distinct problems with one key (about one chance in 10^10 at 80,000
+/// problems) would count as one; a kept problem is compared in full.
+fn problem_key(path: &str, message: &str) -> u64 {
+    foldhash::quality::FixedState::with_seed(0x5eed_0fc0_ffee).hash_one((path, message))
 }
 
 impl Findings {
@@ -86,23 +119,87 @@ impl Findings {
         message: impl Into<String>,
         fix: impl Into<String>,
     ) {
-        let (path, message) = (path.into(), message.into());
-        // A composite-wide setting is checked once per repository that uses
-        // it; report each distinct problem once.
-        if self
-            .problems
-            .iter()
-            .any(|p| p.path == path && p.message == message)
-        {
-            return;
-        }
-        self.problems.push(Problem {
+        self.problem_with(category, path, entry, message, || fix.into());
+    }
+
+    /// [`Findings::problem`] with a fix that is only worked out when the problem is kept: a
+    /// suggestion compares the given name with every candidate, which for thousands of
+    /// problems (or of candidates) would cost more than the rest of the call.
+    pub fn problem_with(
+        &mut self,
+        category: Category,
+        path: impl Into<String>,
+        entry: Option<usize>,
+        message: impl Into<String>,
+        fix: impl FnOnce() -> String,
+    ) {
+        self.add(category, path.into(), entry, message.into(), fix, false);
+    }
+
+    /// A problem about the whole call that its author must see whatever else is wrong (the
+    /// response would be too large): kept past [`PROBLEM_LIMIT`], in place of the last problem
+    /// kept, which is counted among the omitted.
+    pub(crate) fn foremost_problem(
+        &mut self,
+        category: Category,
+        path: impl Into<String>,
+        message: impl Into<String>,
+        fix: impl Into<String>,
+    ) {
+        self.add(
             category,
-            path,
+            path.into(),
+            None,
+            message.into(),
+            || fix.into(),
+            true,
+        );
+    }
+
+    fn add(
+        &mut self,
+        category: Category,
+        path: String,
+        entry: Option<usize>,
+        message: String,
+        fix: impl FnOnce() -> String,
+        foremost: bool,
+    ) {
+        // A composite-wide setting is checked once per repository that uses it; report each
+        // distinct problem once.
+        let key = problem_key(&path, &message);
+        if let Some(kept) = self.seen.get(&key) {
+            let same = kept.is_none_or(|i| {
+                let p = &self.problems[i];
+                p.path == cut(&path) && p.message == cut(&message)
+            });
+            if same {
+                return;
+            }
+        }
+        self.categories |= 1 << category as u8;
+        let problem = || Problem {
+            category,
+            path: cut(&path).into_owned(),
             entry,
-            message,
-            fix: fix.into(),
-        });
+            message: cut(&message).into_owned(),
+            fix: cut(&fix()).into_owned(),
+        };
+        if self.problems.len() < PROBLEM_LIMIT {
+            self.seen.entry(key).or_insert(Some(self.problems.len()));
+            self.kept_keys.push(key);
+            self.problems.push(problem());
+        } else if foremost {
+            let last = PROBLEM_LIMIT - 1;
+            self.seen.insert(self.kept_keys[last], None);
+            self.seen.insert(key, Some(last));
+            self.kept_keys[last] = key;
+            self.problems[last] = problem();
+            self.omitted += 1;
+        } else {
+            self.seen.entry(key).or_insert(None);
+            self.omitted += 1;
+        }
     }
 
     pub fn warning(
@@ -122,16 +219,21 @@ impl Findings {
         !self.problems.is_empty()
     }
 
-    /// Whether an entry has any problem (so later stages can skip it).
-    pub fn entry_has_problems(&self, entry: usize) -> bool {
-        self.problems.iter().any(|p| p.entry == Some(entry))
+    /// Every distinct problem found, kept or not.
+    pub fn problem_count(&self) -> usize {
+        self.problems.len() + self.omitted
+    }
+
+    /// Distinct problems found beyond [`PROBLEM_LIMIT`], which no message lists.
+    pub fn omitted_problems(&self) -> usize {
+        self.omitted
     }
 
     /// The reason of the fatal result: the category when all agree.
     pub fn fatal_reason(&self) -> &'static str {
-        let mut categories = self.problems.iter().map(|p| p.category);
-        match categories.next() {
-            Some(first) if categories.all(|c| c == first) => first.reason(),
+        let first = self.problems.first().map(|p| p.category);
+        match first {
+            Some(first) if self.categories == 1 << first as u8 => first.reason(),
             _ => "InvalidComposite",
         }
     }
@@ -139,9 +241,7 @@ impl Findings {
     /// The fatal message bounded: the first `shown` problems, each cut at `chars`
     /// characters, and how many more there are.
     pub fn summary(&self, shown: usize, chars: usize) -> String {
-        let count = self.problems.len();
-        let noun = if count == 1 { "problem" } else { "problems" };
-        let mut message = format!("cannot render the Artifactory repositories: {count} {noun}");
+        let mut message = self.headline();
         for problem in self.ordered().into_iter().take(shown) {
             let text = problem.to_string();
             message.push_str("\n- ");
@@ -153,13 +253,23 @@ impl Findings {
                 None => message.push_str(&text),
             }
         }
+        let count = self.problem_count();
         if count > shown {
-            message.push_str(&format!(
-                "\n- and {} more (every problem is in the composite's events)",
-                count - shown
-            ));
+            let events = if self.omitted == 0 {
+                "every problem is in the composite's events".to_owned()
+            } else {
+                format!("the composite's events list the first {PROBLEM_LIMIT}")
+            };
+            message.push_str(&format!("\n- and {} more ({events})", count - shown));
         }
         message
+    }
+
+    /// `cannot render the Artifactory repositories: 3 problems`.
+    fn headline(&self) -> String {
+        let count = self.problem_count();
+        let noun = if count == 1 { "problem" } else { "problems" };
+        format!("cannot render the Artifactory repositories: {count} {noun}")
     }
 
     /// Composite-wide problems first, then entry by entry in spec order.
@@ -169,16 +279,29 @@ impl Findings {
         ordered
     }
 
-    /// The message of the fatal result: every problem, one per line.
+    /// The message of the fatal result: every problem kept, one per line, and how many more
+    /// were found.
     pub fn fatal_message(&self) -> String {
-        let count = self.problems.len();
-        let noun = if count == 1 { "problem" } else { "problems" };
-        let mut message = format!("cannot render the Artifactory repositories: {count} {noun}");
+        let mut message = self.headline();
         for problem in self.ordered() {
             message.push_str("\n- ");
             message.push_str(&problem.to_string());
         }
+        if self.omitted > 0 {
+            message.push_str(&format!(
+                "\n- and {} more (a call lists the first {PROBLEM_LIMIT}; fix these and run again)",
+                self.omitted
+            ));
+        }
         message
+    }
+}
+
+/// `text` cut at [`PROBLEM_TEXT_CHARS`] characters, with `...` where it was cut.
+fn cut(text: &str) -> Cow<'_, str> {
+    match text.char_indices().nth(PROBLEM_TEXT_CHARS) {
+        Some((end, _)) => Cow::Owned(format!("{}...", &text[..end])),
+        None => Cow::Borrowed(text),
     }
 }
 
@@ -203,41 +326,136 @@ pub(crate) fn a_or_an(word: &str) -> &'static str {
     }
 }
 
+/// How close a candidate must be to count as a typo of the given name (Jaro–Winkler).
+const TYPO_SCORE: f64 = 0.8;
+
+/// When no candidate is close, up to this many are listed, all of them; beyond, only the
+/// [`NEAREST`] nearest, with how many there are: a list of every entry of a claim of 8,000
+/// repositories, once per unknown member, made one claim cost hundreds of megabytes.
+const LISTED: usize = 12;
+const NEAREST: usize = 5;
+
+/// Each candidate with its score against `given`, in the candidates' order.
+fn scored<'a>(given: &str, candidates: impl IntoIterator<Item = &'a str>) -> Vec<(f64, &'a str)> {
+    let given_lower = lower_case(given);
+    candidates
+        .into_iter()
+        .map(|c| (strsim::jaro_winkler(&given_lower, &lower_case(c)), c))
+        .collect()
+}
+
+/// `text` in ASCII lower case, borrowed when it is already (entry names always are).
+fn lower_case(text: &str) -> Cow<'_, str> {
+    if text.bytes().any(|b| b.is_ascii_uppercase()) {
+        Cow::Owned(text.to_ascii_lowercase())
+    } else {
+        Cow::Borrowed(text)
+    }
+}
+
+/// The best of `scored` if it is close enough to be a typo; of equal scores, the first in
+/// alphabetical order.
+fn best<'a>(scored: &[(f64, &'a str)]) -> Option<&'a str> {
+    scored
+        .iter()
+        .filter(|(score, _)| *score >= TYPO_SCORE)
+        .max_by(|a, b| a.0.total_cmp(&b.0).then_with(|| b.1.cmp(a.1)))
+        .map(|(_, c)| *c)
+}
+
 /// The closest of `candidates` to `given`, if it is close enough to be a typo.
 pub(crate) fn closest<'a>(
     given: &str,
     candidates: impl IntoIterator<Item = &'a str>,
 ) -> Option<&'a str> {
-    let given_lower = given.to_ascii_lowercase();
-    candidates
-        .into_iter()
-        .map(|c| {
-            (
-                strsim::jaro_winkler(&given_lower, &c.to_ascii_lowercase()),
-                c,
-            )
-        })
-        .filter(|(score, _)| *score >= 0.8)
-        .max_by(|a, b| a.0.total_cmp(&b.0).then_with(|| b.1.cmp(a.1)))
-        .map(|(_, c)| c)
+    best(&scored(given, candidates))
 }
 
-/// "did you mean X?" or a list of what is allowed.
-pub(crate) fn suggestion<'a>(
-    given: &str,
-    candidates: impl IntoIterator<Item = &'a str> + Clone,
-) -> String {
-    match closest(given, candidates.clone()) {
-        Some(best) => format!("did you mean \"{best}\"?"),
-        None => {
-            let all: Vec<&str> = candidates.into_iter().collect();
-            format!("use one of: {}", all.join(", "))
-        }
+/// "did you mean X?", or what is allowed: every candidate when they are few, else the nearest.
+/// One comparison per candidate: for many candidates, call it only for the problems kept
+/// ([`Findings::problem_with`]).
+pub(crate) fn suggestion<'a>(given: &str, candidates: impl IntoIterator<Item = &'a str>) -> String {
+    let mut scored = scored(given, candidates);
+    if let Some(best) = best(&scored) {
+        return format!("did you mean \"{best}\"?");
+    }
+    let count = scored.len();
+    if count <= LISTED {
+        let all: Vec<&str> = scored.iter().map(|(_, c)| *c).collect();
+        return format!("use one of: {}", all.join(", "));
+    }
+    // Nearest first; a stable sort keeps the candidates' order among equal scores.
+    scored.sort_by(|a, b| b.0.total_cmp(&a.0));
+    let nearest: Vec<&str> = scored.iter().take(NEAREST).map(|(_, c)| *c).collect();
+    format!(
+        "use one of the {count} names allowed here, the nearest of which are {}",
+        nearest.join(", ")
+    )
+}
+
+/// How many items a message lists (entries, renames) before it says how many more there are.
+pub(crate) const LISTED_ITEMS: usize = 10;
+
+/// The first [`LISTED_ITEMS`] items joined with ", ", then "and N more": a message about every
+/// entry of a claim stays short however many entries it has.
+pub(crate) fn some_of(items: &[String]) -> String {
+    if items.len() <= LISTED_ITEMS {
+        return items.join(", ");
+    }
+    format!(
+        "{} and {} more",
+        items[..LISTED_ITEMS].join(", "),
+        items.len() - LISTED_ITEMS
+    )
+}
+
+/// Words of field names that may hold a secret (`password`, `passwordSecretRef`,
+/// `accessToken`, ...), compared ignoring case.
+const SECRET_WORDS: [&str; 6] = [
+    "password",
+    "secret",
+    "token",
+    "credential",
+    "apikey",
+    "privatekey",
+];
+
+/// [`quoted`], unless `path` names a field that may hold a secret: then only what kind of value
+/// it is. A claim's author who writes a password inline (`password: hunter2` where a
+/// `secretRef` belongs) must not find it repeated in the composite's events and conditions,
+/// which more people read than the claim; the Secrets the function reads are never echoed
+/// either.
+pub(crate) fn quoted_at(path: &impl fmt::Display, value: &Value) -> String {
+    let path = path.to_string().to_ascii_lowercase();
+    if !SECRET_WORDS.iter().any(|word| path.contains(word)) {
+        return quoted(value);
+    }
+    match value {
+        Value::String(text) => format!(
+            "a string of {} characters (not repeated here: the field may hold a secret)",
+            text.chars().count()
+        ),
+        other => format!(
+            "{} {} (not repeated here: the field may hold a secret)",
+            a_or_an(json_kind(other)),
+            json_kind(other)
+        ),
+    }
+}
+
+fn json_kind(value: &Value) -> &'static str {
+    match value {
+        Value::Null => "null",
+        Value::Bool(_) => "boolean",
+        Value::Number(_) => "number",
+        Value::String(_) => "string",
+        Value::Array(_) => "list",
+        Value::Object(_) => "object",
     }
 }
 
 /// A value quoted for a message, shortened when long.
-pub(crate) fn quoted(value: &serde_json::Value) -> String {
+pub(crate) fn quoted(value: &Value) -> String {
     let text = value.to_string();
     if text.chars().count() > 80 {
         let cut: String = text.chars().take(77).collect();
@@ -274,6 +492,122 @@ mod tests {
         assert_eq!(closest("descripton", known), Some("description"));
         assert_eq!(closest("packagetype", known), Some("packageType"));
         assert_eq!(closest("zzz", known), None);
+    }
+
+    #[test]
+    fn a_call_keeps_the_first_problems_and_counts_the_others_once() {
+        let mut findings = Findings::default();
+        for round in 0..2 {
+            for i in 0..150 {
+                let category = if i == 149 {
+                    Category::InvalidWiring
+                } else {
+                    Category::InvalidKey
+                };
+                findings.problem(category, format!("p{i}"), Some(i), "bad", "good");
+            }
+            assert_eq!(findings.problems.len(), PROBLEM_LIMIT, "round {round}");
+            assert_eq!(
+                findings.omitted_problems(),
+                50,
+                "duplicates are not counted"
+            );
+        }
+        assert_eq!(findings.problem_count(), 150);
+        // The omitted problems' categories count for the reason.
+        assert_eq!(findings.fatal_reason(), "InvalidComposite");
+        let message = findings.fatal_message();
+        assert!(message.starts_with(
+            "cannot render the Artifactory repositories: 150 problems\n- p0: bad; fix: good"
+        ));
+        assert!(message.ends_with("\n- p99: bad; fix: good\n- and 50 more (a call lists the first 100; fix these and run again)"));
+        assert!(findings
+            .summary(5, 400)
+            .ends_with("\n- and 145 more (the composite's events list the first 100)"));
+    }
+
+    #[test]
+    fn a_fix_is_worked_out_only_for_a_problem_kept() {
+        let mut findings = Findings::default();
+        for i in 0..PROBLEM_LIMIT {
+            findings.problem(Category::InvalidKey, format!("p{i}"), None, "bad", "good");
+        }
+        findings.problem_with(Category::InvalidKey, "late", None, "bad", || {
+            panic!("a fix of an omitted problem")
+        });
+        assert_eq!(findings.omitted_problems(), 1);
+    }
+
+    #[test]
+    fn a_foremost_problem_takes_the_place_of_the_last_kept() {
+        let mut findings = Findings::default();
+        for i in 0..PROBLEM_LIMIT + 5 {
+            findings.problem(
+                Category::InvalidWiring,
+                format!("p{i}"),
+                Some(i),
+                "bad",
+                "good",
+            );
+        }
+        findings.foremost_problem(
+            Category::InvalidComposite,
+            "spec.repositories",
+            "too large",
+            "split",
+        );
+        findings.foremost_problem(
+            Category::InvalidComposite,
+            "spec.repositories",
+            "too large",
+            "split",
+        );
+        assert_eq!(findings.problems.len(), PROBLEM_LIMIT);
+        assert_eq!(findings.omitted_problems(), 6);
+        let message = findings.fatal_message();
+        assert!(
+            message.contains("\n- spec.repositories: too large; fix: split\n- p0: bad"),
+            "{message}"
+        );
+        assert!(!message.contains("- p99:"), "{message}");
+        // The problem it replaced is a duplicate when found again.
+        findings.problem(Category::InvalidWiring, "p99", Some(99), "bad", "good");
+        assert_eq!(findings.omitted_problems(), 6);
+    }
+
+    #[test]
+    fn long_texts_are_cut() {
+        let mut findings = Findings::default();
+        let long = "x".repeat(5_000);
+        findings.problem(Category::InvalidKey, long.clone(), None, long.clone(), long);
+        let problem = &findings.problems[0];
+        for text in [&problem.path, &problem.message, &problem.fix] {
+            assert_eq!(text.chars().count(), PROBLEM_TEXT_CHARS + 3);
+            assert!(text.ends_with("x..."));
+        }
+    }
+
+    #[test]
+    fn suggestions_list_few_candidates_or_the_nearest_of_many() {
+        assert_eq!(
+            suggestion("zzz", ["Delete", "Orphan"]),
+            "use one of: Delete, Orphan"
+        );
+        let names: Vec<String> = (0..100).map(|i| format!("entry-{i:03}")).collect();
+        let text = suggestion("qqqq", names.iter().map(String::as_str));
+        assert!(
+            text.starts_with("use one of the 100 names allowed here, the nearest of which are "),
+            "{text}"
+        );
+        let listed = text.rsplit_once(" are ").map_or("", |(_, list)| list);
+        assert_eq!(listed.split(", ").count(), NEAREST, "{text}");
+    }
+
+    #[test]
+    fn lists_of_many_items_are_cut() {
+        let items: Vec<String> = (0..25).map(|i| i.to_string()).collect();
+        assert_eq!(some_of(&items[..3]), "0, 1, 2");
+        assert_eq!(some_of(&items), "0, 1, 2, 3, 4, 5, 6, 7, 8, 9 and 15 more");
     }
 
     #[test]

@@ -5,7 +5,7 @@
 //! at the end reports every unknown field with the closest known name.
 
 use crate::core::path::FieldPath;
-use crate::core::problems::{quoted, suggestion, Category, Findings};
+use crate::core::problems::{quoted_at, suggestion, Category, Findings};
 use serde_json::{Map, Value};
 
 pub(crate) struct ObjectReader<'a, 'f, M = LookedUp<'a>> {
@@ -154,13 +154,7 @@ impl<'a, 'f, M: Members<'a>> ObjectReader<'a, 'f, M> {
         match value.as_object() {
             Some(object) => Some(Self::of_members(object, path, entry, category, findings)),
             None => {
-                findings.problem(
-                    category,
-                    path.to_string(),
-                    entry,
-                    format!("expected an object, got {}", quoted(value)),
-                    "write it as a YAML mapping of fields",
-                );
+                not_an_object(value, &path, entry, category, findings);
                 None
             }
         }
@@ -290,11 +284,12 @@ impl<'a, 'f, M: Members<'a>> ObjectReader<'a, 'f, M> {
                 None => {
                     all_strings = false;
                     let path = self.path.field(name).index(index).to_string();
+                    let got = quoted_at(&path, item);
                     self.findings.problem(
                         self.category,
                         path,
                         self.entry,
-                        format!("expected a string, got {}", quoted(item)),
+                        format!("expected a string, got {got}"),
                         "write the item as a string",
                     );
                 }
@@ -320,11 +315,12 @@ impl<'a, 'f, M: Members<'a>> ObjectReader<'a, 'f, M> {
     fn wrong_type<T>(&mut self, name: &str, value: &Value, expected: &str) -> Option<T> {
         let path = self.path_of(name);
         let label = self.label();
+        let got = quoted_at(&path, value);
         self.findings.problem(
             self.category,
             path,
             self.entry,
-            format!("{label}expected {expected}, got {}", quoted(value)),
+            format!("{label}expected {expected}, got {got}"),
             format!("write {name} as {expected}"),
         );
         None
@@ -341,18 +337,38 @@ impl<'a, 'f, M: Members<'a>> ObjectReader<'a, 'f, M> {
             if self.known.contains(name) || self.ignored.contains(&name.as_str()) {
                 continue;
             }
-            self.findings.problem(
+            let known = &self.known;
+            self.findings.problem_with(
                 self.category,
-                self.path_of(name),
+                self.path.field(name).to_string(),
                 self.entry,
                 format!("unknown field \"{name}\""),
-                format!(
-                    "remove it or correct its name: {}",
-                    suggestion(name, self.known.iter())
-                ),
+                || {
+                    let known = suggestion(name, known.iter());
+                    format!("remove it or correct its name: {known}")
+                },
             );
         }
     }
+}
+
+/// The problem of a value that should be an object. Out of line: readers are made once per
+/// entry, and keeping this in [`ObjectReader::with_members`] stopped it from being inlined.
+#[cold]
+fn not_an_object(
+    value: &Value,
+    path: &FieldPath,
+    entry: Option<usize>,
+    category: Category,
+    findings: &mut Findings,
+) {
+    findings.problem(
+        category,
+        path.to_string(),
+        entry,
+        format!("expected an object, got {}", quoted_at(path, value)),
+        "write it as a YAML mapping of fields",
+    );
 }
 
 /// A test hook: which fields each reader read, by path, so tests can compare

@@ -9,7 +9,7 @@ use crate::proto::v1::{Condition, Ready, Status, Target};
 use crate::proto::v1::{Resource, Result as FnResult, Severity, State};
 use crate::proto::{ListWriter, ObjectWriter, Struct};
 use serde_json::{Map, Value};
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashSet};
 
 type Object = Map<String, Value>;
 
@@ -148,7 +148,7 @@ pub(crate) struct Report<'a> {
     pub leaks: &'a [bool],
     pub retirements: &'a [Retirement],
     /// Entries whose resource is held back while their key moves to them.
-    pub held_back: &'a [&'a str],
+    pub held_back: &'a HashSet<&'a str>,
     pub input: &'a Input,
     pub findings: &'a Findings,
 }
@@ -157,14 +157,14 @@ pub(crate) struct Report<'a> {
 /// given for changes against it, not on every call.
 #[derive(Debug, Default)]
 pub(crate) struct PreviousStatus {
-    leaks: Vec<String>,
-    retiring: Vec<String>,
+    leaks: HashSet<String>,
+    retiring: HashSet<String>,
 }
 
 impl PreviousStatus {
     pub(crate) fn read(composite: &Object) -> PreviousStatus {
         let status = composite.get("status");
-        let names = |list: &str, flag: Option<&str>| -> Vec<String> {
+        let names = |list: &str, flag: Option<&str>| -> HashSet<String> {
             status
                 .and_then(|s| s.get(list))
                 .and_then(Value::as_array)
@@ -184,7 +184,7 @@ impl PreviousStatus {
 /// About the size of an item of `status.repositories` with a short name and key and no
 /// warnings, encoded: the composite's buffer starts large enough for most, rather than grow
 /// (and copy) a dozen times at 1,000 repositories.
-const STATUS_ITEM_BYTES: usize = 320;
+pub(crate) const STATUS_ITEM_BYTES: usize = 320;
 
 /// Writes `status.repositories` (and `status.retiring`) into the desired composite,
 /// keeping whatever else earlier steps put in the composite and its status.
@@ -264,7 +264,7 @@ pub(crate) fn change_results(report: &Report, previous: &PreviousStatus) -> Vec<
         .planned
         .iter()
         .zip(report.leaks)
-        .filter(|(p, leak)| **leak && !previous.leaks.iter().any(|n| n == p.name))
+        .filter(|(p, leak)| **leak && !previous.leaks.contains(p.name))
     {
         results.push(result(
             Severity::Warning,
@@ -290,7 +290,7 @@ fn creating_message(report: &Report) -> Option<String> {
         .planned
         .iter()
         .zip(report.live)
-        .filter(|(p, live)| live.is_none() && !report.held_back.contains(&p.name))
+        .filter(|(p, live)| live.is_none() && !report.held_back.contains(p.name))
         .map(|(p, _)| p)
         .peekable();
     new.peek()?;

@@ -6,9 +6,10 @@
 //! items in `set` lists. The CEL rules are applied by `compose` from the
 //! catalog's `requiredWhenManaged`.
 
+use crate::core::catalog::openapi::repeated_items;
 use crate::core::catalog::{Catalog, NodeId};
 use crate::core::path::FieldPath;
-use crate::core::problems::{quoted, suggestion, Category, Findings};
+use crate::core::problems::{quoted_at, suggestion, Category, Findings};
 use serde_json::{Map, Value};
 
 /// Checks `value` against schema node `node`; `path` names it in messages.
@@ -81,7 +82,7 @@ impl Checker<'_> {
             let expected = type_phrase(&node.type_);
             self.problem(
                 path,
-                format!("expected {expected}, got {}", quoted(value)),
+                format!("expected {expected}, got {}", quoted_at(path, value)),
                 format!("write it as {expected}"),
             );
             return;
@@ -92,14 +93,15 @@ impl Checker<'_> {
                     .iter()
                     .map(|v| v.as_str().map_or(v.to_string(), str::to_owned))
                     .collect();
-                let fix = suggestion(
-                    value.as_str().unwrap_or_default(),
-                    names.iter().map(String::as_str),
-                );
-                self.problem(
+                let given = value.as_str().unwrap_or_default();
+                self.problem_with(
                     path,
-                    format!("{} is not one of {}", quoted(value), names.join(", ")),
-                    fix,
+                    format!(
+                        "{} is not one of {}",
+                        quoted_at(path, value),
+                        names.join(", ")
+                    ),
+                    || suggestion(given, names.iter().map(String::as_str)),
                 );
             }
         }
@@ -119,14 +121,13 @@ impl Checker<'_> {
             } else if let Some(child) = node.additional_properties {
                 self.check(child, field, &field_path);
             } else {
-                let fix = format!(
-                    "remove it or correct its name: {}",
-                    suggestion(name, node.properties.names())
-                );
-                self.problem(
+                self.problem_with(
                     &field_path,
                     format!("unknown field \"{name}\" for this kind"),
-                    fix,
+                    || {
+                        let known = suggestion(name, node.properties.names());
+                        format!("remove it or correct its name: {known}")
+                    },
                 );
             }
         }
@@ -153,20 +154,26 @@ impl Checker<'_> {
             }
         }
         if node.list_type.as_deref() == Some("set") {
-            for (index, item) in items.iter().enumerate() {
-                if items[..index].contains(item) {
-                    self.problem(
-                        &path.index(index),
-                        format!("{} appears twice in a list that is a set", quoted(item)),
-                        "list each value once",
-                    );
-                }
+            for index in repeated_items(items) {
+                self.problem(
+                    &path.index(index),
+                    format!(
+                        "{} appears twice in a list that is a set",
+                        quoted_at(path, &items[index])
+                    ),
+                    "list each value once",
+                );
             }
         }
     }
 
     fn problem(&mut self, path: &FieldPath, message: String, fix: impl Into<String>) {
-        self.findings.problem(
+        self.problem_with(path, message, || fix.into());
+    }
+
+    /// [`Self::problem`] with a fix worked out only if the problem is kept.
+    fn problem_with(&mut self, path: &FieldPath, message: String, fix: impl FnOnce() -> String) {
+        self.findings.problem_with(
             Category::InvalidProviderFields,
             path.to_string(),
             self.entry,

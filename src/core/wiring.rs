@@ -5,7 +5,7 @@ use crate::core::catalog::{package_family, Rclass};
 use crate::core::composite::Entry;
 use crate::core::path::FieldPath;
 use crate::core::plan::Planned;
-use crate::core::problems::{a_or_an, suggestion, Category, Findings};
+use crate::core::problems::{a_or_an, closest, suggestion, Category, Findings};
 use std::collections::{BTreeMap, BTreeSet};
 
 /// Resolves member keys of every virtual and checks the wiring rules.
@@ -33,15 +33,80 @@ pub(crate) fn wire(planned: &mut [Planned], entries: &[Entry], findings: &mut Fi
         .filter_map(|e| e.name)
         .filter(|name| !by_name.contains_key(name))
         .collect();
+    let mut names = Names {
+        all: planned,
+        by_name: &by_name,
+        failed: &failed,
+        known: by_name.keys().chain(&failed).copied().collect(),
+        budget: SUGGESTION_BUDGET,
+    };
     let resolved: Vec<(Vec<String>, Option<String>)> = planned
         .iter()
-        .map(|p| resolve_virtual(p, planned, &by_name, &failed, findings))
+        .map(|p| resolve_virtual(p, &mut names, findings))
         .collect();
     for (p, (members, default_key)) in planned.iter_mut().zip(resolved) {
         p.member_keys = members;
         p.default_deployment_key = default_key;
     }
     check_cycles(planned, &by_name, findings);
+}
+
+/// The name comparisons that suggestions for unknown members may make in one call. Each
+/// suggestion compares the name with every entry's, and a claim may name thousands of unknown
+/// members among thousands of entries: only the problems a call keeps get one (see
+/// `Findings::problem_with`), and past this budget they get none. 100,000 comparisons take
+/// about 25 ms (release build): every kept problem gets its suggestion up to 1,000 entries.
+const SUGGESTION_BUDGET: usize = 100_000;
+
+/// The entries' names, as members may name them.
+struct Names<'n, 'a> {
+    /// The planned entries.
+    all: &'n [Planned<'a>],
+    /// The planned entries, by name.
+    by_name: &'n BTreeMap<&'a str, usize>,
+    /// The names of entries that could not be planned (they have problems of their own).
+    failed: &'n BTreeSet<&'a str>,
+    /// Both, for suggestions.
+    known: Vec<&'a str>,
+    /// Comparisons left for suggestions ([`SUGGESTION_BUDGET`]).
+    budget: usize,
+}
+
+impl<'n, 'a> Names<'n, 'a> {
+    fn get(&self, name: &str) -> Option<&'n Planned<'a>> {
+        self.by_name.get(name).map(|i| &self.all[*i])
+    }
+
+    /// Takes the comparisons of one look through every name from the budget; false once
+    /// the budget cannot pay for it.
+    fn spend(&mut self) -> bool {
+        let count = self.known.len();
+        if count > self.budget {
+            return false;
+        }
+        self.budget -= count;
+        true
+    }
+
+    /// "did you mean ...?" for an unknown member of `virtual_name`, while the budget lasts.
+    fn suggestion(&mut self, given: &str, virtual_name: &str) -> Option<String> {
+        if !self.spend() {
+            return None;
+        }
+        let candidates = self.known.iter().copied().filter(|n| *n != virtual_name);
+        Some(suggestion(given, candidates))
+    }
+
+    /// The entry `given` was most likely meant to name, while the budget lasts.
+    fn closest(&mut self, given: &str, virtual_name: &str) -> Option<&'a str> {
+        if !self.spend() {
+            return None;
+        }
+        closest(
+            given,
+            self.known.iter().copied().filter(|n| *n != virtual_name),
+        )
+    }
 }
 
 /// Fields only one class uses: `url` (remote), members and default (virtual), `members` (federated).
@@ -84,24 +149,24 @@ fn check_class_fields(entry: &Entry, findings: &mut Findings) {
 
 fn resolve_virtual(
     p: &Planned,
-    all: &[Planned],
-    by_name: &BTreeMap<&str, usize>,
-    failed: &BTreeSet<&str>,
+    names: &mut Names,
     findings: &mut Findings,
 ) -> (Vec<String>, Option<String>) {
     let entry = p.entry;
     if entry.rclass != Some(Rclass::Virtual) {
         return (Vec::new(), None);
     }
-    let names = entry.repositories.as_deref().unwrap_or_default();
+    let members = entry.repositories.as_deref().unwrap_or_default();
+    let default_follows = default_follows_from_member(p, members, names);
     let mut keys = Vec::new();
     let repositories_path = entry.at_field("repositories");
-    for (index, member_name) in names.iter().enumerate() {
+    for (index, member_name) in members.iter().enumerate() {
         let path = repositories_path.index(index);
-        if failed.contains(member_name) {
+        if names.failed.contains(member_name) {
             continue;
         }
-        if let Some(member) = find_member(p, member_name, all, by_name, failed, &path, findings) {
+        let also_default = default_follows == Some(*member_name);
+        if let Some(member) = find_member(p, member_name, names, also_default, &path, findings) {
             check_member(p, member, &path, findings);
             keys.push(member.key.clone());
         }
@@ -115,17 +180,49 @@ fn resolve_virtual(
     );
     let default_key = entry
         .default_deployment_repo
-        .filter(|name| !failed.contains(name))
-        .and_then(|name| resolve_default(p, name, all, by_name, findings));
+        .filter(|name| !names.failed.contains(name) && default_follows.is_none())
+        .and_then(|name| resolve_default(p, name, names, findings));
     (keys, default_key)
 }
 
+/// The misspelled member that the default deployment repository's problem would only follow
+/// from, so that one typo is reported once, at the member, whose fix says so:
+/// - the default names that same missing member (`[libs-relase]`, default `libs-relase`);
+/// - or the default is the entry the member was meant to name and would be a deployable
+///   member once the typo is fixed (`[libs-relase]`, default `libs-release`).
+fn default_follows_from_member<'m>(
+    p: &Planned,
+    members: &[&'m str],
+    names: &mut Names,
+) -> Option<&'m str> {
+    let default = p.entry.default_deployment_repo?;
+    let missing: Vec<&'m str> = members
+        .iter()
+        .copied()
+        .filter(|name| *name != p.name && names.get(name).is_none() && !names.failed.contains(name))
+        .collect();
+    if let Some(same) = missing.iter().find(|name| **name == default) {
+        return Some(same);
+    }
+    let meant = !members.contains(&default)
+        && names
+            .get(default)
+            .is_some_and(|member| is_deployable_member(p, member));
+    if !meant {
+        return None;
+    }
+    missing
+        .into_iter()
+        .find(|name| names.closest(name, p.name) == Some(default))
+}
+
+/// The entry a member names. `also_default`: the default deployment repository's problem
+/// follows from this member's, and is said here instead.
 fn find_member<'p, 'a>(
     p: &Planned,
     name: &str,
-    all: &'p [Planned<'a>],
-    by_name: &BTreeMap<&str, usize>,
-    failed: &BTreeSet<&str>,
+    names: &mut Names<'p, 'a>,
+    also_default: bool,
     path: &FieldPath,
     findings: &mut Findings,
 ) -> Option<&'p Planned<'a>> {
@@ -142,24 +239,32 @@ fn find_member<'p, 'a>(
         );
         return None;
     }
-    if let Some(index) = by_name.get(name) {
-        return Some(&all[*index]);
+    if let Some(member) = names.get(name) {
+        return Some(member);
     }
-    let known: Vec<&str> = by_name
-        .keys()
-        .chain(failed)
-        .copied()
-        .filter(|n| *n != p.name)
-        .collect();
-    findings.problem(
+    let default = p.entry.default_deployment_repo.filter(|_| also_default);
+    findings.problem_with(
         Category::InvalidWiring,
         path.to_string(),
         Some(p.entry.index),
         format!("{}: member \"{name}\" names no repository entry of this composite", p.entry.label()),
-        format!(
-            "name an entry of spec.repositories ({}), or list a repository outside this composite by key in externalRepositories",
-            suggestion(name, known.iter().copied())
-        ),
+        || {
+            let entries = match names.suggestion(name, p.name) {
+                Some(suggestion) => format!(" ({suggestion})"),
+                None => String::new(),
+            };
+            let mut fix = format!("name an entry of spec.repositories{entries}, or list a repository outside this composite by key in externalRepositories");
+            match default {
+                Some(default) if default == name => fix.push_str(&format!(
+                    "; defaultDeploymentRepo names \"{name}\" too: correct it with this member"
+                )),
+                Some(default) => fix.push_str(&format!(
+                    "; defaultDeploymentRepo \"{default}\" is a member once this is fixed"
+                )),
+                None => {}
+            }
+            fix
+        },
     );
     None
 }
@@ -190,12 +295,11 @@ fn check_member(p: &Planned, member: &Planned, path: &FieldPath, findings: &mut 
 fn resolve_default(
     p: &Planned,
     name: &str,
-    all: &[Planned],
-    by_name: &BTreeMap<&str, usize>,
+    names: &Names,
     findings: &mut Findings,
 ) -> Option<String> {
     let listed = p.entry.repositories.iter().flatten().any(|m| *m == name);
-    let member = by_name.get(name).map(|i| &all[*i]);
+    let member = names.get(name);
     match member {
         Some(member) if listed && is_deployable_member(p, member) => Some(member.key.clone()),
         _ => {
@@ -218,11 +322,7 @@ fn resolve_default(
                 .repositories
                 .iter()
                 .flatten()
-                .filter(|m| {
-                    by_name
-                        .get(*m)
-                        .is_some_and(|i| is_deployable_member(p, &all[*i]))
-                })
+                .filter(|m| names.get(m).is_some_and(|m| is_deployable_member(p, m)))
                 .copied()
                 .collect();
             let fix = if locals.is_empty() {
@@ -252,62 +352,159 @@ fn is_deployable_member(virtual_: &Planned, member: &Planned) -> bool {
 }
 
 /// A virtual that reaches itself through other virtuals would make resolution loop.
+///
+/// Reported once per group of virtuals that reach each other (a strongly connected component
+/// of the membership graph), at its first virtual in spec order, with one cycle through it.
+/// Linear in the virtuals and their members: a search from every virtual, as before, took
+/// time quadratic in a long chain of them.
 fn check_cycles(planned: &[Planned], by_name: &BTreeMap<&str, usize>, findings: &mut Findings) {
-    let members = |i: usize| -> Vec<usize> {
-        planned[i]
-            .entry
-            .repositories
-            .iter()
-            .flatten()
-            .filter_map(|name| by_name.get(name).copied())
-            .filter(|m| *m != i && planned[*m].entry.rclass == Some(Rclass::Virtual))
-            .collect()
-    };
-    let mut reported: Vec<Vec<usize>> = Vec::new();
+    let members: Vec<Vec<usize>> = planned
+        .iter()
+        .enumerate()
+        .map(|(i, p)| {
+            if p.entry.rclass != Some(Rclass::Virtual) {
+                return Vec::new();
+            }
+            p.entry
+                .repositories
+                .iter()
+                .flatten()
+                .filter_map(|name| by_name.get(name).copied())
+                .filter(|m| *m != i && planned[*m].entry.rclass == Some(Rclass::Virtual))
+                .collect()
+        })
+        .collect();
+    let component = strongly_connected(&members);
+    let mut sizes = vec![0usize; planned.len()];
+    for group in &component {
+        sizes[*group] += 1;
+    }
+    let mut search = Search::new(planned.len());
+    let mut reported = vec![false; planned.len()];
     for start in 0..planned.len() {
-        if planned[start].entry.rclass != Some(Rclass::Virtual) {
+        let group = component[start];
+        // Without self members, a virtual alone in its component is in no cycle.
+        if reported[group] || sizes[group] < 2 {
             continue;
         }
-        if let Some(cycle) = find_cycle(start, &members) {
-            let mut canonical = cycle.clone();
-            canonical.sort_unstable();
-            if reported.contains(&canonical) {
-                continue;
-            }
-            reported.push(canonical);
-            let path: Vec<&str> = cycle
-                .iter()
-                .chain(std::iter::once(&start))
-                .map(|i| planned[*i].name)
-                .collect();
-            let entry = planned[start].entry;
-            findings.problem(
-                Category::InvalidWiring,
-                entry.field_path("repositories"),
-                Some(entry.index),
-                format!("{}: virtual repositories form a cycle: {}", entry.label(), path.join(" -> ")),
-                "remove one of the virtual members so that no virtual contains itself through others",
-            );
-        }
+        reported[group] = true;
+        let Some(cycle) = search.cycle(start, &members, |node| component[node] == group) else {
+            continue;
+        };
+        let path: Vec<&str> = cycle
+            .iter()
+            .chain(std::iter::once(&start))
+            .map(|i| planned[*i].name)
+            .collect();
+        let entry = planned[start].entry;
+        findings.problem(
+            Category::InvalidWiring,
+            entry.field_path("repositories"),
+            Some(entry.index),
+            format!(
+                "{}: virtual repositories form a cycle: {}",
+                entry.label(),
+                path.join(" -> ")
+            ),
+            "remove one of the virtual members so that no virtual contains itself through others",
+        );
     }
 }
 
-/// A path from `start` back to `start`, as the list of nodes from `start`.
-fn find_cycle(start: usize, members: &impl Fn(usize) -> Vec<usize>) -> Option<Vec<usize>> {
-    let mut stack: Vec<(usize, Vec<usize>)> = vec![(start, vec![start])];
-    let mut visited = vec![start];
-    while let Some((node, path)) = stack.pop() {
-        for next in members(node) {
-            if next == start {
+/// The state of the searches for cycles, one per component: each node is visited by the
+/// search of its own component only, so the state is allocated once for all of them.
+struct Search {
+    parent: Vec<Option<usize>>,
+    visited: Vec<bool>,
+}
+
+impl Search {
+    fn new(count: usize) -> Search {
+        Search {
+            parent: vec![None; count],
+            visited: vec![false; count],
+        }
+    }
+
+    /// A path from `start` back to `start` through nodes `inside` allows (those of its
+    /// component), as the list of nodes from `start`: depth first, each node visited once.
+    fn cycle(
+        &mut self,
+        start: usize,
+        members: &[Vec<usize>],
+        inside: impl Fn(usize) -> bool,
+    ) -> Option<Vec<usize>> {
+        self.visited[start] = true;
+        let mut stack = vec![start];
+        while let Some(node) = stack.pop() {
+            if members[node].contains(&start) {
+                let mut path = vec![node];
+                while let Some(up) = self.parent[*path.last()?] {
+                    path.push(up);
+                }
+                path.reverse();
                 return Some(path);
             }
-            if !visited.contains(&next) {
-                visited.push(next);
-                let mut longer = path.clone();
-                longer.push(next);
-                stack.push((next, longer));
+            for &next in &members[node] {
+                if !self.visited[next] && inside(next) {
+                    self.visited[next] = true;
+                    self.parent[next] = Some(node);
+                    stack.push(next);
+                }
+            }
+        }
+        None
+    }
+}
+
+/// The strongly connected component of every node (Tarjan's algorithm, without recursion:
+/// a chain of virtuals may be as long as the claim).
+fn strongly_connected(members: &[Vec<usize>]) -> Vec<usize> {
+    const UNSEEN: usize = usize::MAX;
+    let count = members.len();
+    let (mut index, mut low) = (vec![UNSEEN; count], vec![0; count]);
+    let mut on_stack = vec![false; count];
+    let mut component = vec![UNSEEN; count];
+    let (mut next_index, mut next_component) = (0, 0);
+    let mut stack = Vec::new();
+    for root in 0..count {
+        if index[root] != UNSEEN {
+            continue;
+        }
+        // (node, how many of its members were looked at)
+        let mut work = vec![(root, 0)];
+        while let Some(&mut (node, ref mut looked)) = work.last_mut() {
+            if *looked == 0 && index[node] == UNSEEN {
+                index[node] = next_index;
+                low[node] = next_index;
+                next_index += 1;
+                stack.push(node);
+                on_stack[node] = true;
+            }
+            if let Some(&next) = members[node].get(*looked) {
+                *looked += 1;
+                if index[next] == UNSEEN {
+                    work.push((next, 0));
+                } else if on_stack[next] {
+                    low[node] = low[node].min(index[next]);
+                }
+                continue;
+            }
+            work.pop();
+            if let Some(&(parent, _)) = work.last() {
+                low[parent] = low[parent].min(low[node]);
+            }
+            if low[node] == index[node] {
+                while let Some(member) = stack.pop() {
+                    on_stack[member] = false;
+                    component[member] = next_component;
+                    if member == node {
+                        break;
+                    }
+                }
+                next_component += 1;
             }
         }
     }
-    None
+    component
 }

@@ -1,17 +1,17 @@
 //! Reading the files `render` is given, with the checks and error texts of
 //! `crossplane render` (`cmd/crank/render/load.go` and `cmd.go`).
 //!
-//! YAML is parsed with serde_yaml_ng, which follows YAML 1.2: unlike Go's
-//! yaml.v2 it reads `yes`/`on` as strings and leaves dates as strings. Quote
-//! such values in the input files when the difference matters.
+//! YAML is read as `sigs.k8s.io/yaml` reads it (YAML 1.1, merge keys, JSON numbers): see
+//! [`super::yaml`].
 
 use super::secrets::StepCredential;
-use super::Result;
-use crate::proto::v1::{resource_selector, MatchLabels, ResourceSelector};
+use super::{yaml, Result};
+use crate::proto::v1::{resource_selector, MatchLabels, ResourceSelector, SchemaSelector};
 use anyhow::{Context as _, Error};
 use serde::Deserialize;
 use serde_json::{Map, Value};
 use std::collections::BTreeMap;
+use std::io::Read as _;
 use std::path::{Path, PathBuf};
 
 /// A Kubernetes object as a JSON map.
@@ -39,6 +39,8 @@ pub(super) struct Step {
     pub input: Option<Value>,
     /// Bootstrap requirements (`requirements.requiredResources`), by name.
     pub required_resources: Vec<(String, ResourceSelector)>,
+    /// Bootstrap schema requirements (`requirements.requiredSchemas`), by name.
+    pub required_schemas: Vec<(String, SchemaSelector)>,
     /// Credentials from Secrets (`credentials` of source `Secret` with a `secretRef`).
     pub credentials: Vec<StepCredential>,
 }
@@ -119,6 +121,15 @@ struct FunctionRef {
 #[serde(default, rename_all = "camelCase")]
 struct StepRequirements {
     required_resources: Vec<SelectorSpec>,
+    required_schemas: Vec<SchemaSelectorSpec>,
+}
+
+#[derive(Deserialize, Default)]
+#[serde(default, rename_all = "camelCase")]
+struct SchemaSelectorSpec {
+    requirement_name: String,
+    api_version: String,
+    kind: String,
 }
 
 #[derive(Deserialize, Default)]
@@ -144,7 +155,7 @@ struct FunctionSpec {
 pub(super) fn composite(path: &Path) -> Result<Object> {
     let load = || -> Result<Object> {
         let text = read(path).context("cannot read composite resource file")?;
-        let mut docs = parse_stream(&text).context("cannot unmarshal composite resource YAML")?;
+        let mut docs = parse_all(&text).context("cannot unmarshal composite resource YAML")?;
         if docs.len() != 1 {
             let msg = format!("expected one YAML document, found {}", docs.len());
             return Err(Error::msg(msg).context("cannot unmarshal composite resource YAML"));
@@ -159,11 +170,13 @@ pub(super) fn composite(path: &Path) -> Result<Object> {
 pub(super) fn composition(path: &Path) -> Result<Composition> {
     let load = || -> Result<Composition> {
         let text = read(path).context("cannot read composition file")?;
-        let mut docs = parse_stream(&text).context("cannot unmarshal composition resource YAML")?;
-        let doc = if docs.is_empty() {
+        let doc = yaml::read_first(&text)
+            .map_err(Error::msg)
+            .context("cannot unmarshal composition resource YAML")?;
+        let doc = if doc.is_null() {
             Value::Object(Map::new())
         } else {
-            docs.remove(0)
+            doc
         };
         parse_composition(doc)
     };
@@ -195,15 +208,28 @@ fn parse_composition(doc: Value) -> Result<Composition> {
 }
 
 fn step(spec: StepSpec) -> Step {
-    let required = spec
-        .requirements
-        .map(|r| r.required_resources)
-        .unwrap_or_default();
+    let requirements = spec.requirements.unwrap_or_default();
+    let schema = |spec: SchemaSelectorSpec| {
+        let selector = SchemaSelector {
+            api_version: spec.api_version,
+            kind: spec.kind,
+        };
+        (spec.requirement_name, selector)
+    };
     Step {
         name: spec.step,
         function: spec.function_ref.name,
         input: spec.input,
-        required_resources: required.into_iter().map(selector).collect(),
+        required_resources: requirements
+            .required_resources
+            .into_iter()
+            .map(selector)
+            .collect(),
+        required_schemas: requirements
+            .required_schemas
+            .into_iter()
+            .map(schema)
+            .collect(),
         // Only Secrets are a source of credentials, as in Crossplane; others are skipped.
         credentials: spec
             .credentials
@@ -299,9 +325,11 @@ pub(super) fn xrd(path: &Path) -> Result<Object> {
     let load =
         || -> Result<Object> {
             let text = read(path).context("cannot read XRD file")?;
-            let docs = parse_stream(&text).context("cannot unmarshal XRD YAML")?;
-            match docs.into_iter().next() {
-                Some(Value::Object(object)) => Ok(object),
+            let doc = yaml::read_first(&text)
+                .map_err(Error::msg)
+                .context("cannot unmarshal XRD YAML")?;
+            match doc {
+                Value::Object(object) => Ok(object),
                 _ => Err(Error::msg("the file holds no YAML mapping")
                     .context("cannot unmarshal XRD YAML")),
             }
@@ -324,9 +352,11 @@ pub(super) fn context(files: &[String], values: &[String]) -> Result<Object> {
     Ok(context)
 }
 
+/// The first document of a context value (`null` for none), as `sigs.k8s.io/yaml.Unmarshal`
+/// reads it.
 fn parse_value(text: &str, key: &str) -> Result<Value> {
-    serde_yaml_ng::from_str(text).map_err(|e| {
-        Error::msg(e.to_string()).context(format!(
+    yaml::read_first(text).map_err(|e| {
+        Error::msg(e).context(format!(
             "cannot unmarshal YAML/JSON for context key {key:?}"
         ))
     })
@@ -388,8 +418,62 @@ fn without_nulls(value: Value) -> Value {
 
 // ---- files and YAML streams ----
 
+/// The largest file `render` reads: four times the largest request the function accepts by
+/// default. YAML read into objects takes several times its size in memory; a larger file is
+/// almost certainly not what was meant (a log, an image, a device).
+const MAX_FILE_BYTES: u64 = 16 * 1024 * 1024;
+
+/// A file's text, once it is known to be a regular file of at most [`MAX_FILE_BYTES`]:
+/// `/dev/zero` would be read until memory runs out, a FIFO would wait for a writer forever.
 fn read(path: &Path) -> Result<String> {
-    std::fs::read_to_string(path).map_err(|e| Error::msg(format!("open {}: {e}", path.display())))
+    let open_error = |e: std::io::Error| Error::msg(format!("open {}: {e}", path.display()));
+    check_file(path, &std::fs::metadata(path).map_err(open_error)?)?;
+    let file = std::fs::File::open(path).map_err(open_error)?;
+    // Checked again on what was opened, and read no further than the limit: the file may
+    // have changed since.
+    check_file(path, &file.metadata().map_err(open_error)?)?;
+    let mut text = String::new();
+    file.take(MAX_FILE_BYTES + 1)
+        .read_to_string(&mut text)
+        .map_err(|e| Error::msg(format!("read {}: {e}", path.display())))?;
+    if text.len() as u64 > MAX_FILE_BYTES {
+        return Err(too_large(path, text.len() as u64));
+    }
+    Ok(text)
+}
+
+fn check_file(path: &Path, metadata: &std::fs::Metadata) -> Result<()> {
+    use std::os::unix::fs::FileTypeExt;
+    let kind = metadata.file_type();
+    let what = if kind.is_file() {
+        return match metadata.len() {
+            size if size > MAX_FILE_BYTES => Err(too_large(path, size)),
+            _ => Ok(()),
+        };
+    } else if kind.is_dir() {
+        "a directory"
+    } else if kind.is_fifo() {
+        "a FIFO (named pipe)"
+    } else if kind.is_char_device() {
+        "a character device"
+    } else if kind.is_block_device() {
+        "a block device"
+    } else if kind.is_socket() {
+        "a socket"
+    } else {
+        "not a regular file"
+    };
+    Err(Error::msg(format!(
+        "{} is {what}: render reads YAML from regular files",
+        path.display()
+    )))
+}
+
+fn too_large(path: &Path, size: u64) -> Error {
+    Error::msg(format!(
+        "{} is {size} bytes, more than the {MAX_FILE_BYTES} bytes (16 MiB) render reads from one file",
+        path.display()
+    ))
 }
 
 /// The documents of a file, or of every `.yaml`/`.yml` file directly in a
@@ -404,7 +488,7 @@ fn read_stream(path: &Path) -> Result<Vec<Value>> {
     for file in files {
         let text = read(&file)?;
         docs.extend(
-            parse_stream(&text)
+            split_stream(&text)
                 .with_context(|| format!("cannot parse YAML stream in {}", file.display()))?,
         );
     }
@@ -430,16 +514,16 @@ fn yaml_files(dir: &Path) -> Result<Vec<PathBuf>> {
     Ok(files)
 }
 
-/// The non-empty documents of a YAML stream.
-fn parse_stream(text: &str) -> Result<Vec<Value>> {
-    let mut docs = Vec::new();
-    for document in serde_yaml_ng::Deserializer::from_str(text) {
-        let value = Value::deserialize(document).map_err(|e| Error::msg(e.to_string()))?;
-        if !value.is_null() {
-            docs.push(value);
-        }
-    }
-    Ok(docs)
+/// The non-empty documents of a file of manifests, split as crossplane render splits one.
+fn split_stream(text: &str) -> Result<Vec<Value>> {
+    let documents = yaml::read_stream(text).map_err(Error::msg)?;
+    Ok(documents.into_iter().filter(|doc| !doc.is_null()).collect())
+}
+
+/// The non-empty documents of a text as YAML delimits them.
+fn parse_all(text: &str) -> Result<Vec<Value>> {
+    let documents = yaml::read_all(text).map_err(Error::msg)?;
+    Ok(documents.into_iter().filter(|doc| !doc.is_null()).collect())
 }
 
 /// A document as a Kubernetes object: a mapping with a `kind`, as the

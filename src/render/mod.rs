@@ -24,8 +24,13 @@
 //! - Requirements are met from the `--required-resources` files and also from
 //!   the observed resources (a cluster would return those too); a selector's
 //!   namespace is honoured.
-//! - Input YAML is read as YAML 1.2 (`yes` is a string, dates stay strings).
+//!
+//! YAML is read and printed as Go's `sigs.k8s.io/yaml` reads and prints it
+//! ([`yaml`]: YAML 1.1, merge keys, Go's JSON round trip), a claim is rendered
+//! through the XR Crossplane builds from it ([`claim`]), and a flag given twice
+//! does what kong does ([`RenderArgs`]). The user's reference: docs/render.md.
 
+mod claim;
 mod load;
 mod output;
 mod pipeline;
@@ -34,16 +39,25 @@ mod xrd;
 mod yaml;
 
 use crate::core::time::parse_go_duration;
-use anyhow::Context as _;
+use anyhow::{Context as _, Error};
 use std::io::Write;
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Duration;
 
 /// Arguments of `function-artifactory render`, spelled as `crossplane render`.
+///
+/// Given twice, a flag does what kong does in `crossplane render`: a flag of one value keeps
+/// the last (`-o`, `--xrd`, `--timeout`, ..., and `-e`/`--required-resources` and
+/// `--extra-resources`, which take one path there; render says on stderr which path it
+/// dropped), a switch stays on (`-r -r`) and takes an explicit `--switch=false` (`true`, `1`,
+/// `yes`, `false`, `0` or `no`), the last one winning, and the lists add up
+/// (`--context-values`, `--context-files`, `--required-schemas`).
 #[derive(Debug, Clone, clap::Args)]
+#[command(args_override_self = true)]
 pub struct RenderArgs {
-    /// A YAML file with the composite resource (XR) to render.
+    /// A YAML file with the composite resource (XR) to render, or a claim of it (then
+    /// `--xrd` is needed: the XR is built from the claim as Crossplane builds it).
     pub composite_resource: PathBuf,
     /// A YAML file with the Composition (mode: Pipeline) to render it with.
     pub composition: PathBuf,
@@ -56,10 +70,10 @@ pub struct RenderArgs {
     #[arg(short = 'o', long, value_name = "PATH")]
     pub observed_resources: Option<PathBuf>,
     /// A YAML file or folder of resources that functions may require.
-    /// Observed resources are offered too. Repeatable.
+    /// Observed resources are offered too. Given twice, the last is used.
     #[arg(short = 'e', long, value_name = "PATH")]
     pub required_resources: Vec<PathBuf>,
-    /// Deprecated name of --required-resources. Repeatable.
+    /// Deprecated name of --required-resources. Given twice, the last is used.
     #[arg(long, value_name = "PATH")]
     pub extra_resources: Vec<PathBuf>,
     /// A YAML file or folder of CustomResourceDefinitions whose schemas functions may
@@ -69,13 +83,43 @@ pub struct RenderArgs {
     #[arg(long, value_name = "PATH")]
     pub required_schemas: Vec<PathBuf>,
     /// Print Normal and Warning results as documents of kind Result.
-    #[arg(short = 'r', long)]
+    #[arg(
+        short = 'r',
+        long,
+        value_name = "BOOL",
+        num_args = 0..=1,
+        require_equals = true,
+        default_missing_value = "true",
+        default_value = "false",
+        hide_default_value = true,
+        value_parser = parse_switch
+    )]
     pub include_function_results: bool,
     /// Print the final pipeline context as a document of kind Context.
-    #[arg(short = 'c', long)]
+    #[arg(
+        short = 'c',
+        long,
+        value_name = "BOOL",
+        num_args = 0..=1,
+        require_equals = true,
+        default_missing_value = "true",
+        default_value = "false",
+        hide_default_value = true,
+        value_parser = parse_switch
+    )]
     pub include_context: bool,
     /// Print the input XR's spec and metadata in the rendered XR.
-    #[arg(short = 'x', long = "include-full-xr")]
+    #[arg(
+        short = 'x',
+        long = "include-full-xr",
+        value_name = "BOOL",
+        num_args = 0..=1,
+        require_equals = true,
+        default_missing_value = "true",
+        default_value = "false",
+        hide_default_value = true,
+        value_parser = parse_switch
+    )]
     pub include_full_xr: bool,
     /// Context values, KEY=VALUE with a JSON or YAML value; several pairs may
     /// be separated by `;`. Repeatable. Wins over --context-files.
@@ -93,13 +137,56 @@ pub struct RenderArgs {
     pub function_credentials: Option<PathBuf>,
     /// A YAML file with the CompositeResourceDefinition (XRD) of the XR: its
     /// schema's defaults are applied to the XR, which is validated against it,
-    /// before the pipeline runs.
+    /// before the pipeline runs. Needed to render a claim.
     #[arg(long, value_name = "PATH")]
     pub xrd: Option<PathBuf>,
     /// Print what render does, step by step, to stderr (never a request's
     /// contents, so no credentials or Secret values).
-    #[arg(short = 'd', long)]
+    #[arg(
+        short = 'd',
+        long,
+        value_name = "BOOL",
+        num_args = 0..=1,
+        require_equals = true,
+        default_missing_value = "true",
+        default_value = "false",
+        hide_default_value = true,
+        value_parser = parse_switch
+    )]
     pub debug: bool,
+}
+
+/// A switch's explicit value, as kong reads one (`--include-context=false`).
+fn parse_switch(text: &str) -> std::result::Result<bool, String> {
+    match text.to_lowercase().as_str() {
+        "true" | "1" | "yes" => Ok(true),
+        "false" | "0" | "no" => Ok(false),
+        other => Err(format!(
+            "bool value must be true, 1, yes, false, 0 or no but got {other:?}"
+        )),
+    }
+}
+
+impl RenderArgs {
+    /// The path of a flag that `crossplane render` takes once: the last one given. The
+    /// others are named on stderr, since a user may have expected them all to be read.
+    pub(crate) fn last_path<'a>(paths: &'a [PathBuf], flag: &str) -> Option<&'a PathBuf> {
+        let (last, dropped) = paths.split_last()?;
+        if !dropped.is_empty() {
+            let dropped: Vec<String> = dropped
+                .iter()
+                .map(|p| format!("{:?}", p.display().to_string()))
+                .collect();
+            eprintln!(
+                "function-artifactory: {flag} was given {} times; as crossplane render, render \
+                 reads only the last ({:?}) and not {}",
+                paths.len(),
+                last.display().to_string(),
+                dropped.join(", ")
+            );
+        }
+        Some(last)
+    }
 }
 
 /// Runs the command: the documents on stdout, or an error on stderr and
@@ -123,19 +210,62 @@ pub fn run(args: RenderArgs) -> ExitCode {
 
 /// Everything from the files to the printed YAML stream.
 pub fn render(args: &RenderArgs) -> Result<String> {
+    render_with(args, &pipeline::in_process)
+}
+
+/// This function as a step runs it: a `RunFunctionRequest`'s bytes in, the response's bytes
+/// out, or an error that fails the step. [`render`] runs the core in process; the WebAssembly
+/// component's tests (`tests/component-host/`) render the examples with the component.
+pub type ThisFunction<'a> = &'a (dyn Fn(&[u8]) -> std::result::Result<Vec<u8>, String> + 'a);
+
+/// [`render`], with this function's steps run by `this`.
+pub fn render_with(args: &RenderArgs, this: ThisFunction<'_>) -> Result<String> {
     let inputs = pipeline::Inputs::load(args)?;
     let outcome =
-        pipeline::run(&inputs, args.timeout).context("cannot render composite resource")?;
+        pipeline::run(&inputs, args.timeout, this).context("cannot render composite resource")?;
     let options = output::Options {
         include_results: args.include_function_results,
         include_context: args.include_context,
         include_full_xr: args.include_full_xr,
     };
     let documents = output::documents(&inputs, &outcome, &options)?;
-    Ok(documents
-        .iter()
-        .map(|doc| format!("---\n{}", yaml::to_yaml(doc)))
-        .collect())
+    let mut stream = String::new();
+    for document in &documents {
+        let text = yaml::to_yaml(&document.value)
+            .map_err(Error::msg)
+            .with_context(|| document.what.clone())?;
+        stream.push_str("---\n");
+        stream.push_str(&text);
+    }
+    Ok(stream)
+}
+
+/// One YAML document read as render reads its files and printed as render prints an object
+/// (without the `---` line), or the error either step gives; with `as_doubles` every number
+/// first becomes a double, as in a function's reply. For tests/go_yaml.rs, which compares both
+/// steps with Go's sigs.k8s.io/yaml byte for byte.
+#[doc(hidden)]
+pub fn reprint_yaml(document: &str, as_doubles: bool) -> std::result::Result<String, String> {
+    let mut value = yaml::read_first(document)?;
+    if as_doubles {
+        value = through_doubles(value);
+    }
+    yaml::to_yaml(&value)
+}
+
+/// Every number as a function's reply carries it (`google.protobuf.Struct` has only doubles).
+fn through_doubles(value: serde_json::Value) -> serde_json::Value {
+    use serde_json::Value;
+    match value {
+        Value::Number(n) => crate::proto::json_number(n.as_f64().unwrap_or(0.0)),
+        Value::Array(items) => Value::Array(items.into_iter().map(through_doubles).collect()),
+        Value::Object(map) => Value::Object(
+            map.into_iter()
+                .map(|(k, v)| (k, through_doubles(v)))
+                .collect(),
+        ),
+        other => other,
+    }
 }
 
 /// What render's steps return: an error with its context in front of its cause, printed with

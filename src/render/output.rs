@@ -40,30 +40,48 @@ pub(super) struct Options {
     pub include_full_xr: bool,
 }
 
+/// One document to print, with what `crossplane render` calls it when it cannot be printed.
+#[derive(Debug, Clone, PartialEq)]
+pub(super) struct Document {
+    pub value: Value,
+    pub what: String,
+}
+
 /// Every document, in print order.
 pub(super) fn documents(
     inputs: &Inputs,
     outcome: &Outcome,
     options: &Options,
-) -> Result<Vec<Value>> {
+) -> Result<Vec<Document>> {
     let composed =
         composed_resources(inputs, &outcome.desired).context("cannot render composite resource")?;
     let mut xr = composite(&inputs.composite, &outcome.desired, &outcome.conditions);
     if options.include_full_xr {
         copy_spec_and_metadata(&inputs.composite, &mut xr)?;
     }
-    let mut documents = vec![Value::Object(xr)];
-    documents.extend(composed.into_iter().map(Value::Object));
+    let xr_name = str_at(&inputs.composite, &["metadata", "name"]);
+    let mut documents = vec![Document {
+        value: Value::Object(xr),
+        what: format!("cannot marshal composite resource {xr_name:?} to YAML"),
+    }];
+    documents.extend(composed.into_iter().map(|object| Document {
+        what: format!(
+            "cannot marshal composed resource {:?} to YAML",
+            resource_name(&object)
+        ),
+        value: Value::Object(object),
+    }));
     if options.include_results {
-        documents.extend(outcome.results.iter().map(result_document));
+        documents.extend(outcome.results.iter().map(|result| Document {
+            value: result_document(result),
+            what: "cannot marshal result to YAML".into(),
+        }));
     }
     if options.include_context {
-        documents.extend(
-            outcome
-                .context
-                .as_ref()
-                .map(|context| context_document(context.fields())),
-        );
+        documents.extend(outcome.context.as_ref().map(|context| Document {
+            value: context_document(context.fields()),
+            what: "cannot marshal context to YAML".into(),
+        }));
     }
     Ok(documents)
 }

@@ -8,7 +8,7 @@
 //! other function is called over insecure gRPC at its development target.
 
 use super::load::{self, object_at, resource_name, str_at, Composition, Function, Object, Step};
-use super::{secrets, RenderArgs, Result};
+use super::{claim, secrets, RenderArgs, Result, ThisFunction};
 use crate::core::time::format_go_duration;
 use crate::proto::v1::{
     self, resource_selector, Capability, Condition, RequestMeta, Requirements, Resource,
@@ -20,7 +20,7 @@ use anyhow::{Context as _, Error};
 use prost::Message;
 use serde_json::Value;
 use sha2::{Digest, Sha256};
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap, HashSet};
 use std::time::Duration;
 use tokio::time::Instant;
 
@@ -53,16 +53,31 @@ pub(super) struct Inputs {
 impl Inputs {
     /// Loads the files in `crossplane render`'s order, with its checks.
     pub(super) fn load(args: &RenderArgs) -> Result<Inputs> {
-        let composite = load::composite(&args.composite_resource)?;
+        let document = load::composite(&args.composite_resource)?;
         let composition = load::composition(&args.composition)?;
-        check_composition(&composite, &composition)?;
+        // A document of another kind than the Composition's may be a claim of the XRD's.
+        let mut definition = None;
+        let mut composite = document;
+        if let Some(path) = &args.xrd {
+            if str_at(&composite, &["kind"]) != composition.composite_kind {
+                let xrd = load::xrd(path)?;
+                if let Some(built) = claim::composite_of(&composite, &xrd, &composition.name)? {
+                    eprintln!("{}", built.note);
+                    composite = built.xr;
+                }
+                definition = Some(xrd);
+            }
+        }
+        check_composition(&composite, &composition, args.xrd.is_some())?;
         let functions = match &args.functions {
             Some(path) => load::functions(path)?,
             None => Vec::new(),
         };
-        let mut composite = composite;
         if let Some(path) = &args.xrd {
-            let definition = load::xrd(path)?;
+            let definition = match definition {
+                Some(definition) => definition,
+                None => load::xrd(path)?,
+            };
             super::xrd::apply(&mut composite, &definition)?;
         }
         let credentials = match &args.function_credentials {
@@ -74,10 +89,11 @@ impl Inputs {
             None => Vec::new(),
         };
         let mut required = Vec::new();
-        for path in &args.required_resources {
+        if let Some(path) = RenderArgs::last_path(&args.required_resources, "--required-resources")
+        {
             required.extend(load::resources(path, "required resources")?);
         }
-        for path in &args.extra_resources {
+        if let Some(path) = RenderArgs::last_path(&args.extra_resources, "--extra-resources") {
             required.extend(load::resources(path, "extra resources")?);
         }
         let schemas = if args.required_schemas.is_empty() {
@@ -105,12 +121,23 @@ impl Inputs {
     }
 }
 
-/// The checks `crossplane render` (v2) makes before running anything.
-fn check_composition(xr: &Object, composition: &Composition) -> Result<()> {
+/// The checks `crossplane render` (v2) makes before running anything. A kind of the
+/// Composition's group may be a claim: without `--xrd`, the error says how to render one.
+fn check_composition(xr: &Object, composition: &Composition, xrd_given: bool) -> Result<()> {
     let (xr_kind, xr_api_version) = (str_at(xr, &["kind"]), str_at(xr, &["apiVersion"]));
     if composition.composite_kind != xr_kind {
+        let group = |api_version: &str| api_version.split_once('/').map(|(g, _)| g.to_owned());
+        let same_group = group(xr_api_version) == group(&composition.composite_api_version);
+        let hint = if same_group && !xrd_given {
+            format!(
+                "; if {xr_kind} is a claim, give its CompositeResourceDefinition with --xrd to \
+                 render the XR Crossplane builds from it"
+            )
+        } else {
+            String::new()
+        };
         return Err(Error::msg(format!(
-            "composition's compositeTypeRef.kind ({}) does not match XR's kind ({xr_kind})",
+            "composition's compositeTypeRef.kind ({}) does not match XR's kind ({xr_kind}){hint}",
             composition.composite_kind
         )));
     }
@@ -181,17 +208,17 @@ pub(super) struct StepResult {
 }
 
 /// Runs every step; stops at the first error or fatal result.
-pub(super) fn run(inputs: &Inputs, timeout: Duration) -> Result<Outcome> {
+pub(super) fn run(inputs: &Inputs, timeout: Duration, this: ThisFunction<'_>) -> Result<Outcome> {
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
         .map_err(|e| Error::msg(format!("cannot start the async runtime: {e}")))?;
-    runtime.block_on(run_steps(inputs, timeout))
+    runtime.block_on(run_steps(inputs, timeout, this))
 }
 
-async fn run_steps(inputs: &Inputs, timeout: Duration) -> Result<Outcome> {
+async fn run_steps(inputs: &Inputs, timeout: Duration, this: ThisFunction<'_>) -> Result<Outcome> {
     let deadline = Instant::now() + timeout;
-    let mut runners = Runners::start(inputs).context("cannot start function runtimes")?;
+    let mut runners = Runners::start(inputs, this).context("cannot start function runtimes")?;
     let pool = ResourcePool::new(inputs);
     let observed = observed_state(inputs);
     // The pipeline starts with an empty desired state and the user's context.
@@ -199,8 +226,10 @@ async fn run_steps(inputs: &Inputs, timeout: Duration) -> Result<Outcome> {
     let mut context = Some(Struct::from(inputs.context.clone()));
     let mut outcome = Outcome::default();
     for step in &inputs.composition.steps {
-        let mut request = step_request(step, &observed, desired, context, &pool)?;
+        let mut request = step_request(step, &observed, desired, context)?;
         request.credentials = secrets::for_step(&step.credentials, &inputs.credentials)?;
+        let bootstrap = Answers::bootstrap(step, &pool, inputs.schemas.as_ref());
+        bootstrap.clone().put_in(&mut request);
         if inputs.debug {
             // Names and counts only: a request may carry credentials.
             eprintln!(
@@ -211,8 +240,8 @@ async fn run_steps(inputs: &Inputs, timeout: Duration) -> Result<Outcome> {
                 request.required_resources.len()
             );
         }
-        let call =
-            run_with_requirements(&mut runners, step, request, &pool, inputs.schemas.as_ref());
+        let schemas = inputs.schemas.as_ref();
+        let call = run_with_requirements(&mut runners, step, request, &bootstrap, &pool, schemas);
         let response = tokio::time::timeout_at(deadline, call)
             .await
             .map_err(|_| runners.timed_out(&step.function, timeout))
@@ -274,7 +303,6 @@ fn step_request(
     observed: &State,
     desired: Option<State>,
     context: Option<Struct>,
-    pool: &ResourcePool,
 ) -> Result<RunFunctionRequest> {
     let input = match &step.input {
         None => None,
@@ -287,39 +315,98 @@ fn step_request(
             )));
         }
     };
-    let required_resources = step
-        .required_resources
-        .iter()
-        .map(|(name, selector)| (name.clone(), pool.fetch(selector)))
-        .collect();
     Ok(RunFunctionRequest {
         observed: Some(observed.clone()),
         desired,
         input,
         context,
-        required_resources,
         ..Default::default()
     })
 }
 
-/// Calls a step until its requirements stabilise (Crossplane's
-/// `FetchingFunctionRunner`): a response whose requirements equal the
-/// previous ones (none on the first call) or that is fatal ends the loop;
-/// otherwise the step is called again with the resources it asked for and
-/// the context it returned.
+/// What a step asked for, answered: the resources, the deprecated extra resources and the
+/// schemas.
+#[derive(Debug, Clone, Default, PartialEq)]
+struct Answers {
+    resources: BTreeMap<String, Resources>,
+    extra: BTreeMap<String, Resources>,
+    schemas: BTreeMap<String, Schema>,
+}
+
+impl Answers {
+    /// A step's bootstrap requirements (`requirements.requiredResources` and
+    /// `requiredSchemas`), answered before its first call; a schema no CRD given serves (or
+    /// any, without `--required-schemas`) is answered empty, as `crossplane render` answers it.
+    fn bootstrap(step: &Step, pool: &ResourcePool, schemas: Option<&SchemaPool>) -> Answers {
+        let empty = SchemaPool::default();
+        let schemas = schemas.unwrap_or(&empty);
+        Answers {
+            resources: step
+                .required_resources
+                .iter()
+                .map(|(name, selector)| (name.clone(), pool.fetch(selector)))
+                .collect(),
+            extra: BTreeMap::new(),
+            schemas: step
+                .required_schemas
+                .iter()
+                .map(|(name, selector)| (name.clone(), schemas.fetch(selector)))
+                .collect(),
+        }
+    }
+
+    /// The bootstrap answers and those to `requirements`, fetched (a name of both: the
+    /// fetched answer); schemas from `schemas`, where render advertises them.
+    fn with(
+        &self,
+        requirements: &Requirements,
+        pool: &ResourcePool,
+        schemas: Option<&SchemaPool>,
+    ) -> Answers {
+        let mut answers = self.clone();
+        answers
+            .resources
+            .extend(pool.fetch_all(&requirements.resources));
+        answers.extra = pool.fetch_all(&requirements.extra_resources);
+        if let Some(schemas) = schemas {
+            answers
+                .schemas
+                .extend(schemas.fetch_all(&requirements.schemas));
+        }
+        answers
+    }
+
+    fn put_in(self, request: &mut RunFunctionRequest) {
+        request.required_resources = self.resources;
+        request.extra_resources = self.extra;
+        request.required_schemas = self.schemas;
+    }
+}
+
+/// Calls a step, whose request holds its `bootstrap` answers, until its requirements stabilise
+/// (Crossplane's `FetchingFunctionRunner`): a response whose requirements equal the previous
+/// ones (none on the first call) or that is fatal ends the loop; otherwise the step is called
+/// again with what it asked for, its bootstrap answers kept, and the context it returned.
 async fn run_with_requirements(
-    runners: &mut Runners,
+    runners: &mut Runners<'_>,
     step: &Step,
     mut request: RunFunctionRequest,
+    bootstrap: &Answers,
     pool: &ResourcePool,
     schemas: Option<&SchemaPool>,
 ) -> Result<RunFunctionResponse> {
+    // Required schemas are advertised with `--required-schemas`, or when the step declares
+    // some; then every schema asked for is answered, if only as not served, as Crossplane
+    // answers: a function may count on being called again with an answer to each.
+    let no_crds = SchemaPool::default();
+    let advertise_schemas = schemas.is_some() || !step.required_schemas.is_empty();
+    let schemas = schemas.or(advertise_schemas.then_some(&no_crds));
     let mut previous: Option<Requirements> = None;
     for _ in 0..=MAX_REQUIREMENTS_ITERATIONS {
         let response = runners
             .run(
                 &step.function,
-                with_meta(request.clone(), schemas.is_some()),
+                with_meta(request.clone(), advertise_schemas),
             )
             .await?;
         let fatal = response
@@ -330,11 +417,9 @@ async fn run_with_requirements(
             return Ok(response);
         }
         let requirements = response.requirements.clone().unwrap_or_default();
-        request.required_resources = pool.fetch_all(&requirements.resources);
-        request.extra_resources = pool.fetch_all(&requirements.extra_resources);
-        if let Some(schemas) = schemas {
-            request.required_schemas = schemas.fetch_all(&requirements.schemas);
-        }
+        bootstrap
+            .with(&requirements, pool, schemas)
+            .put_in(&mut request);
         request.context = response.context;
         previous = response.requirements;
     }
@@ -348,7 +433,7 @@ async fn run_with_requirements(
 /// encoding without `meta`), so a function that echoes or caches by tag sees
 /// what it would in a cluster; `crossplane render` itself sends no tag. The
 /// capabilities are those Crossplane v2 advertises that render honours: required schemas only
-/// when `--required-schemas` gives them.
+/// when `--required-schemas` gives them or a step declares some.
 fn with_meta(mut request: RunFunctionRequest, schemas: bool) -> RunFunctionRequest {
     request.meta = None;
     let tag = hex(&Sha256::digest(request.encode_to_vec()));
@@ -409,19 +494,21 @@ impl SchemaPool {
         Ok(pool)
     }
 
-    /// The answer to each schema requirement: the schema, or an empty one for a kind no CRD
-    /// given serves (as Crossplane answers for a kind the cluster does not serve).
+    /// The answer to each schema requirement: see [`SchemaPool::fetch`].
     fn fetch_all(&self, selectors: &BTreeMap<String, SchemaSelector>) -> BTreeMap<String, Schema> {
         selectors
             .iter()
-            .map(|(name, selector)| {
-                let key = (selector.api_version.clone(), selector.kind.clone());
-                let schema = Schema {
-                    openapi_v3: self.schemas.get(&key).cloned().map(Struct::from),
-                };
-                (name.clone(), schema)
-            })
+            .map(|(name, selector)| (name.clone(), self.fetch(selector)))
             .collect()
+    }
+
+    /// The schema of a kind, or an empty one for a kind no CRD given serves (as Crossplane
+    /// answers for a kind the cluster does not serve).
+    fn fetch(&self, selector: &SchemaSelector) -> Schema {
+        let key = (selector.api_version.clone(), selector.kind.clone());
+        Schema {
+            openapi_v3: self.schemas.get(&key).cloned().map(Struct::from),
+        }
     }
 }
 
@@ -435,21 +522,70 @@ fn hex(bytes: &[u8]) -> String {
 /// `--extra-resources`) files, as `crossplane render` offers, and also the
 /// observed composed resources, which a cluster would return too. Sorted by
 /// name, as Crossplane's `FilteringFetcher` sorts them.
+///
+/// Indexed by kind, name and label: this function asks for one selector per repository (its
+/// key label), and a scan of every resource for each selector made a pipeline of thousands of
+/// repositories cost time quadratic in their number.
 struct ResourcePool {
     resources: Vec<Object>,
+    /// Resources of each (apiVersion, kind), in order.
+    by_kind: HashMap<(String, String), Vec<usize>>,
+    /// Resources of each (apiVersion, kind, name), in order.
+    by_name: HashMap<(String, String, String), Vec<usize>>,
+    /// Resources of each (apiVersion, kind, label, value), in order.
+    by_label: HashMap<(String, String, String, String), Vec<usize>>,
 }
 
 impl ResourcePool {
     fn new(inputs: &Inputs) -> ResourcePool {
         let mut resources = inputs.required.clone();
+        let mut given: HashSet<[String; 4]> = resources.iter().map(identity).collect();
         for object in &inputs.observed {
-            if !resources.iter().any(|r| same_object(r, object)) {
+            if given.insert(identity(object)) {
                 resources.push(object.clone());
             }
         }
         resources
             .sort_by(|a, b| str_at(a, &["metadata", "name"]).cmp(str_at(b, &["metadata", "name"])));
-        ResourcePool { resources }
+        ResourcePool::of(resources)
+    }
+
+    /// The pool of `resources`, in their order, indexed.
+    fn of(resources: Vec<Object>) -> ResourcePool {
+        let (mut by_kind, mut by_name, mut by_label) =
+            (HashMap::new(), HashMap::new(), HashMap::new());
+        for (i, r) in resources.iter().enumerate() {
+            let (api_version, kind) = (str_at(r, &["apiVersion"]), str_at(r, &["kind"]));
+            let kind_key = (api_version.to_owned(), kind.to_owned());
+            by_kind
+                .entry(kind_key.clone())
+                .or_insert_with(Vec::new)
+                .push(i);
+            let name = str_at(r, &["metadata", "name"]).to_owned();
+            by_name
+                .entry((kind_key.0.clone(), kind_key.1.clone(), name))
+                .or_insert_with(Vec::new)
+                .push(i);
+            let labels = object_at(r, &["metadata", "labels"]).into_iter().flatten();
+            for (label, value) in labels {
+                let Some(value) = value.as_str() else {
+                    continue;
+                };
+                let key = (
+                    kind_key.0.clone(),
+                    kind_key.1.clone(),
+                    label.clone(),
+                    value.to_owned(),
+                );
+                by_label.entry(key).or_insert_with(Vec::new).push(i);
+            }
+        }
+        ResourcePool {
+            resources,
+            by_kind,
+            by_name,
+            by_label,
+        }
     }
 
     fn fetch_all(
@@ -465,27 +601,47 @@ impl ResourcePool {
     /// The resources a selector picks: the first with the name, or all with
     /// the labels (an empty label set picks every resource of the kind).
     fn fetch(&self, selector: &ResourceSelector) -> Resources {
-        let candidates = self.resources.iter().filter(|r| {
-            str_at(r, &["apiVersion"]) == selector.api_version
-                && str_at(r, &["kind"]) == selector.kind
-                && selector
-                    .namespace
-                    .as_deref()
-                    .is_none_or(|ns| ns.is_empty() || str_at(r, &["metadata", "namespace"]) == ns)
-        });
+        let (api_version, kind) = (selector.api_version.clone(), selector.kind.clone());
+        let in_namespace = |r: &&Object| {
+            selector
+                .namespace
+                .as_deref()
+                .is_none_or(|ns| ns.is_empty() || str_at(r, &["metadata", "namespace"]) == ns)
+        };
+        let found = |indexes: Option<&Vec<usize>>| -> Vec<&Object> {
+            indexes
+                .into_iter()
+                .flatten()
+                .map(|i| &self.resources[*i])
+                .filter(in_namespace)
+                .collect()
+        };
         let picked: Vec<&Object> = match &selector.r#match {
-            Some(resource_selector::Match::MatchName(name)) => candidates
-                .filter(|r| str_at(r, &["metadata", "name"]) == name)
-                .take(1)
-                .collect(),
-            Some(resource_selector::Match::MatchLabels(labels)) => candidates
-                .filter(|r| {
-                    labels
-                        .labels
-                        .iter()
-                        .all(|(k, v)| str_at(r, &["metadata", "labels", k]) == v)
-                })
-                .collect(),
+            Some(resource_selector::Match::MatchName(name)) => {
+                let mut named = found(self.by_name.get(&(api_version, kind, name.clone())));
+                named.truncate(1);
+                named
+            }
+            Some(resource_selector::Match::MatchLabels(labels)) => {
+                let candidates = match labels.labels.iter().next() {
+                    Some((label, value)) => {
+                        found(
+                            self.by_label
+                                .get(&(api_version, kind, label.clone(), value.clone())),
+                        )
+                    }
+                    None => found(self.by_kind.get(&(api_version, kind))),
+                };
+                candidates
+                    .into_iter()
+                    .filter(|r| {
+                        labels
+                            .labels
+                            .iter()
+                            .all(|(k, v)| str_at(r, &["metadata", "labels", k]) == v)
+                    })
+                    .collect()
+            }
             None => Vec::new(),
         };
         Resources {
@@ -494,15 +650,15 @@ impl ResourcePool {
     }
 }
 
-fn same_object(a: &Object, b: &Object) -> bool {
-    let key = |o: &Object| {
-        ["apiVersion", "kind"]
-            .map(|f| str_at(o, &[f]).to_string())
-            .into_iter()
-            .chain(["namespace", "name"].map(|f| str_at(o, &["metadata", f]).to_string()))
-            .collect::<Vec<_>>()
-    };
-    key(a) == key(b)
+/// What names an object: apiVersion, kind, namespace and name.
+fn identity(object: &Object) -> [String; 4] {
+    [
+        str_at(object, &["apiVersion"]),
+        str_at(object, &["kind"]),
+        str_at(object, &["metadata", "namespace"]),
+        str_at(object, &["metadata", "name"]),
+    ]
+    .map(str::to_owned)
 }
 
 // ---- runners ----
@@ -517,15 +673,17 @@ enum Runtime {
 }
 
 /// The runtimes of the functions the pipeline uses, by function name.
-struct Runners {
+struct Runners<'a> {
     runtimes: BTreeMap<String, Runtime>,
+    /// What runs this function.
+    this: ThisFunction<'a>,
 }
 
-impl Runners {
+impl<'a> Runners<'a> {
     /// Decides how each function that a step names runs. A function that
     /// Functions does not list gets no runtime: its step fails when it is
     /// reached, as in `crossplane render`.
-    fn start(inputs: &Inputs) -> Result<Runners> {
+    fn start(inputs: &Inputs, this: ThisFunction<'a>) -> Result<Runners<'a>> {
         let mut runtimes = BTreeMap::new();
         for step in &inputs.composition.steps {
             if runtimes.contains_key(&step.function) {
@@ -536,7 +694,7 @@ impl Runners {
                 runtimes.insert(step.function.clone(), runtime);
             }
         }
-        Ok(Runners { runtimes })
+        Ok(Runners { runtimes, this })
     }
 
     async fn run(
@@ -545,7 +703,7 @@ impl Runners {
         request: RunFunctionRequest,
     ) -> Result<RunFunctionResponse> {
         match self.runtimes.get_mut(function) {
-            Some(Runtime::InProcess) => run_in_process(&request),
+            Some(Runtime::InProcess) => run_in_process(self.this, &request),
             Some(Runtime::Development(grpc)) => grpc.run(request).await,
             None => Err(Error::msg(format!(
                 "unknown Function {function:?} - does it exist in your Functions file?"
@@ -605,11 +763,21 @@ fn runtime_for(name: &str, function: Option<&Function>) -> Result<Option<Runtime
 /// Runs this function on the request as a gRPC server would receive it: the
 /// request and the response go through the protobuf wire format, so the
 /// function sees exactly the values it would see in a cluster.
-fn run_in_process(request: &RunFunctionRequest) -> Result<RunFunctionResponse> {
-    let wire = |e: prost::DecodeError| Error::msg(format!("cannot decode protobuf: {e}"));
-    let request = RunFunctionRequest::decode(request.encode_to_vec().as_slice()).map_err(wire)?;
-    let response = crate::run_function(&request);
-    RunFunctionResponse::decode(response.encode_to_vec().as_slice()).map_err(wire)
+fn run_in_process(
+    this: ThisFunction<'_>,
+    request: &RunFunctionRequest,
+) -> Result<RunFunctionResponse> {
+    let response = this(&request.encode_to_vec()).map_err(Error::msg)?;
+    RunFunctionResponse::decode(response.as_slice())
+        .map_err(|e| Error::msg(format!("cannot decode protobuf: {e}")))
+}
+
+/// This function in process, as the server runs it: the request's bytes decoded, the core,
+/// the response encoded.
+pub(super) fn in_process(request: &[u8]) -> std::result::Result<Vec<u8>, String> {
+    let request =
+        RunFunctionRequest::decode(request).map_err(|e| format!("cannot decode protobuf: {e}"))?;
+    Ok(crate::run_function(&request).encode_to_vec())
 }
 
 /// A function served over insecure gRPC, connected at first use.
@@ -802,9 +970,7 @@ mod tests {
                 json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": name, "labels": {"team": team}}}),
             )
         };
-        let pool = ResourcePool {
-            resources: vec![cm("a", "x"), cm("b", "y"), cm("c", "x")],
-        };
+        let pool = ResourcePool::of(vec![cm("a", "x"), cm("b", "y"), cm("c", "x")]);
         let by_name = ResourceSelector {
             api_version: "v1".into(),
             kind: "ConfigMap".into(),

@@ -26,7 +26,11 @@ const BACKSTOP: Duration = Duration::from_secs(2);
 
 /// Starts the thread: registers the signals and binds the metrics listener (errors are
 /// returned here, before the server says it serves), then serves them until the process ends.
-pub(super) fn start(metrics_address: &str, health: HealthReporter) -> Result<Control, StartError> {
+pub(super) fn start(
+    metrics_address: &str,
+    max_metrics_connections: usize,
+    health: HealthReporter,
+) -> Result<Control, StartError> {
     let listener = if metrics_address.is_empty() {
         None
     } else {
@@ -44,7 +48,7 @@ pub(super) fn start(metrics_address: &str, health: HealthReporter) -> Result<Con
     let (ready, registered) = mpsc::channel();
     std::thread::Builder::new()
         .name("control".to_owned())
-        .spawn(move || run(listener, health, notify, ready))
+        .spawn(move || run(listener, max_metrics_connections, health, notify, ready))
         .map_err(StartError::Runtime)?;
     // Signals are registered before the server says it serves: one that comes earlier would
     // end the process with the default action.
@@ -62,6 +66,7 @@ pub(super) fn start(metrics_address: &str, health: HealthReporter) -> Result<Con
 
 fn run(
     listener: Option<std::net::TcpListener>,
+    max_metrics_connections: usize,
     health: HealthReporter,
     stopping: Arc<Notify>,
     ready: mpsc::Sender<std::io::Result<()>>,
@@ -87,7 +92,7 @@ fn run(
         if let Some(listener) = listener {
             match tokio::net::TcpListener::from_std(listener) {
                 Ok(listener) => {
-                    tokio::spawn(metrics::serve(listener));
+                    tokio::spawn(metrics::serve(listener, max_metrics_connections));
                 }
                 Err(error) => {
                     let _ = ready.send(Err(error));

@@ -8,7 +8,13 @@
 //!
 //! A kubelet cannot probe the mTLS gRPC health service, and the image has no shell for an exec
 //! probe: these are what a Deployment's probes use.
+//!
+//! Anyone who reaches the port can connect, so the listener is bounded on its own: a request's
+//! headers (and a kept-alive connection's next request) must come within [`HEADER_TIMEOUT`],
+//! at most `--max-metrics-connections` connections are held (a probe gets in among slow clients:
+//! see `connections`), and accept errors wait instead of spinning.
 
+use super::connections::{AcceptBackoff, Slots, Tracked};
 use crate::core::problems::Findings;
 use crate::proto::v1::{RunFunctionResponse, Severity};
 use http_body_util::Full;
@@ -215,17 +221,44 @@ fn code_name(code: tonic::Code) -> &'static str {
     }
 }
 
-/// Serves `/metrics`, `/healthz` and `/readyz` on `listener` until the process ends.
-pub async fn serve(listener: TcpListener) {
+/// How long a client has to send a request's headers, and how long a kept-alive connection may
+/// wait for its next request (hyper starts the same timer for both). A kubelet probe or a
+/// Prometheus scrape sends its request at once; a peer that sends headers byte by byte, or
+/// never, is closed after this.
+pub const HEADER_TIMEOUT: Duration = Duration::from_secs(5);
+
+/// Serves `/metrics`, `/healthz` and `/readyz` on `listener` until the process ends, holding at
+/// most `max_connections` connections (see `connections`: when all are taken, the oldest that
+/// has made no request is closed for the new one, so a probe gets in among slow clients).
+pub async fn serve(listener: TcpListener, max_connections: usize) {
+    let slots = Slots::new("metrics", "--max-metrics-connections", max_connections);
+    let mut backoff = AcceptBackoff::new("metrics");
     loop {
-        let Ok((stream, _)) = listener.accept().await else {
+        let stream = match listener.accept().await {
+            Ok((stream, _)) => stream,
+            Err(error) => {
+                if let Some(delay) = backoff.failed(&error) {
+                    tokio::time::sleep(delay).await;
+                }
+                continue;
+            }
+        };
+        backoff.accepted();
+        // Refused for want of a slot: closed as it is dropped.
+        let Some(slot) = slots.admit() else {
             continue;
         };
+        let info = slot.info();
         tokio::spawn(async move {
-            let io = hyper_util::rt::TokioIo::new(stream);
-            let service = hyper::service::service_fn(answer);
-            // A client that goes away mid-request is no concern of ours.
+            let io = hyper_util::rt::TokioIo::new(Tracked::new(stream, slot, None));
+            let service = hyper::service::service_fn(move |request| {
+                info.mark_used();
+                answer(request)
+            });
+            // A client that goes away mid-request, or is too slow, is no concern of ours.
             let _ = hyper::server::conn::http1::Builder::new()
+                .timer(hyper_util::rt::TokioTimer::new())
+                .header_read_timeout(HEADER_TIMEOUT)
                 .serve_connection(io, service)
                 .await;
         });

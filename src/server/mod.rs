@@ -2,6 +2,7 @@
 //! translates; every decision about a request is the core's.
 
 mod coalesce;
+mod connections;
 mod control;
 mod error;
 mod logging;
@@ -75,9 +76,39 @@ pub struct ServeArgs {
     pub metrics_address: String,
 
     /// Largest request accepted, in MiB; larger ones are answered RESOURCE_EXHAUSTED.
-    #[arg(long, default_value_t = 4, value_name = "MIB",
+    #[arg(long, default_value_t = (crate::proto::MAX_REQUEST_BYTES / MIB) as u16, value_name = "MIB",
           value_parser = clap::value_parser!(u16).range(1..=2047))]
     pub max_recv_message_size: u16,
+
+    /// gRPC connections held at once. When all are taken, the oldest that has made no call is
+    /// closed for a new one; when every one has made calls, the new one is closed. Crossplane
+    /// keeps one connection to a function.
+    #[arg(long, default_value_t = 128, value_name = "N",
+          value_parser = clap::value_parser!(u32).range(1..=65_536))]
+    pub max_connections: u32,
+
+    /// A gRPC connection with no call in flight for this long is closed (a Go duration, such
+    /// as 1h or 90m). Longer than the 30 minutes after which Crossplane's gRPC client closes an
+    /// unused connection itself, so it never cuts Crossplane's.
+    #[arg(long, default_value = "1h", value_name = "DURATION", value_parser = positive_duration)]
+    pub max_connection_idle: Duration,
+
+    /// Connections the metrics and probes listener holds at once, counted apart from gRPC's so
+    /// that neither takes the other's; beyond, as for gRPC.
+    #[arg(long, default_value_t = 16, value_name = "N",
+          value_parser = clap::value_parser!(u32).range(1..=65_536))]
+    pub max_metrics_connections: u32,
+}
+
+/// A Go duration greater than zero, for the flags.
+fn positive_duration(text: &str) -> Result<Duration, String> {
+    match crate::time::parse_go_duration(text) {
+        Ok(duration) if !duration.is_zero() => Ok(duration),
+        Ok(_) => Err("must be more than 0s".to_owned()),
+        Err(error) => Err(format!(
+            "{error}: write it as Go does, such as 1h, 90m or 45s"
+        )),
+    }
 }
 
 /// Serves until SIGTERM or SIGINT, then finishes the calls in flight and exits 0.
@@ -136,7 +167,11 @@ async fn run(args: &ServeArgs, tls: Option<ServerTlsConfig>) -> Result<(), Start
         dir: args.tls_certs_dir.clone().unwrap_or_default(),
         source,
     })?;
-    let incoming = transport::bind(&args.address)?;
+    let incoming = transport::bind(
+        &args.address,
+        args.max_connections as usize,
+        args.max_connection_idle,
+    )?;
     let address = incoming.local_addr().map_err(|source| StartError::Bind {
         address: args.address.clone(),
         source,
@@ -146,7 +181,11 @@ async fn run(args: &ServeArgs, tls: Option<ServerTlsConfig>) -> Result<(), Start
     let (health, health_service) = tonic_health::server::health_reporter();
     set_health(&health, ServingStatus::Serving).await;
     // Probes, metrics and signals are served on a thread that never runs the core.
-    let control = control::start(&args.metrics_address, health)?;
+    let control = control::start(
+        &args.metrics_address,
+        args.max_metrics_connections as usize,
+        health,
+    )?;
     let metrics_address = control.metrics_address;
     let router = server
         .add_service(health_service)
@@ -160,6 +199,8 @@ async fn run(args: &ServeArgs, tls: Option<ServerTlsConfig>) -> Result<(), Start
         metrics_address = metrics_address.map(|a| a.to_string()).unwrap_or_default(),
         tls = secure,
         max_recv_message_size_bytes = limit,
+        max_connections = args.max_connections,
+        max_connection_idle_s = args.max_connection_idle.as_secs(),
         version = env!("CARGO_PKG_VERSION"),
         "serving"
     );
@@ -214,5 +255,47 @@ async fn drain_deadline(draining: &Notify) {
 fn warn_if_panics_abort() {
     if cfg!(panic = "abort") {
         tracing::warn!("built with panic=abort: a panic in the function ends the process instead of failing one call");
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::Parser;
+
+    #[derive(Parser)]
+    struct Cli {
+        #[command(flatten)]
+        serve: ServeArgs,
+    }
+
+    /// Crossplane's function runner keeps one connection per function and calls on it at least
+    /// every poll interval (`--poll-interval`, 1 minute by default: cmd/crossplane/core/core.go,
+    /// v2.3.4) while composites exist; its gRPC client (grpc-go v1.82.1, what Crossplane v2.3.4
+    /// builds with) closes a connection itself after 30 minutes without a call
+    /// (`idleTimeout` in dialoptions.go). The idle limit outlasts both, so it never cuts
+    /// Crossplane's connection.
+    #[test]
+    fn the_default_idle_limit_outlasts_crossplane_s_connection_reuse() {
+        let defaults = Cli::parse_from(["function-artifactory"]).serve;
+        let crossplane_poll_interval = Duration::from_secs(60);
+        let grpc_go_client_idle_timeout = Duration::from_secs(30 * 60);
+        assert_eq!(defaults.max_connection_idle, Duration::from_secs(3600));
+        assert!(defaults.max_connection_idle > grpc_go_client_idle_timeout);
+        assert!(grpc_go_client_idle_timeout > crossplane_poll_interval);
+        assert_eq!(defaults.max_connections, 128);
+        assert_eq!(defaults.max_metrics_connections, 16);
+    }
+
+    #[test]
+    fn the_idle_limit_is_a_go_duration_above_zero() {
+        let parsed = Cli::parse_from(["f", "--max-connection-idle", "90m"]).serve;
+        assert_eq!(parsed.max_connection_idle, Duration::from_secs(5400));
+        for wrong in ["0s", "soon", "10"] {
+            assert!(
+                Cli::try_parse_from(["f", "--max-connection-idle", wrong]).is_err(),
+                "{wrong}"
+            );
+        }
     }
 }

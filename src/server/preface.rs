@@ -2,15 +2,15 @@
 //! time limit, and with `--insecure` no TLS handshake timeout stands in front of it: a peer that
 //! opens TCP and sends nothing (or a few bytes) would hold its socket and task until the kernel's
 //! TCP keepalive gives up on a peer that is gone, and forever on one that is there. The deadline
-//! ends with the first [`PREFACE_BYTES`] bytes; after them the HTTP/2 keepalive pings and the
-//! request timeout bound the connection. Under TLS the ClientHello lifts it and the handshake
-//! timeout takes over.
+//! ends with the first [`PREFACE_BYTES`] bytes; after them the HTTP/2 keepalive pings, the idle
+//! limit (`connections`) and the request timeout bound the connection. Under TLS the ClientHello
+//! lifts it and the handshake timeout takes over.
 
 use std::future::Future;
 use std::io;
 use std::net::SocketAddr;
 use std::pin::Pin;
-use std::task::{Context, Poll};
+use std::task::{ready, Context, Poll};
 use std::time::Duration;
 use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
 use tokio::net::TcpStream;
@@ -19,6 +19,7 @@ use tokio_stream::Stream;
 use tonic::transport::server::{Connected, TcpIncoming};
 
 use super::coalesce::Coalesced;
+use super::connections::{AcceptBackoff, Slots, Tracked};
 
 /// A client sends the preface right after connecting; a real one on a cluster network takes
 /// milliseconds. The same bound as the TLS handshake's.
@@ -27,16 +28,34 @@ pub(super) const PREFACE_TIMEOUT: Duration = Duration::from_secs(10);
 /// The length of the HTTP/2 client preface, `PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n`.
 pub(super) const PREFACE_BYTES: usize = 24;
 
-/// The accepted connections, each with the deadline for its preface and its writes gathered
-/// (see [`Coalesced`]).
+/// A connection as the server serves it: the deadline for its preface, its slot and idle limit
+/// ([`Tracked`]), its writes gathered ([`Coalesced`]).
+pub(super) type Connection = Deadlined<Tracked<Coalesced<TcpStream>>>;
+
+/// The accepted connections, each admitted to a slot of the listener (see `connections`), with
+/// the deadline for its preface. Accept errors never reach tonic, which retried at once and
+/// logged each: the listener waits instead ([`AcceptBackoff`]).
 pub(super) struct Incoming {
     tcp: TcpIncoming,
     timeout: Duration,
+    slots: Slots,
+    idle: Duration,
+    backoff: AcceptBackoff,
+    /// Until the next accept, after an error.
+    waiting: Option<Pin<Box<Sleep>>>,
 }
 
 impl Incoming {
-    pub(super) fn new(tcp: TcpIncoming, timeout: Duration) -> Self {
-        Self { tcp, timeout }
+    /// `slots`: how many connections at once; `idle`: how long one may go without a request.
+    pub(super) fn new(tcp: TcpIncoming, timeout: Duration, slots: Slots, idle: Duration) -> Self {
+        Self {
+            tcp,
+            timeout,
+            slots,
+            idle,
+            backoff: AcceptBackoff::new("grpc"),
+            waiting: None,
+        }
     }
 
     pub(super) fn local_addr(&self) -> io::Result<SocketAddr> {
@@ -45,13 +64,33 @@ impl Incoming {
 }
 
 impl Stream for Incoming {
-    type Item = io::Result<Deadlined<Coalesced<TcpStream>>>;
+    type Item = io::Result<Connection>;
 
     fn poll_next(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Self::Item>> {
-        let timeout = self.timeout;
-        Pin::new(&mut self.tcp).poll_next(cx).map(|next| {
-            next.map(|accepted| accepted.map(|io| Deadlined::new(Coalesced::new(io), timeout)))
-        })
+        let this = &mut *self;
+        loop {
+            if let Some(waiting) = this.waiting.as_mut() {
+                ready!(waiting.as_mut().poll(cx));
+                this.waiting = None;
+            }
+            let stream = match ready!(Pin::new(&mut this.tcp).poll_next(cx)) {
+                None => return Poll::Ready(None),
+                Some(Ok(stream)) => stream,
+                Some(Err(error)) => {
+                    if let Some(delay) = this.backoff.failed(&error) {
+                        this.waiting = Some(Box::pin(tokio::time::sleep(delay)));
+                    }
+                    continue;
+                }
+            };
+            this.backoff.accepted();
+            // A connection refused for want of a slot is closed here, as it is dropped.
+            let Some(slot) = this.slots.admit() else {
+                continue;
+            };
+            let tracked = Tracked::new(Coalesced::new(stream), slot, Some(this.idle));
+            return Poll::Ready(Some(Ok(Deadlined::new(tracked, this.timeout))));
+        }
     }
 }
 

@@ -40,7 +40,7 @@ impl Runner {
             // A handoff to a blocking thread cost more CPU than the core itself at 10
             // repositories (BENCHMARKS.md); a small call holds the transport for well under 1 ms.
             drop(permit);
-            return answer(package, &request);
+            return answer(package, request);
         }
         // Off the async workers, so a long call cannot stall health checks, keepalives or
         // accepts. Decoding, the core and the request's drop happen on this one thread: the
@@ -48,7 +48,7 @@ impl Runner {
         // encoded by the transport (`service.rs`): its resources are bytes already, which
         // encoding copies once, into the transport's buffer.
         tokio::task::spawn_blocking(move || {
-            let response = answer(package, &request);
+            let response = answer(package, request);
             drop(permit);
             response
         })
@@ -104,8 +104,9 @@ fn varint(bytes: &mut &[u8]) -> Option<u64> {
 }
 
 /// Decodes and runs one call. A request that does not decode is answered as tonic's prost
-/// codec answers it: INTERNAL, with prost's message.
-fn answer(package: &'static str, request: &[u8]) -> Result<RunFunctionResponse, Status> {
+/// codec answers it: INTERNAL, with prost's message. Decoded from the `Bytes` it came in, so
+/// that the live schemas it carries stay slices of it (`proto::Schema`), not copies.
+fn answer(package: &'static str, request: Bytes) -> Result<RunFunctionResponse, Status> {
     let request =
         RunFunctionRequest::decode(request).map_err(|error| Status::internal(error.to_string()))?;
     run_logged(package, &request)

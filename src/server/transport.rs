@@ -1,6 +1,7 @@
 //! The listening socket and the limits that keep slow, idle or greedy peers from exhausting the
 //! server.
 
+use super::connections::{Slots, TrackRequestsLayer};
 use super::preface::{Incoming, PREFACE_TIMEOUT};
 use super::StartError;
 use std::time::Duration;
@@ -25,26 +26,31 @@ const CONCURRENT_CALLS_PER_CONNECTION: usize = 32;
 const MAX_CONCURRENT_STREAMS: u32 = 100;
 
 /// HTTP/2 PING every minute on an otherwise quiet connection; a peer that does not answer within
-/// 20 s is gone and its connection is closed. Crossplane keeps its connection open between calls.
+/// 20 s is gone and its connection is closed. Crossplane keeps its connection open between calls;
+/// one that answers but never calls is closed by the idle limit (`--max-connection-idle`).
 const HTTP2_KEEPALIVE_INTERVAL: Duration = Duration::from_secs(60);
 const HTTP2_KEEPALIVE_TIMEOUT: Duration = Duration::from_secs(20);
 
 /// TCP keepalive for peers that vanish before HTTP/2 (and its pings) starts.
 const TCP_KEEPALIVE: Duration = Duration::from_secs(60);
 
-/// A response may be this many times the largest accepted request. A response is the request's
-/// desired state plus this function's resources, so a larger one is a bug, answered with an
-/// error instead of an unbounded allocation.
-pub(super) const RESPONSE_TO_REQUEST_RATIO: usize = 4;
+/// A response may be this many times the largest accepted request (the protocol's ratio).
+pub(super) const RESPONSE_TO_REQUEST_RATIO: usize = crate::proto::RESPONSE_TO_REQUEST_RATIO;
 
 /// Binds the address; `:PORT` (the Go SDK's spelling) listens on all IPv4 interfaces. Each
-/// accepted connection must send its first bytes within [`PREFACE_TIMEOUT`].
-pub(super) fn bind(address: &str) -> Result<Incoming, StartError> {
+/// accepted connection must send its first bytes within [`PREFACE_TIMEOUT`]; at most
+/// `max_connections` are held, each closed after `max_idle` without a request.
+pub(super) fn bind(
+    address: &str,
+    max_connections: usize,
+    max_idle: Duration,
+) -> Result<Incoming, StartError> {
     let listener = listen(address)?;
     let tcp = TcpIncoming::from(listener)
         .with_nodelay(Some(true))
         .with_keepalive(Some(TCP_KEEPALIVE));
-    Ok(Incoming::new(tcp, PREFACE_TIMEOUT))
+    let slots = Slots::new("grpc", "--max-connections", max_connections);
+    Ok(Incoming::new(tcp, PREFACE_TIMEOUT, slots, max_idle))
 }
 
 /// A TCP listener on `HOST:PORT`, or on every interface for `:PORT`.
@@ -79,6 +85,7 @@ pub(super) fn server(tls: Option<ServerTlsConfig>) -> Result<Limited, tonic::tra
         .max_concurrent_streams(MAX_CONCURRENT_STREAMS)
         .http2_keepalive_interval(Some(HTTP2_KEEPALIVE_INTERVAL))
         .http2_keepalive_timeout(Some(HTTP2_KEEPALIVE_TIMEOUT))
+        .layer(TrackRequestsLayer)
         .layer(MapResponseLayer::new(client_error_statuses as StatusFn));
     match tls {
         Some(tls) => server.tls_config(tls),
@@ -88,8 +95,10 @@ pub(super) fn server(tls: Option<ServerTlsConfig>) -> Result<Limited, tonic::tra
 
 type StatusFn = fn(Response<Body>) -> Response<Body>;
 
-/// The server builder with the limits above and the status mappings.
-pub(super) type Limited = Server<Stack<MapResponseLayer<StatusFn>, Identity>>;
+/// The server builder with the limits above, the requests counted on their connections
+/// (for the idle limit) and the status mappings.
+pub(super) type Limited =
+    Server<Stack<MapResponseLayer<StatusFn>, Stack<TrackRequestsLayer, Identity>>>;
 
 /// The statuses tonic gives a request it cannot read, as gRPC's other implementations give them.
 fn client_error_statuses(response: Response<Body>) -> Response<Body> {
@@ -119,7 +128,7 @@ fn oversize_is_resource_exhausted(mut response: Response<Body>) -> Response<Body
 const MALFORMED: [(&str, &str); 3] = [
     (
         "failed to decode Protobuf message",
-        "the request is not a valid RunFunctionRequest: ",
+        crate::proto::NOT_A_REQUEST,
     ),
     (
         "Missing request message.",
@@ -249,7 +258,7 @@ mod tests {
             .build()
             .unwrap();
         let _guard = runtime.enter();
-        let incoming = bind(":0").unwrap();
+        let incoming = bind(":0", 1, Duration::from_secs(1)).unwrap();
         assert!(incoming.local_addr().unwrap().ip().is_unspecified());
     }
 }

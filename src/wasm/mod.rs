@@ -77,8 +77,11 @@ export interface Rendered {
   composite: Record<string, unknown> | null;
   results: FunctionResult[];
   conditions: FunctionCondition[];
-  /** The fatal result's problems, each with its repository entry. */
+  /** The fatal result's problems, each with its repository entry: the first 100 found. */
   problems: Problem[];
+  /** How many more problems the call found beyond those in `problems` (the fatal result's
+   *  message ends with "and N more"). */
+  problemsOmitted: number;
   warnings: Warning[];
 }
 
@@ -145,7 +148,7 @@ pub fn decode_response(response: &[u8]) -> Result<JsValue, JsError> {
 }
 
 /// Renders a composite for tools: `{composite, observed?, input?}` in,
-/// `{resources, ready, composite, results, conditions, problems, warnings}` out
+/// `{resources, ready, composite, results, conditions, problems, problemsOmitted, warnings}` out
 /// (see `objects::render_composite`).
 #[wasm_bindgen(js_name = renderComposite, unchecked_return_type = "Rendered")]
 pub fn render_composite(
@@ -163,8 +166,23 @@ pub fn version() -> String {
     env!("CARGO_PKG_VERSION").to_owned()
 }
 
-/// The kinds rendered per provider API: `{flat, cluster, namespaced}`, or the
-/// list of one API when given.
+/// The kinds the function renders, from its built-in catalog: each API's newest provider
+/// release (flat v0.6.0; cluster and namespaced the newest the catalog has).
+///
+/// `providerApi` is optional:
+/// - left out, `undefined` or `null`: an object of three lists,
+///   `{flat: Kind[], cluster: Kind[], namespaced: Kind[]}`;
+/// - `"flat"`, `"cluster"` or `"namespaced"` (exactly, lower case): that API's `Kind[]`.
+///
+/// Another string (`"auto"`, `"Cluster"`) throws a JavaScript `Error` naming the three; a
+/// value of another type throws an `Error` too. Each `Kind` is
+/// `{rclass, packageType, apiVersion, kind, namespaced}`, with `packageType` the catalog's
+/// lower-case name (`dockerv2`, `maven`).
+///
+/// ```js
+/// fa.kinds().cluster.length;                                   // how many cluster-scoped kinds
+/// fa.kinds('namespaced').filter((k) => k.packageType === 'npm'); // its npm kinds, one per rclass
+/// ```
 #[wasm_bindgen(unchecked_return_type = "Record<ProviderApi, Kind[]> | Kind[]")]
 pub fn kinds(
     #[wasm_bindgen(js_name = providerApi, unchecked_param_type = "ProviderApi | undefined")]

@@ -53,7 +53,8 @@ pub(super) enum ArgumentError {
 /// resources annotated with it, and `input` the pipeline step's input.
 ///
 /// Returns `{resources, ready, composite, results, conditions, problems,
-/// warnings}`; an `Err` only when `args` is not of that shape.
+/// problemsOmitted, warnings}` (`problems`: the first 100 the call found; `problemsOmitted`:
+/// how many more); an `Err` only when `args` is not of that shape.
 pub(super) fn render_composite(args: &Value) -> Result<Value, ArgumentError> {
     let request = request_for(args)?;
     let (response, findings) = run_function_with_findings(&request);
@@ -161,6 +162,7 @@ pub(super) fn plain_response(response: &RunFunctionResponse, findings: &Findings
         "results": response.results.iter().map(plain_result).collect::<Vec<_>>(),
         "conditions": response.conditions.iter().map(plain_condition).collect::<Vec<_>>(),
         "problems": Value::Array(problems),
+        "problemsOmitted": findings.omitted_problems(),
         "warnings": Value::Array(warnings),
     })
 }

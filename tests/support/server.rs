@@ -57,10 +57,38 @@ impl Server {
         Self::launch(&[OsStr::new(emulator), program.as_os_str()], args, &[])
     }
 
+    /// As [`Server::start`], with the process's file descriptor limit (soft and hard) set to
+    /// `limit` before it starts.
+    pub fn start_with_fd_limit(args: &[&str], limit: u64) -> Server {
+        use std::os::unix::process::CommandExt;
+        let mut command = command(args, &[]);
+        // SAFETY: between fork and exec only setrlimit runs, which is async-signal-safe and
+        // touches no memory of the parent.
+        unsafe {
+            command.pre_exec(move || {
+                let rlimit = libc::rlimit {
+                    rlim_cur: limit,
+                    rlim_max: limit,
+                };
+                if libc::setrlimit(libc::RLIMIT_NOFILE, &rlimit) == 0 {
+                    Ok(())
+                } else {
+                    Err(std::io::Error::last_os_error())
+                }
+            });
+        }
+        Self::spawned(command)
+    }
+
     /// Runs `launcher` (a program and the arguments that come before the server's own)
     /// and waits for the start line.
     fn launch(launcher: &[&OsStr], args: &[&str], env: &[(&str, &OsStr)]) -> Server {
-        let mut child = command_for(launcher, args, env)
+        Self::spawned(command_for(launcher, args, env))
+    }
+
+    /// Spawns `command` with stderr collected and waits for the start line.
+    fn spawned(mut command: Command) -> Server {
+        let mut child = command
             .stderr(Stdio::piped())
             .spawn()
             .expect("spawn the server");
@@ -82,6 +110,35 @@ impl Server {
 
     pub fn pid(&self) -> u32 {
         self.child.id()
+    }
+
+    /// The CPU time the process has used, user and system, from /proc.
+    pub fn cpu_time(&self) -> Duration {
+        let stat =
+            std::fs::read_to_string(format!("/proc/{}/stat", self.pid())).expect("/proc stat");
+        // The fields after the command name, which is in parentheses and may hold spaces.
+        let fields: Vec<&str> = stat
+            .rsplit_once(')')
+            .expect("a command name")
+            .1
+            .split_whitespace()
+            .collect();
+        // utime and stime, the 14th and 15th fields of the line (11th and 12th after the name).
+        let ticks: u64 = fields[11].parse::<u64>().unwrap() + fields[12].parse::<u64>().unwrap();
+        // SAFETY: sysconf reads a constant of the system.
+        let per_second = unsafe { libc::sysconf(libc::_SC_CLK_TCK) } as u64;
+        Duration::from_millis(ticks * 1000 / per_second)
+    }
+
+    /// The metrics listener's address, from the start line.
+    pub fn metrics_address(&self) -> String {
+        let start = self
+            .wait_for_log(START_TIMEOUT, |line| line["message"] == "serving")
+            .expect("the start line");
+        start["metrics_address"]
+            .as_str()
+            .expect("a metrics address")
+            .to_owned()
     }
 
     /// Sends a signal (libc::SIGTERM, libc::SIGINT) to this server only.

@@ -59,13 +59,17 @@ test('the playground renders the example claim', async () => {
   const resources = await page.locator('#resources').textContent();
   assert.match(resources, /kind: MavenRepository/);
   assert.match(resources, /crossplane.io\/external-name: team1-libs-release/);
-  assert.match(resources, /repositories:\n\s+- team1-libs-release\n\s+- team1-libs-snapshot\n\s+- team1-maven-central\n\s+- shared-maven-remote/);
-  assert.match(await page.locator('#summary').textContent(), /5 managed resources rendered/);
+  // Keys as examples/cluster/composition.yaml makes them: its input is the page's.
+  assert.match(resources, /repositories:\n\s+- team1-libs-release\n\s+- team1-libs-snapshot\n\s+- team1-maven-central\n/);
+  assert.match(await page.locator('#input').inputValue(), /format: "\{claimNamespace\}-\{name\}"/);
+  assert.match(await page.locator('#summary').textContent(), /4 managed resources rendered/);
   assert.match(await page.locator('#version').textContent(), /^v\d+\.\d+\.\d+/);
+  // Namespaced kinds came with provider v0.8.0 (docs/provider-releases.md).
+  assert.equal(await page.locator('#api option[value="namespaced"]').textContent(), 'namespaced (v0.8.0+, Crossplane v2)');
   // The wiring: the virtual's members in resolution order, keys on the nodes.
   const orders = await page.locator('#wiring svg g.edge[data-from="libs"]').evaluateAll(
     (edges) => edges.map((e) => `${e.dataset.order}:${e.dataset.to}`));
-  assert.deepEqual(orders, ['1:libs-release', '2:libs-snapshot', '3:maven-central', '4:shared-maven-remote']);
+  assert.deepEqual(orders, ['1:libs-release', '2:libs-snapshot', '3:maven-central']);
   assert.equal(await page.locator('#wiring svg g.node[data-name="libs"]').getAttribute('data-key'), 'team1-libs');
   assert.equal(await page.locator('#wiring svg g.edge.deploy').getAttribute('data-to'), 'libs-snapshot');
   await page.screenshot({ path: path.join(artifacts, 'playground.png'), fullPage: true });
@@ -86,10 +90,26 @@ test('an edit that breaks a key shows the error at its entry', async () => {
   await page.screenshot({ path: path.join(artifacts, 'playground-error.png'), fullPage: true });
 });
 
-test('another provider API: errors where it lacks a kind, resources where it has them', async () => {
-  await editClaim((t) => t.replace('      key: libs-cache\n', ''));
+test('a claim that stops parsing leaves no card of the last render behind', async () => {
+  // The key problem of the last test is on the page; now the YAML itself breaks.
+  assert.equal(await page.locator('#entries .problem').count(), 1);
+  await editClaim((t) => t.replace('spec:\n', 'spec:\n  : : broken\n'));
+  await page.waitForFunction(() => document.querySelector('#output').dataset.state === 'parse-error', null, { timeout: 10000 });
+  assert.match(await page.locator('#summary').textContent(), /the claim is not valid YAML/);
+  assert.equal(await page.locator('#entries .problem').count(), 0, 'no stale problem card');
+  assert.equal(await page.locator('#entries .entry').count(), 0, 'no stale entry card');
+  assert.equal(await page.locator('#resources').textContent(), '# nothing rendered');
+  assert.equal(await page.locator('#wiring svg').count(), 0);
+  // Fixed, both the YAML and the key: every card is this claim's, none has a problem.
+  await editClaim((t) => t.replace('  : : broken\n', '').replace('      key: libs-cache\n', ''));
   await page.waitForFunction(() => document.querySelector('#output').dataset.state === 'rendered', null, { timeout: 10000 });
+  assert.equal(await page.locator('#entries .problem').count(), 0);
+  assert.equal(await page.locator('#entries .entry').count(), 4);
+});
+
+test('another provider API: errors where it lacks a kind, resources where it has them', async () => {
   // The flat API (provider up to v0.6.0) has no federated kinds: the error is at that entry.
+  await editClaim((t) => `${t}    - name: libs-federated\n      rclass: federated\n      packageType: maven\n`);
   await page.locator('#api').selectOption('flat');
   await page.waitForFunction(() => document.querySelector('#output').dataset.state === 'fatal', null, { timeout: 10000 });
   const federated = page.locator('#entries [data-entry="4"] .problem');

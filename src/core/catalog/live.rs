@@ -13,9 +13,7 @@
 use super::openapi::CompiledSchema;
 use crate::proto::v1::{Schema, SchemaSelector};
 use crate::proto::Struct;
-use serde_json::{Map, Value};
-use std::collections::{BTreeMap, BTreeSet};
-use std::hash::{BuildHasher, Hasher};
+use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex, PoisonError};
 
 /// A kind by its apiVersion and kind.
@@ -30,15 +28,23 @@ pub enum LiveSchema {
     Served(Arc<CompiledSchema>),
 }
 
-/// The answers of one request, by kind; a kind without an answer is not in the map.
+/// The answers of one request, by kind; a kind without an answer is not here. The names are
+/// borrowed from the request.
 #[derive(Debug, Default)]
-pub struct LiveSchemas {
-    by_kind: BTreeMap<(String, String), LiveSchema>,
+pub struct LiveSchemas<'r> {
+    by_kind: Vec<(KindRef<'r>, LiveSchema)>,
 }
 
 /// The requirement name of a kind.
 pub fn requirement_name(api_version: &str, kind: &str) -> String {
     format!("schema/{api_version}/{kind}")
+}
+
+/// The kind a requirement name names (`schema/<apiVersion>/<kind>`, the apiVersion with or
+/// without a group); `None` for a name of another form.
+pub fn requirement_kind(name: &str) -> Option<KindRef<'_>> {
+    let (api_version, kind) = name.strip_prefix("schema/")?.rsplit_once('/')?;
+    (!api_version.is_empty() && !kind.is_empty()).then_some((api_version, kind))
 }
 
 /// `Requirements.schemas` for the kinds, by requirement name (sorted, so deterministic).
@@ -57,30 +63,24 @@ pub fn requirements<'k>(
         .collect()
 }
 
-impl LiveSchemas {
-    /// The answers among `required_schemas` for `kinds`. Each schema is compiled once per
-    /// process for the same content (see [`compiled`]).
-    pub fn read<'k>(
-        required_schemas: &BTreeMap<String, Schema>,
-        kinds: impl IntoIterator<Item = KindRef<'k>>,
-    ) -> LiveSchemas {
-        let mut live = LiveSchemas::default();
-        if required_schemas.is_empty() {
-            return live;
-        }
-        let unique: BTreeSet<KindRef<'k>> = kinds.into_iter().collect();
-        for (api_version, kind) in unique {
-            let Some(answer) = required_schemas.get(&requirement_name(api_version, kind)) else {
-                continue;
-            };
-            let schema = match &answer.openapi_v3 {
-                Some(schema) if !schema.fields().is_empty() => LiveSchema::Served(compiled(schema)),
-                _ => LiveSchema::NotServed,
-            };
-            live.by_kind
-                .insert((api_version.to_owned(), kind.to_owned()), schema);
-        }
-        live
+impl<'r> LiveSchemas<'r> {
+    /// Every answer among `required_schemas` under a requirement name of ours, read once for
+    /// the call. Each schema is found in the process's cache by the hash of its content, and
+    /// compiled only the first time that content comes (see [`compiled`]); its tree is not
+    /// even decoded then, when it came off the wire (`proto::Schema`).
+    pub fn read(required_schemas: &'r BTreeMap<String, Schema>) -> LiveSchemas<'r> {
+        let by_kind = required_schemas
+            .iter()
+            .filter_map(|(name, answer)| {
+                let kind = requirement_kind(name)?;
+                let schema = match &answer.openapi_v3 {
+                    Some(schema) if !schema.is_empty() => LiveSchema::Served(compiled(schema)),
+                    _ => LiveSchema::NotServed,
+                };
+                Some((kind, schema))
+            })
+            .collect();
+        LiveSchemas { by_kind }
     }
 
     /// The answer for a kind, if Crossplane gave one.
@@ -88,7 +88,7 @@ impl LiveSchemas {
         // A few dozen kinds at most: a search by borrowed names, no key to allocate.
         self.by_kind
             .iter()
-            .find(|((v, k), _)| v == api_version && k == kind)
+            .find(|((v, k), _)| *v == api_version && *k == kind)
             .map(|(_, schema)| schema)
     }
 
@@ -98,109 +98,61 @@ impl LiveSchemas {
     }
 }
 
-/// How many compiled schemas the process keeps: a Composition renders a few dozen kinds at
-/// most; past that the oldest is dropped, never the result.
-const CACHE_CAPACITY: usize = 256;
+/// How many compiled schemas the process keeps, and about how many bytes (as
+/// [`CompiledSchema::heap_bytes`] reckons them): a Composition renders a few dozen kinds, of
+/// 50 to 150 kB compiled each; past either bound the least recently used is dropped, never
+/// the result.
+const CACHE_SCHEMAS: usize = 256;
+const CACHE_BYTES: usize = 32 << 20;
 
-/// Compiled schemas by a 128-bit hash of their content, oldest first.
-static CACHE: Mutex<Vec<(u128, Arc<CompiledSchema>)>> = Mutex::new(Vec::new());
+/// Compiled schemas by the hash of their content, least recently used first, and the bytes
+/// they hold.
+struct Cache {
+    entries: Vec<(u128, Arc<CompiledSchema>)>,
+    bytes: usize,
+}
 
-/// The schema compiled, from the process's cache when the same content came before: every
-/// call of a Composition sends the same schemas, and compiling one (its JSON tree and its CEL
-/// rules) costs far more than hashing it.
+static CACHE: Mutex<Cache> = Mutex::new(Cache {
+    entries: Vec::new(),
+    bytes: 0,
+});
+
+/// The schema compiled, from the process's cache when the same content came before, under any
+/// requirement name: every call of a Composition sends the same schemas, and compiling one
+/// costs far more than hashing it. A schema is compiled with the cache held, so that calls
+/// running at once never compile one content twice.
 pub fn compiled(schema: &Struct) -> Arc<CompiledSchema> {
-    let hash = content_hash(schema.fields());
+    let hash = schema.content_hash();
     let mut cache = CACHE.lock().unwrap_or_else(PoisonError::into_inner);
-    if let Some((_, found)) = cache.iter().find(|(h, _)| *h == hash) {
-        return Arc::clone(found);
+    if let Some(i) = cache.entries.iter().position(|(h, _)| *h == hash) {
+        // Most recently used last.
+        cache.entries[i..].rotate_left(1);
+        return Arc::clone(&cache.entries.last().expect("just found").1);
     }
-    let compiled = Arc::new(CompiledSchema::new(Value::Object(schema.fields().clone())));
-    if cache.len() == CACHE_CAPACITY {
-        cache.remove(0);
+    // Decoded for the compiler alone: the tree is freed once compiled, not kept in the request.
+    let compiled = Arc::new(CompiledSchema::compile_object(&schema.decoded_fields()));
+    let size = compiled.heap_bytes();
+    while !cache.entries.is_empty()
+        && (cache.entries.len() >= CACHE_SCHEMAS || cache.bytes + size > CACHE_BYTES)
+    {
+        let (_, oldest) = cache.entries.remove(0);
+        cache.bytes -= oldest.heap_bytes();
     }
-    cache.push((hash, Arc::clone(&compiled)));
+    cache.entries.push((hash, Arc::clone(&compiled)));
+    cache.bytes += size;
     compiled
 }
 
-/// Two 64-bit hashes with fixed seeds over the JSON tree, in one walk: the same content gives
-/// the same hash in every process, and 128 bits make a collision between two schemas
-/// negligible.
-fn content_hash(fields: &Map<String, Value>) -> u128 {
-    let seeded = |seed| foldhash::fast::FixedState::with_seed(seed).build_hasher();
-    let mut both = Both(seeded(0x5eed_0001), seeded(0x5eed_0002));
-    hash_object(fields, &mut both);
-    (u128::from(both.1.finish()) << 64) | u128::from(both.0.finish())
-}
-
-/// Two hashers fed the same bytes.
-struct Both<H>(H, H);
-
-impl<H: Hasher> Hasher for Both<H> {
-    fn write(&mut self, bytes: &[u8]) {
-        self.0.write(bytes);
-        self.1.write(bytes);
-    }
-
-    fn write_u8(&mut self, n: u8) {
-        self.0.write_u8(n);
-        self.1.write_u8(n);
-    }
-
-    fn write_u64(&mut self, n: u64) {
-        self.0.write_u64(n);
-        self.1.write_u64(n);
-    }
-
-    fn write_usize(&mut self, n: usize) {
-        self.0.write_usize(n);
-        self.1.write_usize(n);
-    }
-
-    fn finish(&self) -> u64 {
-        self.0.finish()
-    }
-}
-
-fn hash_object(fields: &Map<String, Value>, hasher: &mut impl Hasher) {
-    hasher.write_usize(fields.len());
-    for (key, value) in fields {
-        hasher.write(key.as_bytes());
-        hasher.write_u8(0xff);
-        hash_value(value, hasher);
-    }
-}
-
-fn hash_value(value: &Value, hasher: &mut impl Hasher) {
-    match value {
-        Value::Null => hasher.write_u8(0),
-        Value::Bool(b) => hasher.write_u8(if *b { 1 } else { 2 }),
-        Value::Number(n) => {
-            hasher.write_u8(3);
-            hasher.write_u64(n.as_f64().unwrap_or_default().to_bits());
-        }
-        Value::String(s) => {
-            hasher.write_u8(4);
-            hasher.write(s.as_bytes());
-            hasher.write_u8(0xff);
-        }
-        Value::Array(items) => {
-            hasher.write_u8(5);
-            hasher.write_usize(items.len());
-            for item in items {
-                hash_value(item, hasher);
-            }
-        }
-        Value::Object(fields) => {
-            hasher.write_u8(6);
-            hash_object(fields, hasher);
-        }
-    }
+/// How many schemas the process's cache holds, and about how many bytes.
+pub fn cache_size() -> (usize, usize) {
+    let cache = CACHE.lock().unwrap_or_else(PoisonError::into_inner);
+    (cache.entries.len(), cache.bytes)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use serde_json::json;
+    use serde_json::{json, Value};
 
     fn schema(value: Value) -> Schema {
         Schema {
@@ -219,12 +171,8 @@ mod tests {
             requirement_name("a.example.org/v1", "Missing"),
             Schema { openapi_v3: None },
         );
-        let kinds = [
-            ("a.example.org/v1", "Served"),
-            ("a.example.org/v1", "Missing"),
-            ("a.example.org/v1", "Unanswered"),
-        ];
-        let live = LiveSchemas::read(&answers, kinds);
+        answers.insert("not-ours".to_owned(), schema(json!({"type": "object"})));
+        let live = LiveSchemas::read(&answers);
         assert!(matches!(
             live.get("a.example.org/v1", "Served"),
             Some(LiveSchema::Served(_))
@@ -234,6 +182,17 @@ mod tests {
             Some(LiveSchema::NotServed)
         ));
         assert!(live.get("a.example.org/v1", "Unanswered").is_none());
+        assert_eq!(live.by_kind.len(), 2, "names of another form are not ours");
+    }
+
+    #[test]
+    fn requirement_names_give_their_kinds_back() {
+        for (api_version, kind) in [("v1", "Secret"), ("a.example.org/v1alpha1", "Thing")] {
+            let name = requirement_name(api_version, kind);
+            assert_eq!(requirement_kind(&name), Some((api_version, kind)));
+        }
+        assert_eq!(requirement_kind("artifactory-key-libs"), None);
+        assert_eq!(requirement_kind("schema/Thing"), None);
     }
 
     #[test]
@@ -244,6 +203,8 @@ mod tests {
         assert!(Arc::ptr_eq(&first, &again));
         let other = compiled(&Struct::from_value(json!({"type": "object"})));
         assert!(!Arc::ptr_eq(&first, &other));
+        let (schemas, bytes) = cache_size();
+        assert!(schemas >= 2 && bytes > 0, "{schemas} {bytes}");
     }
 
     #[test]

@@ -4,14 +4,18 @@
 //! `catalog.json` is generated from the provider CRDs of every release since v0.1.0
 //! (`crds/`) by `cargo run --features codegen --bin codegen` and checked for drift by a
 //! test; see `codegen::catalog`. Each kind is stored once for the releases in which it is the
-//! same. It is parsed once, on first use; the index of the newest release of each API (what
-//! a call without `providerVersion` uses) is built then, an older release's on first use.
+//! same, and every name once. It is read on first use, in two steps: the releases, names and
+//! kinds then, with the index of the newest release of each API (what a call without
+//! `providerVersion` uses); a schema node only when a call first needs it, and an older
+//! release's index on first use. A WebAssembly component starts afresh for every call
+//! (function-wasm), so a call parses only the nodes of the kinds it renders.
 
 pub mod live;
 pub mod openapi;
 pub mod rules;
 
 use serde::Deserialize;
+use serde_json::value::RawValue;
 use serde_json::Value;
 use std::borrow::Cow;
 use std::collections::BTreeMap;
@@ -113,37 +117,77 @@ impl fmt::Display for Rclass {
 pub type NodeId = usize;
 
 /// One node of an OpenAPI schema, as the catalog keeps it.
-#[derive(Debug, Clone, Deserialize)]
+#[derive(Debug, Clone)]
 pub struct Node {
     /// The OpenAPI `type` (`object`, `string`, ...; empty where the schema gives none).
-    #[serde(rename = "type")]
     pub type_: String,
     /// An object's properties, by name.
-    #[serde(default)]
     pub properties: Properties,
     /// An array's item schema.
-    #[serde(default)]
     pub items: Option<NodeId>,
     /// A map's value schema.
-    #[serde(default, rename = "additionalProperties")]
     pub additional_properties: Option<NodeId>,
     /// The properties an object requires.
-    #[serde(default)]
     pub required: Vec<String>,
     /// The values an `enum` allows.
-    #[serde(default, rename = "enum")]
     pub enum_values: Option<Vec<Value>>,
     /// The value the API server fills in when the field is absent.
-    #[serde(default)]
     pub default: Option<Value>,
     /// `x-kubernetes-list-type` (`set`, `map`, `atomic`).
-    #[serde(default, rename = "x-kubernetes-list-type")]
     pub list_type: Option<String>,
 }
 
+/// A node as `catalog.json` stores it: names as indexes into the catalog's names.
+#[derive(Deserialize)]
+struct StoredNode {
+    #[serde(rename = "type")]
+    type_: String,
+    /// Name and node indexes, one after the other.
+    #[serde(default)]
+    properties: Vec<usize>,
+    #[serde(default)]
+    items: Option<NodeId>,
+    #[serde(default, rename = "additionalProperties")]
+    additional_properties: Option<NodeId>,
+    #[serde(default)]
+    required: Vec<usize>,
+    #[serde(default, rename = "enum")]
+    enum_values: Option<Vec<Value>>,
+    #[serde(default)]
+    default: Option<Value>,
+    #[serde(default, rename = "x-kubernetes-list-type")]
+    list_type: Option<String>,
+}
+
+/// A kind as `catalog.json` stores it: `[api, rclass, packageType, apiVersion, kind,
+/// namespaced, spec, requiredWhenManaged, first release, last release]`, names as indexes.
+#[derive(Deserialize)]
+struct StoredKind(
+    ProviderApi,
+    Rclass,
+    usize,
+    usize,
+    usize,
+    bool,
+    NodeId,
+    Vec<usize>,
+    usize,
+    usize,
+);
+
+/// `catalog.json`, its nodes left as text until a call needs them.
+#[derive(Deserialize)]
+struct Stored<'a> {
+    releases: Vec<String>,
+    #[serde(borrow)]
+    names: Vec<&'a str>,
+    kinds: Vec<StoredKind>,
+    #[serde(borrow)]
+    nodes: Vec<&'a RawValue>,
+}
+
 /// One provider kind.
-#[derive(Debug, Clone, Deserialize)]
-#[serde(rename_all = "camelCase")]
+#[derive(Debug, Clone)]
 pub struct Kind {
     /// The provider API the kind belongs to.
     pub api: ProviderApi,
@@ -162,37 +206,29 @@ pub struct Kind {
     /// `forProvider` fields the CRD's CEL rules require unless the management
     /// policies allow neither create nor update.
     pub required_when_managed: Vec<String>,
-    /// The first and last release (as named in the catalog) with this kind as recorded.
-    releases: [String; 2],
-    /// `releases` as indexes into the catalog's releases, set after loading.
-    #[serde(skip)]
+    /// The first and last release (indexes into the catalog's releases) with this kind as
+    /// recorded.
     first: usize,
-    #[serde(skip)]
     last: usize,
-    /// The `forProvider` and `providerConfigRef` nodes of `spec`, found after
-    /// loading: every rendered repository needs them.
-    #[serde(skip)]
-    for_provider: Option<NodeId>,
-    #[serde(skip)]
-    provider_config_ref: Option<NodeId>,
 }
 
 /// The provider's kinds and their schemas, for every release the catalog knows.
-#[derive(Debug, Deserialize)]
+#[derive(Debug)]
 pub struct Catalog {
     /// Every provider release, oldest first.
     releases: Vec<String>,
-    nodes: Vec<Node>,
+    /// The names the stored nodes refer to.
+    names: Vec<&'static str>,
+    /// Each node's text, and the node once parsed.
+    stored_nodes: Vec<&'static RawValue>,
+    nodes: Vec<OnceLock<Node>>,
     kinds: Vec<Kind>,
     /// The newest release that has kinds of each API (`[api as usize]`): what a call
     /// without `providerVersion` renders for.
-    #[serde(skip)]
     newest: [Release; 3],
     /// The kinds of the newest releases, by API and class.
-    #[serde(skip)]
     index: KindIndex,
     /// The kinds of each release, built on first use.
-    #[serde(skip)]
     by_release: Vec<OnceLock<KindIndex>>,
 }
 
@@ -273,15 +309,16 @@ pub type Properties = ByName<NodeId>;
 
 impl<T> From<BTreeMap<String, T>> for ByName<T> {
     fn from(map: BTreeMap<String, T>) -> Self {
-        let mut entries: Vec<(String, T)> = map.into_iter().collect();
-        entries.sort_unstable_by(|(a, _), (b, _)| Self::key(a).cmp(&Self::key(b)));
-        ByName(entries)
+        ByName::from_pairs(map)
     }
 }
 
-impl<'de, T: Deserialize<'de>> Deserialize<'de> for ByName<T> {
-    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        BTreeMap::<String, T>::deserialize(deserializer).map(ByName::from)
+impl<T> ByName<T> {
+    /// The pairs, each name once.
+    fn from_pairs(pairs: impl IntoIterator<Item = (String, T)>) -> Self {
+        let mut entries: Vec<(String, T)> = pairs.into_iter().collect();
+        entries.sort_unstable_by(|(a, _), (b, _)| Self::key(a).cmp(&Self::key(b)));
+        ByName(entries)
     }
 }
 
@@ -297,23 +334,48 @@ const ALIASES: [(&str, &str); 8] = [
     ("python", "pypi"),
 ];
 
-/// The catalog, parsed on first use.
+/// What `catalog.json` holds, checked when it is generated and by the tests; a broken
+/// file is a bug of the build, never of a request.
+const GENERATED: &str = "catalog.json is generated and checked by tests";
+
+/// The catalog, read on first use.
 pub fn catalog() -> &'static Catalog {
     static CATALOG: OnceLock<Catalog> = OnceLock::new();
     CATALOG.get_or_init(|| {
-        let mut catalog: Catalog = serde_json::from_str(include_str!("catalog.json"))
-            .expect("catalog.json is generated and checked by tests");
-        let position = |name: &str| catalog.releases.iter().position(|r| r == name);
-        for kind in catalog.kinds.iter_mut() {
-            let spec = &catalog.nodes[kind.spec].properties;
-            kind.for_provider = spec.get("forProvider").copied();
-            kind.provider_config_ref = spec.get("providerConfigRef").copied();
-            kind.first = position(&kind.releases[0]).expect("a release of the catalog");
-            kind.last = position(&kind.releases[1]).expect("a release of the catalog");
-            let newest = &mut catalog.newest[kind.api as usize];
+        let stored: Stored<'static> =
+            serde_json::from_str(include_str!("catalog.json")).expect(GENERATED);
+        let name = |i: usize| stored.names[i].to_owned();
+        let kinds: Vec<Kind> = stored
+            .kinds
+            .iter()
+            .map(|k| Kind {
+                api: k.0,
+                rclass: k.1,
+                package_type: name(k.2),
+                api_version: name(k.3),
+                kind: name(k.4),
+                namespaced: k.5,
+                spec: k.6,
+                required_when_managed: k.7.iter().map(|&i| name(i)).collect(),
+                first: k.8,
+                last: k.9,
+            })
+            .collect();
+        let mut newest = [Release::default(); 3];
+        for kind in &kinds {
+            let newest = &mut newest[kind.api as usize];
             newest.0 = newest.0.max(kind.last);
         }
-        catalog.by_release = catalog.releases.iter().map(|_| OnceLock::new()).collect();
+        let mut catalog = Catalog {
+            by_release: stored.releases.iter().map(|_| OnceLock::new()).collect(),
+            releases: stored.releases,
+            names: stored.names,
+            nodes: stored.nodes.iter().map(|_| OnceLock::new()).collect(),
+            stored_nodes: stored.nodes,
+            kinds,
+            newest,
+            index: KindIndex::default(),
+        };
         catalog.index = catalog.build_index(|api| catalog.newest[api as usize]);
         catalog
     })
@@ -371,9 +433,30 @@ impl Kind {
 }
 
 impl Catalog {
-    /// The schema node `id`.
+    /// The schema node `id`, parsed the first time it is asked for.
     pub fn node(&self, id: NodeId) -> &Node {
-        &self.nodes[id]
+        self.nodes[id].get_or_init(|| self.parse_node(id))
+    }
+
+    fn parse_node(&self, id: NodeId) -> Node {
+        let stored: StoredNode =
+            serde_json::from_str(self.stored_nodes[id].get()).expect(GENERATED);
+        let name = |i: usize| self.names[i].to_owned();
+        Node {
+            type_: stored.type_,
+            properties: ByName::from_pairs(
+                stored
+                    .properties
+                    .chunks_exact(2)
+                    .map(|pair| (name(pair[0]), pair[1])),
+            ),
+            items: stored.items,
+            additional_properties: stored.additional_properties,
+            required: stored.required.into_iter().map(name).collect(),
+            enum_values: stored.enum_values,
+            default: stored.default,
+            list_type: stored.list_type,
+        }
     }
 
     /// The index of the kinds of the release `release_of(api)` for each API.
@@ -533,12 +616,15 @@ impl Catalog {
 
     /// The `forProvider` schema of a kind.
     pub fn for_provider(&self, kind: &Kind) -> Option<NodeId> {
-        kind.for_provider
+        self.node(kind.spec).properties.get("forProvider").copied()
     }
 
     /// The `providerConfigRef` schema of a kind.
     pub fn provider_config_ref(&self, kind: &Kind) -> Option<NodeId> {
-        kind.provider_config_ref
+        self.node(kind.spec)
+            .properties
+            .get("providerConfigRef")
+            .copied()
     }
 }
 

@@ -63,7 +63,7 @@ pub(crate) fn plan<'a>(ctx: &Context<'a>, findings: &mut Findings) -> Vec<Planne
         .naming_format
         .as_deref()
         .unwrap_or(keys::default_format(project_key));
-    let template = Template::parse(format, ctx.meta, project_key, findings);
+    let template = Template::parse(format, ctx.meta, project_key, ctx.input.at, findings);
     let entries = &ctx.spec.repositories;
     let mut planned: Vec<Planned<'a>> = Vec::with_capacity(entries.len());
     planned.extend(
@@ -226,7 +226,7 @@ fn provider_config_ref<'a>(
         .defaults
         .provider_config_ref
         .as_ref()
-        .and_then(|d| setting(d, FieldPath::Root("input.defaults.providerConfigRef"), true))
+        .and_then(|d| setting(d, ctx.input.at.defaults().field("providerConfigRef"), true))
 }
 
 /// The namespaced API has no deletion policy; saying one would be silently ignored.
@@ -244,7 +244,7 @@ fn check_api_settings(ctx: &Context, findings: &mut Findings) {
         );
     };
     if ctx.input.defaults.deletion_policy.is_some() {
-        report("input.defaults.deletionPolicy".into(), None);
+        report(ctx.input.at.path_of("defaults.deletionPolicy"), None);
     }
     if ctx.spec.deletion_policy.is_some() {
         report("spec.deletionPolicy".into(), None);

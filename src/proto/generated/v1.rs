@@ -42,7 +42,7 @@ pub struct RunFunctionRequest {
     #[prost(btree_map = "string, message", tag = "9")]
     pub required_schemas: ::prost::alloc::collections::BTreeMap<
         ::prost::alloc::string::String,
-        Schema,
+        crate::proto::Schema,
     >,
 }
 /// One named credential.
@@ -138,12 +138,6 @@ pub struct SchemaSelector {
     pub api_version: ::prost::alloc::string::String,
     #[prost(string, tag = "2")]
     pub kind: ::prost::alloc::string::String,
-}
-/// An OpenAPI v3 schema.
-#[derive(Clone, PartialEq, ::prost::Message)]
-pub struct Schema {
-    #[prost(message, optional, tag = "1")]
-    pub openapi_v3: ::core::option::Option<crate::proto::Struct>,
 }
 /// Picks resources of one kind by name or by labels.
 #[derive(Clone, PartialEq, ::prost::Message)]

@@ -21,7 +21,7 @@ pub(super) mod direct {
     /// is left (an `input`, a composite, a Struct decoded alone), it gives up a little early and
     /// prost decodes the rest of that entry with the real budget: it never accepts a nesting
     /// prost would refuse (`depth_limits_are_those_of_prosts_recursion_limit`).
-    const DEPTH: u32 = 96;
+    pub(in crate::proto::structpb) const DEPTH: u32 = 96;
 
     // The keys (field number and wire type) the decoder expects, as the values of their varints:
     // each loop matches a key against these at once, and only another key is taken apart and
@@ -156,7 +156,7 @@ pub(super) mod direct {
     /// for long input) cost about a hundred instructions each, 5% of a call: [`ascii`] answers
     /// for most in a few, and the rest go through `from_utf8`.
     #[inline(always)]
-    fn utf8(bytes: &[u8]) -> Option<&str> {
+    pub(in crate::proto::structpb) fn utf8(bytes: &[u8]) -> Option<&str> {
         if ascii(bytes) {
             // SAFETY: ASCII is valid UTF-8.
             Some(unsafe { std::str::from_utf8_unchecked(bytes) })
@@ -183,8 +183,29 @@ pub(super) mod direct {
                 }
                 _ => false,
             },
+            (65.., _) => long_ascii(bytes),
             _ => bytes.is_ascii(),
         }
+    }
+
+    /// [`ascii`] of more than 64 bytes (descriptions, mostly): 32 bytes a step, four words
+    /// or-ed together.
+    fn long_ascii(bytes: &[u8]) -> bool {
+        const HIGH: u64 = 0x8080_8080_8080_8080;
+        let word = |chunk: &[u8]| {
+            chunk
+                .first_chunk::<8>()
+                .map_or(0, |w| u64::from_le_bytes(*w))
+        };
+        let mut chunks = bytes.chunks_exact(32);
+        let mut or = 0;
+        for chunk in &mut chunks {
+            or |= word(chunk) | word(&chunk[8..]) | word(&chunk[16..]) | word(&chunk[24..]);
+        }
+        // The last 32 bytes, overlapping those done: there are more than 64.
+        let tail = &bytes[bytes.len() - 32..];
+        or |= word(tail) | word(&tail[8..]) | word(&tail[16..]) | word(&tail[24..]);
+        or & HIGH == 0
     }
 
     /// The rest of a varint whose first byte is 128 or more, as prost reads it: up to ten
@@ -206,7 +227,7 @@ pub(super) mod direct {
     }
 
     /// The bytes not read yet.
-    struct Reader<'a>(&'a [u8]);
+    pub(in crate::proto::structpb) struct Reader<'a>(pub(in crate::proto::structpb) &'a [u8]);
 
     impl<'a> Reader<'a> {
         /// A varint. Inlined, as every key and length goes through it and nearly all are one
@@ -245,9 +266,27 @@ pub(super) mod direct {
             self.skip(wire_type, depth)
         }
 
+        /// One byte: a key of one byte is compared as it is (`hash`).
+        #[inline(always)]
+        pub(in crate::proto::structpb) fn byte(&mut self) -> Option<u8> {
+            let (&byte, rest) = self.0.split_first()?;
+            self.0 = rest;
+            Some(byte)
+        }
+
+        /// A length-delimited field's bytes, its length written in the shortest varint.
+        #[inline(always)]
+        pub(in crate::proto::structpb) fn shortest_delimited(&mut self) -> Option<&'a [u8]> {
+            let before = self.0.len();
+            let field = self.delimited()?;
+            let shortest =
+                before - self.0.len() - field.len() == encoded_len_varint(field.len() as u64);
+            shortest.then_some(field)
+        }
+
         /// A length-delimited field's bytes.
         #[inline(always)]
-        fn delimited(&mut self) -> Option<&'a [u8]> {
+        pub(in crate::proto::structpb) fn delimited(&mut self) -> Option<&'a [u8]> {
             let len = usize::try_from(self.varint()?).ok()?;
             if len > self.0.len() {
                 return None;

@@ -8,7 +8,8 @@
 //!
 //! Numbers: the wire format has only doubles. A double with an integral value
 //! that fits an `i64` becomes a JSON integer (Kubernetes integers arrive this
-//! way and must print as `3`, not `3.0`), other finite doubles stay floats,
+//! way and must print as `3`, not `3.0`), from 2^53 on the one with the
+//! shortest digits, as Go's JSON writes it; other finite doubles stay floats,
 //! and NaN or infinities, which JSON cannot hold, become `null`.
 //!
 //! Cost: every Kubernetes object of a call passes through here twice, so both
@@ -17,7 +18,7 @@
 //! [`Struct`]); decoding reads each entry straight from the bytes and leaves to
 //! prost only what it does not accept (see `direct`).
 
-use prost::bytes::{Buf, BufMut};
+use prost::bytes::{Buf, BufMut, Bytes};
 use prost::encoding::{encode_varint, encoded_len_varint, skip_field, DecodeContext, WireType};
 use prost::DecodeError;
 use serde_json::{Map, Number, Value};
@@ -27,6 +28,9 @@ use std::fmt;
 use std::sync::OnceLock;
 
 mod decode;
+mod hash;
+#[cfg(test)]
+mod hash_tests;
 #[cfg(test)]
 mod tests;
 mod write;
@@ -61,6 +65,17 @@ pub struct Struct {
     /// The encoded fields, once something asked for them or when written directly; `OnceLock`
     /// because a message must be `Sync`. `fields`, or else these bytes, are the object.
     encoded: OnceLock<Encoded>,
+    /// The fields as they came off the wire, undecoded, with their content hash: see
+    /// [`Struct::from_wire`]. When set, `fields` and `encoded` are not.
+    wire: Option<Wire>,
+}
+
+/// A Struct's fields as received, kept as bytes (a slice of the request's buffer where the
+/// request was decoded from a `Bytes`), and the hash of their content.
+#[derive(Clone)]
+struct Wire {
+    bytes: Bytes,
+    hash: u128,
 }
 
 /// A Struct's encoded fields: the bytes, but for the lengths of its messages of
@@ -146,6 +161,64 @@ impl Struct {
             fields: None,
             decoded: OnceLock::new(),
             encoded: OnceLock::from(encoded),
+            wire: None,
+        }
+    }
+
+    /// The Struct message at the start of `buf` (its length, then its fields), taken without
+    /// decoding it: its bytes, and the hash of its content from one walk over them that builds
+    /// nothing. The object is decoded only if it is read ([`Struct::fields`]).
+    ///
+    /// For the schemas Crossplane sends (`proto::Schema`): a function that has compiled a schema
+    /// before finds it by this hash and never needs its tree. `None`, with nothing read, where
+    /// the walk cannot vouch that prost would decode the bytes to the object it hashed (see
+    /// `hash`): the caller then decodes the message as any other Struct, so what is refused and
+    /// how stays prost's. From a `Bytes` buffer the bytes are not copied.
+    pub(crate) fn from_wire(buf: &mut impl Buf) -> Option<Struct> {
+        let chunk = buf.chunk();
+        let mut reader = decode::direct::Reader(chunk);
+        let fields = reader.delimited()?;
+        // A Struct of a live schema sits less deep in a request than one of a resource, for
+        // which `direct::DEPTH` is reckoned: never deeper than prost allows.
+        let hash = hash::wire(fields, decode::direct::DEPTH)?;
+        let (header, len) = (chunk.len() - reader.0.len() - fields.len(), fields.len());
+        buf.advance(header);
+        Some(Struct {
+            fields: None,
+            decoded: OnceLock::new(),
+            encoded: OnceLock::new(),
+            wire: Some(Wire {
+                bytes: buf.copy_to_bytes(len),
+                hash,
+            }),
+        })
+    }
+
+    /// A 128-bit hash of the object's content: equal objects hash the same however their
+    /// entries were ordered on the wire, and a Struct taken off the wire undecoded
+    /// ([`Struct::from_wire`]) answers without decoding.
+    pub fn content_hash(&self) -> u128 {
+        match &self.wire {
+            Some(wire) => wire.hash,
+            None => hash::tree(self.fields()),
+        }
+    }
+
+    /// The object, decoded for the caller alone where it is still bytes: not kept in the
+    /// Struct, so that it is freed as soon as the caller is done with it (a live schema is
+    /// decoded only to be compiled, and its tree must not live as long as the request).
+    pub fn decoded_fields(&self) -> Cow<'_, Map<String, Value>> {
+        match (&self.fields, self.decoded.get()) {
+            (Some(fields), _) | (None, Some(fields)) => Cow::Borrowed(fields),
+            (None, None) => Cow::Owned(self.decode_written()),
+        }
+    }
+
+    /// Whether the object has no fields; a Struct taken off the wire answers without decoding.
+    pub fn is_empty(&self) -> bool {
+        match &self.wire {
+            Some(wire) => wire.bytes.is_empty(),
+            None => self.fields().is_empty(),
         }
     }
 
@@ -169,6 +242,7 @@ impl Struct {
             None => self.decoded.take().unwrap_or_else(|| self.decode_written()),
         };
         self.encoded = OnceLock::new();
+        self.wire = None;
         self.fields.insert(fields)
     }
 
@@ -180,14 +254,16 @@ impl Struct {
         }
     }
 
-    /// The object decoded from the bytes it was written as.
+    /// The object decoded from the bytes it was written as, or taken off the wire as.
     fn decode_written(&self) -> Map<String, Value> {
-        let Some(encoded) = self.encoded.get() else {
-            return Map::new();
-        };
         let mut object = Struct::from(Map::new());
-        // Only bytes our Writer wrote get here, and they decode; see the type's docs.
-        let _ = prost::Message::merge(&mut object, &encoded.contiguous()[..]);
+        // Only bytes our Writer wrote, or that the walk of `from_wire` vouched for, get here,
+        // and they decode; see the type's docs.
+        if let Some(wire) = &self.wire {
+            let _ = prost::Message::merge(&mut object, &wire.bytes[..]);
+        } else if let Some(encoded) = self.encoded.get() {
+            let _ = prost::Message::merge(&mut object, &encoded.contiguous()[..]);
+        }
         object.into_fields()
     }
 
@@ -204,6 +280,7 @@ impl From<Map<String, Value>> for Struct {
             fields: Some(fields),
             decoded: OnceLock::new(),
             encoded: OnceLock::new(),
+            wire: None,
         }
     }
 }
@@ -213,6 +290,12 @@ impl From<Map<String, Value>> for Struct {
 impl Clone for Struct {
     fn clone(&self) -> Self {
         match (&self.fields, self.encoded.get()) {
+            (None, _) if self.wire.is_some() => Struct {
+                fields: None,
+                decoded: OnceLock::new(),
+                encoded: OnceLock::new(),
+                wire: self.wire.clone(),
+            },
             (None, Some(encoded)) => Struct::written(encoded.clone()),
             _ => Struct::from(self.fields().clone()),
         }
@@ -246,7 +329,10 @@ const LIST_VALUES: u32 = 1;
 
 impl prost::Message for Struct {
     fn encode_raw(&self, buf: &mut impl BufMut) {
-        self.encoded().write_to(buf);
+        match &self.wire {
+            Some(wire) => buf.put_slice(&wire.bytes),
+            None => self.encoded().write_to(buf),
+        }
     }
 
     fn merge_field(
@@ -267,7 +353,10 @@ impl prost::Message for Struct {
     }
 
     fn encoded_len(&self) -> usize {
-        self.encoded().len()
+        match &self.wire {
+            Some(wire) => wire.bytes.len(),
+            None => self.encoded().len(),
+        }
     }
 
     fn clear(&mut self) {
@@ -278,11 +367,25 @@ impl prost::Message for Struct {
 /// The JSON number for a protobuf double (see the module documentation).
 pub fn json_number(number: f64) -> Value {
     const I64_BOUND: f64 = 9_223_372_036_854_775_808.0; // 2^63
+    const EXACT_BOUND: f64 = 9_007_199_254_740_992.0; // 2^53
     let integral = number.fract() == 0.0 && number.abs() < I64_BOUND;
     let negative_zero = number == 0.0 && number.is_sign_negative();
     if integral && !negative_zero {
-        Value::Number(Number::from(number as i64))
+        let integer = if number.abs() < EXACT_BOUND {
+            number as i64
+        } else {
+            shortest_integer(number)
+        };
+        Value::Number(Number::from(integer))
     } else {
         Number::from_f64(number).map_or(Value::Null, Value::Number)
     }
+}
+
+/// An integral double from 2^53 on, as the integer with the shortest digits that reads back as
+/// the same double: what Go's JSON writes for it (2^60 is `1152921504606847000`), and so what a
+/// Kubernetes object holds after Crossplane's JSON round trip. (Rust's `Display` writes those
+/// digits; the double is unchanged, so the wire bytes are too.)
+fn shortest_integer(number: f64) -> i64 {
+    format!("{number}").parse().unwrap_or(number as i64)
 }

@@ -425,6 +425,18 @@ fn integral_doubles_become_integers_and_nan_becomes_null() {
     assert_eq!(json_number(0.5), json!(0.5));
     assert_eq!(json_number(f64::NAN), Value::Null);
     assert_eq!(json_number(1e300), json!(1e300));
+    // From 2^53 on, the shortest digits that read back as the same double, as Go writes them.
+    assert_eq!(json_number(2f64.powi(53)), json!(9_007_199_254_740_992_i64));
+    assert_eq!(
+        json_number(2f64.powi(60)),
+        json!(1_152_921_504_606_847_000_i64)
+    );
+    assert_eq!(
+        json_number(-(2f64.powi(62))),
+        json!(-4_611_686_018_427_388_000_i64)
+    );
+    assert_eq!(1_152_921_504_606_847_000_i64 as f64, 2f64.powi(60));
+    assert_eq!(json_number(2f64.powi(63)), json!(2f64.powi(63)));
 }
 
 /// `depth` objects or lists inside each other around `innermost`.

@@ -12,7 +12,7 @@ mod cost;
 mod eval;
 mod nesting;
 pub mod re2;
-mod values;
+pub(super) mod values;
 
 use cel::common::types::{CelBool, CelString};
 use cel::common::value::{CowVal, Val};
@@ -251,9 +251,14 @@ pub enum Verdict {
 pub struct Subject(Box<dyn Val + 'static>);
 
 impl Subject {
-    /// `value` under `schema`, as CEL sees it.
-    pub fn new(value: &Value, schema: &Value) -> Self {
-        Subject(values::from_json(value, schema))
+    /// `value` as CEL sees JSON without a schema: numbers and names as written.
+    pub fn new(value: &Value) -> Self {
+        Subject(values::from_json(value))
+    }
+
+    /// A value built under its schema (`catalog::openapi`).
+    pub(super) fn typed(value: values::Boxed) -> Self {
+        Subject(value)
     }
 }
 

@@ -19,7 +19,7 @@ use cel::common::types::{
 use cel::common::types::{CelType, Kind};
 use cel::common::value::{Builtin, BuiltinRef, StaticVal, Val};
 use cel::ExecutionError;
-use serde_json::{Map, Value};
+use serde_json::Value;
 use std::any::Any;
 use std::collections::HashMap;
 use std::fmt;
@@ -235,32 +235,23 @@ fn unreachable_builtin() -> Box<dyn Val + 'static> {
 }
 
 // ---------------------------------------------------------------------------------------
-// JSON, typed by the schema
+// JSON as rules see it (typed by its schema in catalog::openapi, which walks the schema)
 // ---------------------------------------------------------------------------------------
 
-/// `value` as CEL sees it under `schema`, as the API server builds it: `number` fields are
-/// doubles even when written as integers, declared properties are escaped (`namespace` is
-/// `__namespace__`, `a-b` is `a__dash__b`), unknown fields are absent because the server would
-/// have pruned them. Long strings and containers are shared.
-pub(super) fn from_json(value: &Value, schema: &Value) -> Box<dyn Val + 'static> {
-    match value {
-        Value::Null => Box::new(CelNull),
-        Value::Bool(b) => Box::new(CelBool::from(*b)),
-        Value::Number(n) => number(n, schema),
-        Value::String(s) => string(s),
-        Value::Array(items) => {
-            let items: Vec<_> = items
-                .iter()
-                .map(|item| from_json(item, &schema["items"]))
-                .collect();
-            Box::new(Shared::new(CelList::from(items)))
-        }
-        Value::Object(fields) => object(fields, schema),
-    }
+/// A value as rules see it.
+pub(in crate::core::catalog) type Boxed = Box<dyn Val + 'static>;
+
+pub(in crate::core::catalog) fn null() -> Boxed {
+    Box::new(CelNull)
 }
 
-fn number(n: &serde_json::Number, schema: &Value) -> Box<dyn Val + 'static> {
-    let as_double = schema["type"] == "number";
+pub(in crate::core::catalog) fn boolean(b: bool) -> Boxed {
+    Box::new(CelBool::from(b))
+}
+
+/// A number: a double where the schema says `number`, even when written as an integer; else an
+/// int, a uint or a double as written.
+pub(in crate::core::catalog) fn number(n: &serde_json::Number, as_double: bool) -> Boxed {
     match (n.as_i64(), n.as_u64()) {
         (Some(i), _) if !as_double => Box::new(CelInt::from(i)),
         (None, Some(u)) if !as_double => Box::new(CelUInt::from(u)),
@@ -268,24 +259,42 @@ fn number(n: &serde_json::Number, schema: &Value) -> Box<dyn Val + 'static> {
     }
 }
 
-fn object(fields: &Map<String, Value>, schema: &Value) -> Box<dyn Val + 'static> {
-    let properties = schema["properties"].as_object();
-    let keep_unknown = properties.is_none() || super::super::openapi::allows_unknown(schema);
-    let mut map = HashMap::with_capacity(fields.len());
-    for (key, child) in fields {
-        let declared = properties.is_some_and(|p| p.contains_key(key));
-        if !declared && !keep_unknown {
-            continue;
-        }
-        // Only declared properties are escaped; map keys are looked up as written.
-        let cel_key = match declared.then(|| escape_property(key)).flatten() {
-            Some(escaped) => CelString::from(escaped),
-            None => CelString::from(key.clone()),
+/// A list, shared.
+pub(in crate::core::catalog) fn list(items: Vec<Boxed>) -> Boxed {
+    Box::new(Shared::new(CelList::from(items)))
+}
+
+/// An object, shared, from its members: each name, whether the schema declares it, and its
+/// value. Declared properties are escaped as the API server escapes them (`namespace` is
+/// `__namespace__`, `a-b` is `a__dash__b`); map keys are looked up as written.
+pub(in crate::core::catalog) fn object<'a>(
+    members: impl Iterator<Item = (&'a str, bool, Boxed)>,
+) -> Boxed {
+    let mut map = HashMap::with_capacity(members.size_hint().0);
+    for (name, declared, value) in members {
+        let key = match declared.then(|| escape_property(name)).flatten() {
+            Some(escaped) => escaped,
+            None => name.to_owned(),
         };
-        let child_schema = super::super::openapi::child_schema(schema, key).unwrap_or(&Value::Null);
-        map.insert(CelMapKey::String(cel_key), from_json(child, child_schema));
+        map.insert(CelMapKey::String(CelString::from(key)), value);
     }
     Box::new(Shared::new(CelMap::from(map)))
+}
+
+/// JSON without a schema: numbers and names as written.
+pub(super) fn from_json(value: &Value) -> Boxed {
+    match value {
+        Value::Null => null(),
+        Value::Bool(b) => boolean(*b),
+        Value::Number(n) => number(n, false),
+        Value::String(s) => string(s),
+        Value::Array(items) => list(items.iter().map(from_json).collect()),
+        Value::Object(fields) => object(
+            fields
+                .iter()
+                .map(|(k, v)| (k.as_str(), false, from_json(v))),
+        ),
+    }
 }
 
 /// CEL reserved words that the API server escapes as `__word__` in property names.
@@ -343,7 +352,7 @@ fn escape_property(name: &str) -> Option<String> {
 }
 
 /// A string value: short ones copied, long ones shared.
-pub(super) fn string(s: &str) -> Box<dyn Val + 'static> {
+pub(in crate::core::catalog) fn string(s: &str) -> Boxed {
     if s.len() <= SHORT_STRING {
         Box::new(CelString::from(s.to_owned()))
     } else {
@@ -508,7 +517,7 @@ mod tests {
     #[test]
     fn a_copy_of_a_shared_value_is_the_same_value() {
         let json = json!({"a": [1, "two", {"b": 3.5}]});
-        let value = from_json(&json, &Value::Null);
+        let value = from_json(&json);
         let copy = value.clone_as_boxed();
         assert!(copy.equals(value.as_ref()) && value.equals(copy.as_ref()));
         assert!(

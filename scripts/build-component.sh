@@ -1,0 +1,59 @@
+#!/usr/bin/env bash
+# Builds the function as a WebAssembly component for function-wasm (docs/wasm-component.md):
+#   target/wasmfn/function-artifactory.wasm  the component, world wasmfn:function@2.0.0 (wit/world.wit)
+#   target/wasmfn/wasmfn.yaml                the module manifest (generated: wasmfn.yaml)
+#   target/wasmfn/oci/                       the artifact as an OCI image layout (CNCF Wasm OCI format)
+# and prints the artifact's digest, which a Composition pins. Two builds give one digest.
+#
+# How: the core is linked for wasm32-wasip2 as a core module (`--skip-wit-component`, so that
+# Debian's wasm-opt, which cannot read components, can optimise it), optimised with wasm-opt -Oz,
+# then made a component by tools/wasmfn-pack (wit-component, the encoder rustc's wasm32-wasip2
+# linker runs). It installs what it needs (scripts/lib/install.sh): the wasm32-wasip2 target,
+# Debian's binaryen (as root), and builds tools/wasmfn-pack from its own Cargo.lock.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+# shellcheck source=lib/install.sh
+. scripts/lib/install.sh
+
+step() { printf '\n== %s\n' "$*"; }
+
+out=target/wasmfn
+mkdir -p "$out"
+
+step "target wasm32-wasip2 and wasm-opt"
+install_rust_target wasm32-wasip2
+install_debian "the component's wasm-opt" "${DEBIAN_COMPONENT[@]}" ||
+    { echo "build-component: wasm-opt is missing (Debian package ${DEBIAN_COMPONENT[*]})" >&2; exit 1; }
+wasm-opt --version
+
+step "the core module for wasm32-wasip2 (profile wasm)"
+# Paths are remapped so the module holds no path of this machine (panic locations name source
+# files): the same sources give the same bytes wherever they are built.
+registry=${CARGO_HOME:-$HOME/.cargo}/registry/src
+export RUSTFLAGS="--remap-path-prefix=$PWD=. --remap-path-prefix=$registry=/cargo/registry/src -Clink-arg=--skip-wit-component"
+cargo rustc --locked --profile wasm --lib --no-default-features --features component \
+    --target wasm32-wasip2 --crate-type cdylib
+unset RUSTFLAGS
+core=target/wasm32-wasip2/wasm/function_artifactory.wasm
+
+step "wasm-opt -Oz"
+# The features Rust's wasm32 targets enable by default.
+wasm-opt -Oz --enable-bulk-memory --enable-sign-ext --enable-mutable-globals \
+    --enable-nontrapping-float-to-int --enable-reference-types --enable-multivalue \
+    "$core" -o "$out/core.wasm"
+
+step "the component (tools/wasmfn-pack)"
+cargo build --locked --release --manifest-path tools/wasmfn-pack/Cargo.toml --target-dir target/tools
+pack=target/tools/release/wasmfn-pack
+"$pack" componentize "$out/core.wasm" "$out/function-artifactory.wasm"
+rm "$out/core.wasm"
+"$pack" wit "$out/function-artifactory.wasm"
+
+step "the module manifest and the OCI image layout"
+cp wasmfn.yaml "$out/wasmfn.yaml"
+digest=$("$pack" oci "$out/function-artifactory.wasm" "$out/wasmfn.yaml" "$out/oci")
+
+size=$(wc -c <"$out/function-artifactory.wasm")
+gzipped=$(gzip -9 -c "$out/function-artifactory.wasm" | wc -c)
+echo "$out/function-artifactory.wasm: $size bytes, $gzipped gzipped"
+echo "$out/oci: $digest"

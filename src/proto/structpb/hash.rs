@@ -1,0 +1,319 @@
+//! Content hashes: the same object gives the same 128-bit hash whether it is read from its
+//! wire bytes or from its JSON tree, and whatever the order of its map entries (Go's protobuf
+//! writes a map's entries in random order, so a live schema comes as other bytes on each call).
+//!
+//! The hash is defined over the canonical encoding of the content, the bytes Go and prost write:
+//!
+//! - a map entry whose value is a null, number, string or bool: XXH3-128 of the entry's bytes
+//!   (key field, value field, shortest varints);
+//! - an entry whose value is an object or a list: the hash of its key field's bytes mixed with
+//!   the value's hash;
+//! - an object: its number of entries and the sum of their hashes, so their order does not
+//!   count; a list: its items' hashes folded in order, and their number.
+//!
+//! [`wire`] reads a Struct's bytes once, building nothing, and answers only for bytes in that
+//! canonical form which prost decodes to the same object: each field where the canonical
+//! encoding puts it, shortest varints wherever bytes are hashed, UTF-8 text, finite numbers,
+//! no key twice in an object (a repeated key keeps its last value, which a sum cannot tell),
+//! and no deeper than prost's recursion limit allows. For anything else it answers `None`, and
+//! the caller decodes the bytes and hashes the tree ([`tree`]): so the hash of an object is one
+//! value whichever way it came, which `tests.rs` checks on random objects in random orders.
+//!
+//! Strength: 128 bits of XXH3 at every level, as the two seeded 64-bit hashes before it; an
+//! object's sum of 128-bit entry hashes collides only where its entries' hashes do.
+
+use super::decode::direct::{utf8, Reader};
+use super::*;
+use twox_hash::XxHash3_128;
+
+/// The bytes that start the fields the canonical encoding writes.
+const ENTRY_FIELD: u8 = key(STRUCT_FIELDS, WireType::LengthDelimited);
+const KEY_FIELD: u8 = key(ENTRY_KEY, WireType::LengthDelimited);
+const VALUE_FIELD: u8 = key(ENTRY_VALUE, WireType::LengthDelimited);
+const NULL: u8 = key(VALUE_NULL, WireType::Varint);
+const NUMBER: u8 = key(VALUE_NUMBER, WireType::SixtyFourBit);
+const STRING: u8 = key(VALUE_STRING, WireType::LengthDelimited);
+const BOOL: u8 = key(VALUE_BOOL, WireType::Varint);
+const OBJECT: u8 = key(VALUE_STRUCT, WireType::LengthDelimited);
+const LIST: u8 = key(VALUE_LIST, WireType::LengthDelimited);
+const ITEM: u8 = key(LIST_VALUES, WireType::LengthDelimited);
+
+/// What a mix of two hashes stands for, so that an object entry, a list entry and a list item
+/// of the same hashes hash apart; and the first byte of an object's and a list's summary, which
+/// no value's encoding starts with.
+const OBJECT_ENTRY: u8 = 1;
+const LIST_ENTRY: u8 = 2;
+const LIST_ITEM: u8 = 3;
+const OBJECT_SUMMARY: u8 = 0xf0;
+const LIST_SUMMARY: u8 = 0xf1;
+
+/// Objects of up to this many entries are searched for a repeated key one by one; larger ones
+/// (`properties` of a wide schema) are sorted, so a hostile object of many entries costs
+/// `n log n`, not `n²`.
+const LINEAR_KEYS: usize = 16;
+
+/// A scratch list of key hashes larger than this is not kept for the next walk.
+const KEYS_KEPT: usize = 1 << 16;
+
+thread_local! {
+    /// The key prints of the objects being walked (the repeated-key check), kept between walks
+    /// so that a walk allocates nothing once the thread has walked a schema.
+    static KEYS: Cell<Vec<u128>> = const { Cell::new(Vec::new()) };
+}
+
+/// The content hash of a Struct's fields given as their wire bytes (a Struct message without
+/// its tag and length), read with `depth` levels of prost's recursion limit left, as
+/// `direct::struct_entry` counts them; `None` where the bytes are not in canonical form.
+pub(super) fn wire(fields: &[u8], depth: u32) -> Option<u128> {
+    let mut walk = Walk { keys: KEYS.take() };
+    walk.keys.clear();
+    let hash = walk.object(fields, depth);
+    if walk.keys.capacity() <= KEYS_KEPT {
+        KEYS.set(walk.keys);
+    }
+    hash
+}
+
+/// The content hash of a Struct's fields given as a JSON tree.
+pub(super) fn tree(fields: &Map<String, Value>) -> u128 {
+    let mut scratch = Vec::new();
+    tree_object(fields, &mut scratch)
+}
+
+fn bytes_hash(bytes: &[u8]) -> u128 {
+    XxHash3_128::oneshot(bytes)
+}
+
+fn mix(first: u128, second: u128, what: u8) -> u128 {
+    let mut bytes = [0u8; 33];
+    bytes[..16].copy_from_slice(&first.to_le_bytes());
+    bytes[16..32].copy_from_slice(&second.to_le_bytes());
+    bytes[32] = what;
+    bytes_hash(&bytes)
+}
+
+fn summary(what: u8, count: u64, hashes: u128) -> u128 {
+    let mut bytes = [0u8; 25];
+    bytes[0] = what;
+    bytes[1..9].copy_from_slice(&count.to_le_bytes());
+    bytes[9..].copy_from_slice(&hashes.to_le_bytes());
+    bytes_hash(&bytes)
+}
+
+/// A value's hash in a walk: a scalar's is that of its bytes, which the caller hashes with what
+/// is around them.
+enum Hashed {
+    Scalar,
+    Nested { hash: u128, entry: u8 },
+}
+
+struct Walk {
+    keys: Vec<u128>,
+}
+
+impl Walk {
+    /// A Struct's fields: its entries.
+    fn object(&mut self, bytes: &[u8], depth: u32) -> Option<u128> {
+        let first_key = self.keys.len();
+        let mut reader = Reader(bytes);
+        let (mut count, mut sum) = (0u64, 0u128);
+        while !reader.0.is_empty() {
+            if reader.byte()? != ENTRY_FIELD {
+                return None;
+            }
+            sum = sum.wrapping_add(self.entry(reader.delimited()?, depth)?);
+            count += 1;
+        }
+        if repeats(&mut self.keys[first_key..]) {
+            return None;
+        }
+        self.keys.truncate(first_key);
+        Some(summary(OBJECT_SUMMARY, count, sum))
+    }
+
+    /// One entry: its key field, then its value field, and nothing else. The levels counted as
+    /// `direct::entry` and `direct::merge_value` count them.
+    #[inline(always)]
+    fn entry(&mut self, entry: &[u8], depth: u32) -> Option<u128> {
+        let depth = depth.checked_sub(1)?;
+        let mut reader = Reader(entry);
+        if reader.byte()? != KEY_FIELD {
+            return None;
+        }
+        let key = reader.shortest_delimited()?;
+        utf8(key)?;
+        self.keys.push(key_print(key));
+        let key_field = &entry[..entry.len() - reader.0.len()];
+        if reader.byte()? != VALUE_FIELD {
+            return None;
+        }
+        let before = reader.0.len();
+        let value = reader.delimited()?;
+        if !reader.0.is_empty() {
+            return None;
+        }
+        let shortest = before - value.len() == encoded_len_varint(value.len() as u64);
+        match self.value(value, depth.checked_sub(1)?)? {
+            Hashed::Scalar if shortest => Some(bytes_hash(entry)),
+            Hashed::Scalar => None,
+            Hashed::Nested { hash, entry } => Some(mix(bytes_hash(key_field), hash, entry)),
+        }
+    }
+
+    /// A Value's fields: exactly one kind, written as prost and Go write it.
+    #[inline(always)]
+    fn value(&mut self, value: &[u8], depth: u32) -> Option<Hashed> {
+        let (&kind, rest) = value.split_first()?;
+        let scalar = match kind {
+            NULL => rest == [0],
+            NUMBER => <[u8; 8]>::try_from(rest).is_ok_and(|n| f64::from_le_bytes(n).is_finite()),
+            STRING => {
+                let mut reader = Reader(rest);
+                reader
+                    .shortest_delimited()
+                    .is_some_and(|text| reader.0.is_empty() && utf8(text).is_some())
+            }
+            BOOL => matches!(rest, [0] | [1]),
+            OBJECT | LIST => {
+                let mut reader = Reader(rest);
+                let fields = reader.delimited()?;
+                if !reader.0.is_empty() {
+                    return None;
+                }
+                let inner = depth.checked_sub(1)?;
+                return Some(if kind == OBJECT {
+                    Hashed::Nested {
+                        hash: self.object(fields, inner)?,
+                        entry: OBJECT_ENTRY,
+                    }
+                } else {
+                    Hashed::Nested {
+                        hash: self.list(fields, inner)?,
+                        entry: LIST_ENTRY,
+                    }
+                });
+            }
+            _ => false,
+        };
+        scalar.then_some(Hashed::Scalar)
+    }
+
+    /// A ListValue's fields: its items.
+    fn list(&mut self, bytes: &[u8], depth: u32) -> Option<u128> {
+        let mut reader = Reader(bytes);
+        let (mut count, mut folded) = (0u64, 0u128);
+        while !reader.0.is_empty() {
+            if reader.byte()? != ITEM {
+                return None;
+            }
+            let item = reader.delimited()?;
+            let hash = match self.value(item, depth.checked_sub(1)?)? {
+                Hashed::Scalar => bytes_hash(item),
+                Hashed::Nested { hash, .. } => hash,
+            };
+            folded = mix(folded, hash, LIST_ITEM);
+            count += 1;
+        }
+        Some(summary(LIST_SUMMARY, count, folded))
+    }
+}
+
+/// What tells a key from the others of its object, to find a key given twice: its first and
+/// last eight bytes and its length, which is the key itself up to 16 bytes (nearly every key of
+/// a schema). Two longer keys that share them count as repeated, and the object is then hashed
+/// from its tree: slower, never wrong.
+fn key_print(key: &[u8]) -> u128 {
+    let word = |bytes: &[u8]| {
+        let mut word = [0u8; 8];
+        word[..bytes.len()].copy_from_slice(bytes);
+        u64::from_le_bytes(word)
+    };
+    let len = key.len();
+    let (first, last) = if len > 8 {
+        (word(&key[..8]), word(&key[len - 8..]))
+    } else {
+        (word(key), 0)
+    };
+    (u128::from(first) << 64 | u128::from(last)) ^ (len as u128) << 120
+}
+
+/// Whether a print is in `keys` twice (their order is lost).
+fn repeats(keys: &mut [u128]) -> bool {
+    if keys.len() <= LINEAR_KEYS {
+        return (1..keys.len()).any(|i| keys[..i].contains(&keys[i]));
+    }
+    keys.sort_unstable();
+    keys.windows(2).any(|pair| pair[0] == pair[1])
+}
+
+fn tree_object(fields: &Map<String, Value>, scratch: &mut Vec<u8>) -> u128 {
+    let sum = fields.iter().fold(0u128, |sum, (name, value)| {
+        sum.wrapping_add(tree_entry(name, value, scratch))
+    });
+    summary(OBJECT_SUMMARY, fields.len() as u64, sum)
+}
+
+fn tree_entry(name: &str, value: &Value, scratch: &mut Vec<u8>) -> u128 {
+    scratch.clear();
+    scratch.push(KEY_FIELD);
+    encode_varint(name.len() as u64, scratch);
+    scratch.extend_from_slice(name.as_bytes());
+    match value {
+        Value::Object(fields) => {
+            let key = bytes_hash(scratch);
+            mix(key, tree_object(fields, scratch), OBJECT_ENTRY)
+        }
+        Value::Array(items) => {
+            let key = bytes_hash(scratch);
+            mix(key, tree_list(items, scratch), LIST_ENTRY)
+        }
+        scalar => {
+            scratch.push(VALUE_FIELD);
+            encode_varint(scalar_len(scalar) as u64, scratch);
+            write_scalar(scalar, scratch);
+            bytes_hash(scratch)
+        }
+    }
+}
+
+fn tree_list(items: &[Value], scratch: &mut Vec<u8>) -> u128 {
+    let folded = items.iter().fold(0u128, |folded, item| {
+        let hash = match item {
+            Value::Object(fields) => tree_object(fields, scratch),
+            Value::Array(items) => tree_list(items, scratch),
+            scalar => {
+                scratch.clear();
+                write_scalar(scalar, scratch);
+                bytes_hash(scratch)
+            }
+        };
+        mix(folded, hash, LIST_ITEM)
+    });
+    summary(LIST_SUMMARY, items.len() as u64, folded)
+}
+
+/// The length of a scalar's Value fields.
+fn scalar_len(scalar: &Value) -> usize {
+    match scalar {
+        Value::Number(_) => 9,
+        Value::String(text) => 1 + encoded_len_varint(text.len() as u64) + text.len(),
+        _ => 2,
+    }
+}
+
+/// A scalar's Value fields, as prost and Go write them (as `Writer::scalar` does).
+fn write_scalar(scalar: &Value, out: &mut Vec<u8>) {
+    match scalar {
+        Value::Bool(b) => out.extend_from_slice(&[BOOL, u8::from(*b)]),
+        Value::Number(n) => {
+            out.push(NUMBER);
+            out.put_f64_le(n.as_f64().unwrap_or(0.0));
+        }
+        Value::String(text) => {
+            out.push(STRING);
+            encode_varint(text.len() as u64, out);
+            out.extend_from_slice(text.as_bytes());
+        }
+        _ => out.extend_from_slice(&[NULL, 0]),
+    }
+}

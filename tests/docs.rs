@@ -1,0 +1,157 @@
+//! The README stays a newcomer's page (at most 350 lines; the reference lives in `docs/`), and no
+//! relative link of the README or of `docs/*.md` is broken: each names a file or folder of the
+//! repository and, with a `#fragment`, a heading of that Markdown file.
+
+use std::collections::BTreeSet;
+use std::path::{Path, PathBuf};
+
+const README_MAX_LINES: usize = 350;
+
+fn root() -> &'static Path {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+}
+
+fn read(path: &Path) -> String {
+    std::fs::read_to_string(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
+}
+
+/// README.md and every `docs/*.md`.
+fn pages() -> Vec<PathBuf> {
+    let mut pages = vec![root().join("README.md")];
+    let mut docs: Vec<PathBuf> = std::fs::read_dir(root().join("docs"))
+        .unwrap()
+        .map(|entry| entry.unwrap().path())
+        .filter(|path| path.extension().is_some_and(|e| e == "md"))
+        .collect();
+    docs.sort();
+    pages.extend(docs);
+    pages
+}
+
+/// The lines of a Markdown page outside fenced code blocks, with their numbers.
+fn prose(text: &str) -> Vec<(usize, &str)> {
+    let mut in_code = false;
+    let mut lines = Vec::new();
+    for (index, line) in text.lines().enumerate() {
+        if line.trim_start().starts_with("```") {
+            in_code = !in_code;
+        } else if !in_code {
+            lines.push((index + 1, line));
+        }
+    }
+    lines
+}
+
+/// The targets of inline links `[text](target)` on a line, code spans left out.
+fn link_targets(line: &str) -> Vec<&str> {
+    let mut targets = Vec::new();
+    let mut in_span = false;
+    let bytes = line.as_bytes();
+    let mut i = 0;
+    while i < bytes.len() {
+        match bytes[i] {
+            b'`' => in_span = !in_span,
+            b']' if !in_span && bytes.get(i + 1) == Some(&b'(') => {
+                let start = i + 2;
+                if let Some(length) = line[start..].find(')') {
+                    let target = line[start..start + length].split_whitespace().next();
+                    targets.extend(target);
+                    i = start + length;
+                }
+            }
+            _ => {}
+        }
+        i += 1;
+    }
+    targets
+}
+
+/// A heading's anchor as GitHub makes it: lower case, punctuation dropped, spaces to `-`.
+fn anchor(heading: &str) -> String {
+    heading
+        .trim()
+        .to_lowercase()
+        .chars()
+        .filter(|c| c.is_alphanumeric() || *c == '-' || *c == ' ' || *c == '_')
+        .map(|c| if c == ' ' { '-' } else { c })
+        .collect()
+}
+
+fn anchors(page: &str) -> BTreeSet<String> {
+    prose(page)
+        .into_iter()
+        .filter_map(|(_, line)| line.strip_prefix('#'))
+        .map(|heading| anchor(heading.trim_start_matches('#')))
+        .collect()
+}
+
+#[test]
+fn the_readme_is_at_most_350_lines() {
+    let lines = read(&root().join("README.md")).lines().count();
+    assert!(
+        lines <= README_MAX_LINES,
+        "README.md has {lines} lines; keep it at most {README_MAX_LINES}: move reference material into a page under docs/ and link it"
+    );
+}
+
+#[test]
+fn every_relative_link_of_the_readme_and_docs_resolves() {
+    let mut broken = Vec::new();
+    let mut checked = 0;
+    for page in pages() {
+        let text = read(&page);
+        let folder = page.parent().unwrap();
+        for (number, line) in prose(&text) {
+            for target in link_targets(line) {
+                if target.contains("://") || target.starts_with("mailto:") {
+                    continue;
+                }
+                checked += 1;
+                let (file, fragment) = target.split_once('#').unwrap_or((target, ""));
+                let path = if file.is_empty() {
+                    page.clone()
+                } else {
+                    folder.join(file)
+                };
+                let at = format!("{}:{number}: {target}", page.display());
+                if !path.exists() {
+                    broken.push(format!("{at}: no such file"));
+                } else if !fragment.is_empty()
+                    && path.extension().is_some_and(|e| e == "md")
+                    && !anchors(&read(&path)).contains(fragment)
+                {
+                    broken.push(format!("{at}: no heading with that anchor"));
+                }
+            }
+        }
+    }
+    assert!(
+        checked > 20,
+        "only {checked} links found: the parser is broken"
+    );
+    assert!(broken.is_empty(), "broken links:\n{}", broken.join("\n"));
+}
+
+#[test]
+fn anchors_and_links_are_read_as_github_does() {
+    assert_eq!(
+        anchor(" Against your provider's CRDs"),
+        "against-your-providers-crds"
+    );
+    assert_eq!(anchor("`kinds(providerApi?)`"), "kindsproviderapi");
+    assert_eq!(
+        anchor("Run as a WebAssembly pipeline step"),
+        "run-as-a-webassembly-pipeline-step"
+    );
+    assert_eq!(
+        link_targets("see [a](docs/a.md#x) and `[b](no)` and [c](../c \"title\")"),
+        ["docs/a.md#x", "../c"]
+    );
+    assert_eq!(
+        prose("a\n```\n[x](y)\n```\nb")
+            .into_iter()
+            .map(|(_, l)| l)
+            .collect::<Vec<_>>(),
+        ["a", "b"]
+    );
+}
