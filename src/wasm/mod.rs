@@ -185,11 +185,12 @@ pub fn version() -> String {
 /// ```
 #[wasm_bindgen(unchecked_return_type = "Record<ProviderApi, Kind[]> | Kind[]")]
 pub fn kinds(
-    #[wasm_bindgen(js_name = providerApi, unchecked_param_type = "ProviderApi | undefined")]
-    provider_api: JsValue,
+    #[wasm_bindgen(js_name = providerApi, unchecked_optional_param_type = "string | null")]
+    provider_api: Option<JsValue>,
 ) -> Result<JsValue, JsError> {
     // Taken as any value and checked here: a number where the bindings expect a string would
     // reach the module as garbage.
+    let provider_api = provider_api.unwrap_or(JsValue::UNDEFINED);
     let provider_api = match provider_api.as_string() {
         Some(api) => Some(api),
         None if provider_api.is_undefined() || provider_api.is_null() => None,
