@@ -16,7 +16,33 @@ use std::collections::BTreeMap;
 static ALLOC: divan::AllocProfiler = divan::AllocProfiler::system();
 
 fn main() {
+    // `WRITE_REQUESTS=DIR`: writes the requests measured here, gRPC-framed, for callgrind with
+    // `profile-call` (BENCHMARKS.md): plain-N.bin and, with `codegen`, live-N.bin.
+    if let Some(dir) = std::env::var_os("WRITE_REQUESTS") {
+        write_requests(std::path::Path::new(&dir));
+        return;
+    }
     divan::main();
+}
+
+fn write_requests(dir: &std::path::Path) {
+    std::fs::create_dir_all(dir).unwrap();
+    let framed = |request: RunFunctionRequest| {
+        let bytes = request.encode_to_vec();
+        let mut out = vec![0u8];
+        out.extend_from_slice(&(bytes.len() as u32).to_be_bytes());
+        out.extend_from_slice(&bytes);
+        out
+    };
+    for n in [10, 100] {
+        std::fs::write(
+            dir.join(format!("plain-{n}.bin")),
+            framed(rendered_request(n)),
+        )
+        .unwrap();
+        #[cfg(feature = "codegen")]
+        std::fs::write(dir.join(format!("live-{n}.bin")), framed(live_request(n))).unwrap();
+    }
 }
 
 const SIZES: [usize; 4] = [10, 100, 1_000, 10_000];

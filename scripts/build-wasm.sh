@@ -40,6 +40,15 @@ rm -rf pkg
 bindgen_flags=(--remove-name-section --remove-producers-section)
 wasm-bindgen --target nodejs "${bindgen_flags[@]}" --out-dir pkg "$wasm"
 wasm-bindgen --target web "${bindgen_flags[@]}" --out-dir pkg/web "$wasm"
+# The entries guard each call: after a WebAssembly trap the next call runs on a fresh instance
+# (wasm/wrapper/). The bindings move to function_artifactory_glue.js beside them.
+for dir in pkg pkg/web; do
+    mv "$dir/function_artifactory.js" "$dir/function_artifactory_glue.js"
+done
+cp wasm/wrapper/node.cjs pkg/function_artifactory.js
+cp wasm/wrapper/web.js pkg/web/function_artifactory.js
+# The browser files are ES modules: said so for Node too (`import 'function-artifactory/web'`).
+echo '{ "type": "module" }' >pkg/web/package.json
 
 # No wasm-opt here: Debian's binaryen 108 mistypes wasm-bindgen's externref table (Node then
 # refuses the module at start: "WebAssembly.Table.set(): Argument 1 is invalid"), so the npm
@@ -67,6 +76,7 @@ cat >pkg/package.json <<EOF
   },
   "files": [
     "function_artifactory.js",
+    "function_artifactory_glue.js",
     "function_artifactory.d.ts",
     "function_artifactory_bg.wasm",
     "function_artifactory_bg.wasm.d.ts",

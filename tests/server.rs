@@ -770,3 +770,78 @@ async fn a_first_call_answers_only_its_requirements_and_the_second_renders() {
         "{text}"
     );
 }
+
+/// A live schema whose rules cost the API server's whole budget for each object rendered: the
+/// call evaluates for seconds (minutes in a debug build), yet probes, other calls and SIGTERM
+/// are answered meanwhile (issue 27: a CEL rule froze the process, /healthz and SIGTERM with it).
+fn costly_live_schema_request() -> RunFunctionRequest {
+    use function_artifactory::proto::v1::{Capability, Schema};
+    use function_artifactory::proto::Struct;
+    let spec = serde_json::json!({"repositories": [
+        {"name": "a", "rclass": "local", "packageType": "maven"},
+        {"name": "b", "rclass": "local", "packageType": "npm"},
+    ]});
+    let mut built = support::requests::request(support::requests::composite(spec))
+        .input(support::requests::input(
+            serde_json::json!({"providerApi": "cluster"}),
+        ))
+        .capability(Capability::RequiredSchemas)
+        .build();
+    let asked = function_artifactory::run_function(&built)
+        .requirements
+        .unwrap_or_default()
+        .schemas;
+    assert!(!asked.is_empty());
+    // Eleven rules of about 900,000 units: the object's budget of 10,000,000 runs out.
+    let rule = "lists.range(300).all(a, lists.range(500).all(b, b >= 0))";
+    let rules: Vec<_> = (0..11)
+        .map(|i| serde_json::json!({"rule": format!("{rule} && {i} >= 0")}))
+        .collect();
+    let schema = serde_json::json!({
+        "type": "object", "x-kubernetes-preserve-unknown-fields": true,
+        "x-kubernetes-validations": rules,
+    });
+    for name in asked.into_keys() {
+        let answer = Schema {
+            openapi_v3: Some(Struct::from_value(schema.clone())),
+        };
+        built.required_schemas.insert(name, answer);
+    }
+    assert!(
+        built.encoded_len() < 40 * 1024,
+        "small enough to run inline before"
+    );
+    built
+}
+
+#[tokio::test]
+async fn probes_calls_and_sigterm_are_answered_while_rules_evaluate() {
+    let mut server = Server::start(&["--insecure"]);
+    let start = server
+        .wait_for_log(Duration::from_secs(5), |l| l["message"] == "serving")
+        .unwrap();
+    let metrics = start["metrics_address"].as_str().unwrap().to_owned();
+    let channel = insecure_channel(&server).await;
+    let costly = costly_live_schema_request();
+    let mut client = V1Client::new(channel.clone());
+    let in_flight = tokio::spawn(async move { client.run_function(costly).await });
+    tokio::time::sleep(Duration::from_secs(1)).await;
+    assert!(
+        !in_flight.is_finished(),
+        "the costly call is still evaluating"
+    );
+
+    assert_eq!(http_get(&metrics, "/healthz").await.0, 200);
+    assert_eq!(http_get(&metrics, "/readyz").await.0, 200);
+    assert_answers_in_time(&server, "beside-the-costly-call").await;
+
+    let signalled = std::time::Instant::now();
+    server.signal(libc::SIGTERM);
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    assert_eq!(http_get(&metrics, "/readyz").await.0, 503);
+    let exit = server
+        .wait_exit(Duration::from_secs(35))
+        .expect("exits within the drain timeout");
+    assert_eq!(exit.code(), Some(0), "{exit}");
+    assert!(signalled.elapsed() < Duration::from_secs(30));
+}

@@ -555,10 +555,10 @@ fn value_has_type(value: &Value, type_: Option<&str>) -> bool {
 }
 
 /// The patterns must mean the same to the API server (Go RE2) and to clients
-/// (ECMA-262): they must compile in the RE2-style `regex` crate (no look-around,
+/// (ECMA-262): they must compile as RE2 expressions, as the function checks them (no look-around,
 /// no backreferences) and be anchored at both ends.
 fn check_pattern(pattern: &str, path: &str, out: &mut Vec<String>) {
-    if let Err(e) = regex::Regex::new(pattern) {
+    if let Err(e) = crate::core::catalog::rules::re2::compiled(pattern) {
         out.push(format!("{path}: pattern {pattern:?} does not compile: {e}"));
     }
     if !pattern.starts_with('^') || !pattern.ends_with('$') {

@@ -2,7 +2,7 @@
 //! checked against the provider schema before it is emitted.
 
 use crate::core::catalog::live::{LiveSchema, LiveSchemas};
-use crate::core::catalog::openapi::{CompiledSchema, Instance};
+use crate::core::catalog::openapi::{CompiledSchema, Instance, RULES_SKIPPED};
 use crate::core::catalog::{catalog, NodeId, Rclass};
 use crate::core::input::Input;
 use crate::core::keys::{key_label, KEY_LABEL};
@@ -442,8 +442,9 @@ fn check_live(p: &Planned, fields: &Fields, schema: &CompiledSchema, findings: &
     ];
     for violation in schema.validate_instance(Instance::Members(&resource)) {
         let (path, message) = violation.split_once(": ").unwrap_or(("", &violation));
-        // Said when type errors stopped the rules: the type errors are the news.
-        if path == "<root>" {
+        // Said when type errors stopped the rules: the type errors are the news. Anything
+        // else at the root (a rule of the whole object, its cost limits) is reported.
+        if violation == RULES_SKIPPED {
             continue;
         }
         let fix = if message == "unknown field" {
@@ -468,6 +469,9 @@ fn check_live(p: &Planned, fields: &Fields, schema: &CompiledSchema, findings: &
 /// Where a path of the rendered resource came from in the claim: a `forProvider` field at the
 /// claim field that gave it, anything else at the entry.
 fn claim_path(p: &Planned, fields: &Fields, path: &str) -> String {
+    if path == "<root>" {
+        return p.entry.path();
+    }
     if let Some(rest) = path.strip_prefix("spec.forProvider.") {
         let name_end = rest.find(['.', '[']).unwrap_or(rest.len());
         if let Some(field) = fields.get(&rest[..name_end]) {

@@ -3,6 +3,7 @@
 
 mod coalesce;
 mod connections;
+mod control;
 mod error;
 mod logging;
 pub mod metrics;
@@ -17,7 +18,6 @@ pub use error::{PemProblem, StartError};
 
 use runner::Runner;
 use service::{Package, RunFunctionServer, V1beta1, V1};
-use shutdown::Signals;
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::sync::Arc;
@@ -162,7 +162,6 @@ fn credentials(args: &ServeArgs) -> Result<Option<ServerTlsConfig>, StartError> 
 }
 
 async fn run(args: &ServeArgs, tls: Option<ServerTlsConfig>) -> Result<(), StartError> {
-    let signals = Signals::register().map_err(StartError::Runtime)?;
     let secure = tls.is_some();
     let mut server = transport::server(tls).map_err(|source| StartError::Tls {
         dir: args.tls_certs_dir.clone().unwrap_or_default(),
@@ -177,12 +176,17 @@ async fn run(args: &ServeArgs, tls: Option<ServerTlsConfig>) -> Result<(), Start
         address: args.address.clone(),
         source,
     })?;
-    let metrics_address = start_metrics(&args.metrics_address, args.max_metrics_connections)?;
-
     let limit = usize::from(args.max_recv_message_size) * MIB;
     let (v1, v1beta1) = services(limit);
     let (health, health_service) = tonic_health::server::health_reporter();
     set_health(&health, ServingStatus::Serving).await;
+    // Probes, metrics and signals are served on a thread that never runs the core.
+    let control = control::start(
+        &args.metrics_address,
+        args.max_metrics_connections as usize,
+        health,
+    )?;
+    let metrics_address = control.metrics_address;
     let router = server
         .add_service(health_service)
         .add_service(v1)
@@ -201,7 +205,7 @@ async fn run(args: &ServeArgs, tls: Option<ServerTlsConfig>) -> Result<(), Start
         "serving"
     );
     let draining = Arc::new(Notify::new());
-    let stop = stop_on_signal(signals, health, Arc::clone(&draining));
+    let stop = stop_on_signal(control.stopping, Arc::clone(&draining));
     tokio::select! {
         served = router.serve_with_incoming_shutdown(incoming, stop) => {
             served.map_err(StartError::Serve)?;
@@ -232,35 +236,11 @@ async fn set_health(health: &HealthReporter, status: ServingStatus) {
     health.set_service_status(V1beta1::SERVICE, status).await;
 }
 
-/// Resolves on SIGTERM or SIGINT, after which tonic closes the listener and drains the
-/// connections; health turns NOT_SERVING for connections still open.
-async fn stop_on_signal(signals: Signals, health: HealthReporter, draining: Arc<Notify>) {
-    let signal = signals.received().await;
-    tracing::info!(
-        signal,
-        "stopping: no new connections, finishing calls in flight"
-    );
-    set_health(&health, ServingStatus::NotServing).await;
-    metrics::metrics().set_ready(false);
+/// Resolves when the control thread received SIGTERM or SIGINT (health is NOT_SERVING by
+/// then), after which tonic closes the listener and drains the connections.
+async fn stop_on_signal(stopping: Arc<Notify>, draining: Arc<Notify>) {
+    stopping.notified().await;
     draining.notify_one();
-}
-
-/// Starts the metrics and probes listener, unless its address is empty; returns where it
-/// listens.
-fn start_metrics(
-    address: &str,
-    max_connections: u32,
-) -> Result<Option<std::net::SocketAddr>, StartError> {
-    if address.is_empty() {
-        return Ok(None);
-    }
-    let listener = transport::listen(address)?;
-    let local = listener.local_addr().map_err(|source| StartError::Bind {
-        address: address.to_owned(),
-        source,
-    })?;
-    tokio::spawn(metrics::serve(listener, max_connections as usize));
-    Ok(Some(local))
 }
 
 /// Never resolves before a signal; then resolves after [`DRAIN_TIMEOUT`], so a call that never

@@ -36,7 +36,7 @@ impl Runner {
             .acquire_owned()
             .await
             .map_err(|_| Status::unavailable("the server is stopping"))?;
-        if request.len() <= INLINE_LIMIT {
+        if request.len() <= INLINE_LIMIT && !carries_schemas(&request) {
             // A handoff to a blocking thread cost more CPU than the core itself at 10
             // repositories (BENCHMARKS.md); a small call holds the transport for well under 1 ms.
             drop(permit);
@@ -60,6 +60,48 @@ impl Runner {
 /// Requests up to this size run on the transport's thread: about 150 repository entries, or
 /// a few dozen observed resources, well under 1 ms of work on a slow core.
 const INLINE_LIMIT: usize = 40 * 1024;
+
+/// Whether the request carries live schemas (`required_schemas`, field 9), found among its
+/// top-level fields without decoding them. Such a call evaluates the schemas' CEL rules, whose
+/// cost the API server's budget bounds per object (about a second at most), not per call: it
+/// never runs on the transport's thread, however small it is.
+fn carries_schemas(mut bytes: &[u8]) -> bool {
+    const REQUIRED_SCHEMAS: u64 = 9;
+    while !bytes.is_empty() {
+        let Some(key) = varint(&mut bytes) else {
+            return false;
+        };
+        if key >> 3 == REQUIRED_SCHEMAS {
+            return true;
+        }
+        let skipped = match key & 7 {
+            0 => varint(&mut bytes).map(|_| 0),
+            1 => Some(8),
+            2 => varint(&mut bytes),
+            5 => Some(4),
+            // Groups and unknown wire types: the decoder will say what is wrong.
+            _ => None,
+        };
+        match skipped.and_then(|n| usize::try_from(n).ok()) {
+            Some(n) if n <= bytes.len() => bytes = &bytes[n..],
+            _ => return false,
+        }
+    }
+    false
+}
+
+fn varint(bytes: &mut &[u8]) -> Option<u64> {
+    let mut value = 0u64;
+    for shift in (0..64).step_by(7) {
+        let (&byte, rest) = bytes.split_first()?;
+        *bytes = rest;
+        value |= u64::from(byte & 0x7f) << shift;
+        if byte < 0x80 {
+            return Some(value);
+        }
+    }
+    None
+}
 
 /// Decodes and runs one call. A request that does not decode is answered as tonic's prost
 /// codec answers it: INTERNAL, with prost's message. Decoded from the `Bytes` it came in, so
@@ -116,6 +158,24 @@ mod tests {
     fn a_panic_of_the_core_becomes_internal() {
         let status = call_core(|| panic!("a bug")).unwrap_err();
         assert_eq!(status.code(), tonic::Code::Internal);
+    }
+
+    #[test]
+    fn a_request_with_live_schemas_is_told_apart_without_decoding_it() {
+        use crate::proto::v1::{RequestMeta, Schema};
+        let mut request = RunFunctionRequest {
+            meta: Some(RequestMeta {
+                tag: "t".repeat(300),
+                capabilities: vec![1, 2],
+            }),
+            ..RunFunctionRequest::default()
+        };
+        assert!(!carries_schemas(&request.encode_to_vec()));
+        request
+            .required_schemas
+            .insert("schema/v1/Kind".to_owned(), Schema::default());
+        assert!(carries_schemas(&request.encode_to_vec()));
+        assert!(!carries_schemas(&[0xff, 0xff]), "garbage is not");
     }
 
     #[test]

@@ -55,6 +55,15 @@ pub(super) fn bind(
 
 /// A TCP listener on `HOST:PORT`, or on every interface for `:PORT`.
 pub(super) fn listen(address: &str) -> Result<tokio::net::TcpListener, StartError> {
+    let listener = listen_std(address)?;
+    tokio::net::TcpListener::from_std(listener).map_err(|source| StartError::Bind {
+        address: address.to_owned(),
+        source,
+    })
+}
+
+/// [`listen`], not yet registered with a runtime (for a runtime on another thread).
+pub(super) fn listen_std(address: &str) -> Result<std::net::TcpListener, StartError> {
     let listen = match address.strip_prefix(':') {
         Some(port) => format!("0.0.0.0:{port}"),
         None => address.to_owned(),
@@ -65,7 +74,7 @@ pub(super) fn listen(address: &str) -> Result<tokio::net::TcpListener, StartErro
     };
     let listener = std::net::TcpListener::bind(listen).map_err(bind_error)?;
     listener.set_nonblocking(true).map_err(bind_error)?;
-    tokio::net::TcpListener::from_std(listener).map_err(bind_error)
+    Ok(listener)
 }
 
 /// The server with its limits, TLS when given, and the over-size status of gRPC.

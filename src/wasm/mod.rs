@@ -5,9 +5,11 @@
 //! out. A request the core can run always gets a response (problems are a
 //! fatal result, as from the server); what is not a request at all (bytes
 //! that do not decode, JSON of the wrong shape) is a JavaScript `Error` with
-//! the message the server would give. The core never panics on any input, so
-//! no call ends in a WebAssembly trap; were a bug to make it panic, the panic
-//! hook set in `start` throws an `Error` instead.
+//! the message the server would give. The core never panics on any input, and
+//! its limits (CEL cost and depth, sizes) keep every input within the module's
+//! memory and stack; were a bug to make it panic, the panic hook set in `start`
+//! throws an `Error` instead. Either failure leaves the instance unusable: the
+//! npm module's entries (`wasm/wrapper/`) run the next call on a fresh one.
 
 mod objects;
 
@@ -183,11 +185,47 @@ pub fn version() -> String {
 /// ```
 #[wasm_bindgen(unchecked_return_type = "Record<ProviderApi, Kind[]> | Kind[]")]
 pub fn kinds(
-    #[wasm_bindgen(js_name = providerApi)] provider_api: Option<String>,
+    #[wasm_bindgen(js_name = providerApi, unchecked_optional_param_type = "string | null")]
+    provider_api: Option<JsValue>,
 ) -> Result<JsValue, JsError> {
+    // Taken as any value and checked here: a number where the bindings expect a string would
+    // reach the module as garbage.
+    let provider_api = provider_api.unwrap_or(JsValue::UNDEFINED);
+    let provider_api = match provider_api.as_string() {
+        Some(api) => Some(api),
+        None if provider_api.is_undefined() || provider_api.is_null() => None,
+        None => {
+            return Err(JsError::new(
+                "kinds: providerApi must be a string (flat, cluster or namespaced) or absent",
+            ))
+        }
+    };
     let kinds = crate::wasm::objects::kinds(provider_api.as_deref())
         .map_err(|e| JsError::new(&e.to_string()))?;
     to_js(&kinds)
+}
+
+/// For the tests of the JavaScript entries (wasm/test/traps.test.mjs): fails as a bug would,
+/// `"stack"` by exhausting the stack (a WebAssembly trap), `"panic"` by panicking (an `Error`
+/// thrown from inside the module). Either leaves this instance unusable; the entries then run
+/// the next call on a fresh one.
+#[wasm_bindgen(js_name = __failForTests, skip_typescript)]
+pub fn fail_for_tests(how: &str) -> u32 {
+    match how {
+        "stack" => deeper(0),
+        _ => panic!("failing for a test, as asked ({how:?})"),
+    }
+}
+
+/// Recurses until the stack runs out (the bound only keeps the compiler from seeing an
+/// unconditional recursion; no stack has room for it).
+#[inline(never)]
+fn deeper(depth: u32) -> u32 {
+    let frame = std::hint::black_box([depth; 256]);
+    if depth == u32::MAX {
+        return frame[0];
+    }
+    deeper(depth + 1).wrapping_add(frame[depth as usize % 256])
 }
 
 /// A JavaScript value as JSON: objects go through `JSON.stringify`, strings are JSON text.

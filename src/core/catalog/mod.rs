@@ -12,6 +12,7 @@
 
 pub mod live;
 pub mod openapi;
+pub mod rules;
 
 use serde::Deserialize;
 use serde_json::value::RawValue;

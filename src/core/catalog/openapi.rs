@@ -1,7 +1,7 @@
 //! Validation of an object against an OpenAPI v3 schema as the Kubernetes API server validates
 //! a custom resource with a structural schema: schema defaults, types, enums, formats of lists
 //! (`x-kubernetes-list-type`), unknown fields, and the `x-kubernetes-validations` CEL rules,
-//! evaluated by the `cel` crate rather than re-implemented.
+//! parsed by the `cel` crate and evaluated with the API server's limits ([`super::rules`]).
 //!
 //! Used for the schemas Crossplane sends (live schemas, [`super::live`]) and by the tests
 //! against the provider's CRDs. Deliberately stricter than the API server in two places, since
@@ -18,20 +18,43 @@
 
 mod instance;
 
+use super::rules::{self, re2, values, Budget, Failure, Rule, RuleError, Subject, Verdict};
 pub use instance::Instance;
 use instance::{Kind, Path};
 use serde_json::{Map, Value};
 use std::collections::{HashMap, HashSet};
 use std::fmt;
 use std::hash::{Hash, Hasher};
-use std::sync::{Arc, OnceLock};
 
 /// Shown instead of the CEL rules when they were skipped, as the API server says it.
-const RULES_SKIPPED: &str = "<root>: some validation rules were not checked because the object \
+pub const RULES_SKIPPED: &str =
+    "<root>: some validation rules were not checked because the object \
      was invalid; correct the existing errors to complete validation";
 
-/// The rule that checks a `pattern`: RE2 syntax through CEL's `matches`, as the API server.
-const PATTERN_RULE: &str = "self.matches(pattern)";
+/// A rule as messages quote it: whole up to 200 characters, else its start and its length.
+fn shown_rule(source: &str) -> String {
+    match shortened(source) {
+        (whole, None) => format!("{whole:?}"),
+        (start, Some(chars)) => format!("{start:?}… ({chars} characters)"),
+    }
+}
+
+/// The rule as a failed rule's message shows it (unquoted, as the API server does).
+fn failed_rule(source: &str) -> String {
+    match shortened(source) {
+        (whole, None) => format!("failed rule: {whole}"),
+        (start, Some(chars)) => format!("failed rule: {start}… ({chars} characters)"),
+    }
+}
+
+/// The first 200 characters of `source`, and its length if that is not all of it.
+fn shortened(source: &str) -> (&str, Option<usize>) {
+    const SHOWN: usize = 200;
+    match source.char_indices().nth(SHOWN) {
+        None => (source, None),
+        Some((end, _)) => (&source[..end], Some(source.chars().count())),
+    }
+}
 
 /// A schema compiled to check any number of objects: its nodes, and its CEL rules compiled.
 pub struct CompiledSchema {
@@ -39,7 +62,7 @@ pub struct CompiledSchema {
     nodes: Vec<Node>,
     /// Each rule (and `messageExpression`) of the schema, compiled; a rule that does not
     /// compile keeps its error, reported when the rule is evaluated.
-    programs: HashMap<String, Result<cel::Program, RuleError>>,
+    programs: HashMap<String, Result<Rule, RuleError>>,
     /// About what the nodes hold on the heap (see [`CompiledSchema::heap_bytes`]).
     heap_bytes: usize,
 }
@@ -205,14 +228,14 @@ impl CompiledSchema {
             heap_bytes: 0,
         };
         root(&mut compiled);
-        let mut sources = vec![PATTERN_RULE.to_owned()];
+        let mut sources = Vec::new();
         for node in &compiled.nodes {
             collect_rules(&node.extra().rules, &mut sources);
         }
         compiled.programs = sources
             .into_iter()
             .map(|source| {
-                let program = compile(&source);
+                let program = rules::compile(&source);
                 (source, program)
             })
             .collect();
@@ -402,6 +425,14 @@ impl CompiledSchema {
         names.iter().all(|name| node.property(name).is_some())
     }
 
+    /// The compiled `source` (every rule of the schema was compiled with it).
+    fn program(&self, source: &str) -> Result<&Rule, RuleError> {
+        match self.programs.get(source) {
+            Some(program) => program.as_ref().map_err(Clone::clone),
+            None => Err(RuleError::Compile("not a rule of this schema".to_owned())),
+        }
+    }
+
     /// Validates an object (without `metadata` and `status`, which the caller checks or leaves
     /// out). Returns every violation (empty: valid), each starting with its path, such as
     /// `spec.forProvider.url: expected string, got number`.
@@ -457,43 +488,6 @@ impl CompiledSchema {
             _ => {}
         }
     }
-}
-
-/// The CEL environment of the API server, as far as the `cel` crate has it: the standard
-/// library plus the strings and lists extensions. Built once per process.
-fn env() -> &'static Arc<cel::Env> {
-    static ENV: OnceLock<Arc<cel::Env>> = OnceLock::new();
-    ENV.get_or_init(|| {
-        let mut env = cel::Env::stdlib();
-        // Both extensions are part of the crate: adding them cannot fail.
-        let _ = env.add_extension(cel::extensions::strings);
-        let _ = env.add_extension(cel::extensions::lists);
-        Arc::new(env)
-    })
-}
-
-/// Why a CEL rule gave no verdict; the text goes into the problem at the rule's field.
-#[derive(Debug, Clone, thiserror::Error)]
-enum RuleError {
-    /// The rule is not valid CEL.
-    #[error("does not compile: {0}")]
-    Compile(String),
-    /// Transition rules compare with the stored object, which a rendered object has not got.
-    #[error("transition rules (oldSelf) are not supported")]
-    Transition,
-    /// The rule failed as it ran (a missing field, a type mismatch, ...).
-    #[error("evaluation failed: {0}")]
-    Evaluation(String),
-}
-
-fn compile(source: &str) -> Result<cel::Program, RuleError> {
-    let program = env()
-        .compile(source)
-        .map_err(|e| RuleError::Compile(e.to_string()))?;
-    if program.references().has_variable("oldSelf") {
-        return Err(RuleError::Transition);
-    }
-    Ok(program)
 }
 
 /// Every `rule` and `messageExpression` of a node's `x-kubernetes-validations`.
@@ -557,7 +551,7 @@ fn flag(schema: &Value, key: &str) -> bool {
 
 /// The schema of `key` inside an object node: a declared property, else the
 /// `additionalProperties` schema of a map.
-fn child_schema<'s>(schema: &'s Value, key: &str) -> Option<&'s Value> {
+pub(super) fn child_schema<'s>(schema: &'s Value, key: &str) -> Option<&'s Value> {
     schema["properties"]
         .get(key)
         .or_else(|| Some(&schema["additionalProperties"]).filter(|s| s.is_object()))
@@ -616,6 +610,11 @@ struct Checker<'e> {
     errors: Vec<String>,
     /// A type or enum error was found: the API server then skips the CEL rules.
     blocking: bool,
+    /// What is left of the object's cost budget (`rules::OBJECT_BUDGET`).
+    budget: Budget,
+    /// A rule ran out of budget, or over its own limit: the API server evaluates no further
+    /// rule.
+    stopped: bool,
 }
 
 impl<'e> Checker<'e> {
@@ -624,6 +623,8 @@ impl<'e> Checker<'e> {
             compiled,
             errors: Vec::new(),
             blocking: false,
+            budget: Budget::object(),
+            stopped: false,
         }
     }
 
@@ -719,18 +720,41 @@ impl<'e> Checker<'e> {
         }
     }
 
-    /// `pattern` through CEL's `matches` (RE2 syntax, as in the API server): no regex
-    /// dependency of our own.
+    /// `pattern`: RE2 syntax and meaning, through the function CEL's `matches()` uses
+    /// ([`re2`]). Matching is charged to the object's budget at the matcher's worst case (the
+    /// API server's Go matcher is not counted, but is bounded by the pattern's size as ours is
+    /// not), so a hostile pattern over a long string stops instead of running for minutes.
     fn pattern(&mut self, s: &str, pattern: &str, path: &Path) {
-        let vars = [
-            ("self", cel::Value::from(s)),
-            ("pattern", cel::Value::from(pattern)),
-        ];
-        match self.eval(PATTERN_RULE, &vars) {
-            Ok(cel::Value::Bool(true)) => {}
-            Ok(_) => self.error(path, format!("{s:?} does not match pattern {pattern:?}")),
-            Err(e) => self.error(path, format!("pattern {pattern:?}: {e}")),
+        if self.stopped {
+            return;
         }
+        let compiled = match re2::compiled(pattern) {
+            Ok(compiled) => compiled,
+            Err(e) => return self.error(path, format!("pattern {pattern:?}: {e}")),
+        };
+        let units = compiled.cost(s.chars().count() as u64);
+        if units > self.budget.left() {
+            self.out_of_budget(path);
+            return;
+        }
+        self.budget = Budget::of(self.budget.left() - units);
+        if !compiled.is_match(s) {
+            self.error(path, format!("{s:?} does not match pattern {pattern:?}"));
+        }
+    }
+
+    /// The API server's words when the object's budget is spent.
+    fn out_of_budget(&mut self, path: &Path) {
+        self.stopped = true;
+        self.error(
+            path,
+            format!(
+                "validation failed due to running out of cost budget, no further validation \
+                 rules will be run (the object's rules cost more than {} units, the API \
+                 server's RuntimeCELCostBudget)",
+                rules::OBJECT_BUDGET
+            ),
+        );
     }
 
     fn array(&mut self, value: Instance<'e>, node: &'e Node, path: &Path) {
@@ -815,11 +839,19 @@ impl<'e> Checker<'e> {
     /// Every `x-kubernetes-validations` rule at or below `value`; subtrees whose schema has
     /// none are not walked.
     fn rules(&mut self, value: Instance<'e>, node: &'e Node, path: &Path) {
-        if !node.rules_below || value.kind() == Kind::Null {
+        if !node.rules_below || value.kind() == Kind::Null || self.stopped {
             return;
         }
-        for rule in node.extra().rules.iter() {
-            self.rule(rule, value, node, path);
+        let node_rules = &node.extra().rules;
+        if !node_rules.is_empty() {
+            // `self` is built once for the rules of this node.
+            let subject = Subject::typed(to_cel(value, node, self.compiled));
+            for rule in node_rules.iter() {
+                if self.stopped {
+                    return;
+                }
+                self.rule(rule, &subject, path);
+            }
         }
         let compiled = self.compiled;
         match value.kind() {
@@ -842,56 +874,106 @@ impl<'e> Checker<'e> {
         }
     }
 
-    /// One rule with `self` bound to `value`. A rule that cannot be compiled or evaluated
-    /// is reported, never taken as passed.
-    fn rule(&mut self, rule: &Value, value: Instance, node: &Node, path: &Path) {
+    /// One rule with `self` bound to `subject`. A rule that cannot be compiled or evaluated
+    /// is reported, never taken as passed; one over a cost limit ends the object's rules, as
+    /// in the API server.
+    fn rule(&mut self, rule: &Value, subject: &Subject, path: &Path) {
         let Some(source) = rule["rule"].as_str() else {
             return self.error(path, format!("validation without a rule: {rule}"));
         };
-        let vars = [("self", to_cel(value, node, self.compiled))];
-        match self.eval(source, &vars) {
-            Ok(cel::Value::Bool(true)) => {}
-            Ok(cel::Value::Bool(false)) => {
-                let message = self.rule_message(rule, source, &vars);
-                self.error(path, message);
+        match self.eval(source, subject) {
+            Ok(Verdict::Bool(true)) => {}
+            Ok(Verdict::Bool(false)) => {
+                if let Some(message) = self.rule_message(rule, source, subject, path) {
+                    self.error(path, message);
+                }
             }
-            Ok(other) => self.error(path, format!("rule {source:?} gave {other:?}, not a bool")),
-            Err(e) => self.error(path, format!("rule {source:?}: {e}")),
+            Ok(Verdict::String(other)) => self.error(
+                path,
+                format!(
+                    "rule {} gave String({other:?}), not a bool",
+                    shown_rule(source)
+                ),
+            ),
+            Ok(Verdict::Other(other)) => self.error(
+                path,
+                format!("rule {} gave {other}, not a bool", shown_rule(source)),
+            ),
+            Err(Failure::Error(e)) => self.error(path, format!("rule {}: {e}", shown_rule(source))),
+            Err(Failure::CallLimit) => {
+                self.stopped = true;
+                self.error(
+                    path,
+                    format!(
+                        "rule {}: operation cancelled: actual cost limit exceeded: no further \
+                         validation rules will be run due to call cost exceeds limit for rule \
+                         (it costs more than {} units, the API server's PerCallLimit)",
+                        shown_rule(source),
+                        rules::PER_CALL_LIMIT
+                    ),
+                );
+            }
+            Err(Failure::Budget) => self.out_of_budget(path),
         }
     }
 
     /// The message of a failed rule: `messageExpression` if it gives a string, else
-    /// `message`, else the rule itself (as the API server does).
-    fn rule_message(&self, rule: &Value, source: &str, vars: &[(&str, cel::Value)]) -> String {
+    /// `message`, else the rule itself (as the API server does). `None` when evaluating the
+    /// message expression went over a cost limit (reported instead).
+    fn rule_message(
+        &mut self,
+        rule: &Value,
+        source: &str,
+        subject: &Subject,
+        path: &Path,
+    ) -> Option<String> {
         if let Some(expression) = rule["messageExpression"].as_str() {
-            if let Ok(cel::Value::String(message)) = self.eval(expression, vars) {
-                return message.to_string();
+            match self.message(expression, subject) {
+                Ok(Some(message)) => return Some(message),
+                Ok(None) => {}
+                Err(Failure::CallLimit) => {
+                    self.stopped = true;
+                    self.error(
+                        path,
+                        format!(
+                            "no further validation rules will be run due to call cost exceeds \
+                             limit for messageExpression: {}",
+                            shown_rule(expression)
+                        ),
+                    );
+                    return None;
+                }
+                Err(_) => {
+                    self.stopped = true;
+                    self.error(
+                        path,
+                        "messageExpression evaluation failed due to running out of cost \
+                         budget, no further validation rules will be run",
+                    );
+                    return None;
+                }
             }
         }
-        match rule["message"].as_str() {
+        Some(match rule["message"].as_str() {
             Some(message) => message.to_string(),
-            None => format!("failed rule: {source}"),
-        }
+            None => failed_rule(source),
+        })
     }
 
-    /// Runs the compiled `source` with `vars` bound.
-    fn eval(&self, source: &str, vars: &[(&str, cel::Value)]) -> Result<cel::Value, RuleError> {
-        let compiled;
-        let program = match self.compiled.programs.get(source) {
-            Some(program) => program.as_ref().map_err(Clone::clone)?,
-            // Only a rule of another schema gets here; compiled on the spot all the same.
-            None => {
-                compiled = compile(source)?;
-                &compiled
-            }
-        };
-        let mut context = cel::Context::with_env(Arc::clone(env()));
-        for (name, value) in vars {
-            context.add_variable_from_value(*name, value.clone());
+    /// Runs the compiled `source` with `self` bound to `subject`.
+    fn eval(&mut self, source: &str, subject: &Subject) -> Result<Verdict, Failure> {
+        let program = self
+            .compiled
+            .program(source)
+            .map_err(|e| Failure::Error(e.to_string()))?;
+        program.evaluate(subject, &mut self.budget)
+    }
+
+    fn message(&mut self, source: &str, subject: &Subject) -> Result<Option<String>, Failure> {
+        match self.compiled.program(source) {
+            Ok(program) => program.message(subject, &mut self.budget),
+            Err(_) => Ok(None),
         }
-        program
-            .execute(&context)
-            .map_err(|e| RuleError::Evaluation(e.to_string()))
     }
 }
 
@@ -947,105 +1029,37 @@ impl Hash for Hashed<'_> {
 /// `value` as CEL sees it, defaults in place: `number` fields are doubles even when written as
 /// integers, properties are escaped (`namespace` is `__namespace__`, `a-b` is `a__dash__b`)
 /// and unknown fields are absent because the server would have pruned them.
-fn to_cel(value: Instance, node: &Node, schema: &CompiledSchema) -> cel::Value {
+fn to_cel(value: Instance, node: &Node, schema: &CompiledSchema) -> values::Boxed {
     match value.kind() {
-        Kind::Null => cel::Value::Null,
-        Kind::Bool => cel::Value::Bool(matches!(value, Instance::Json(Value::Bool(true)))),
+        Kind::Null => values::null(),
+        Kind::Bool => values::boolean(matches!(value, Instance::Json(Value::Bool(true)))),
         Kind::Number => match value.as_number() {
-            Some(n) => number_to_cel(n, node),
-            None => cel::Value::Null,
+            Some(n) => values::number(n, node.type_ == Type::Number),
+            None => values::null(),
         },
-        Kind::String => cel::Value::from(value.as_str().unwrap_or_default()),
+        Kind::String => values::string(value.as_str().unwrap_or_default()),
         Kind::Array => {
             let item_node = schema.at(node.items);
             let items = value
                 .items()
                 .map(|item| to_cel(item, item_node, schema))
                 .collect();
-            cel::Value::List(Arc::new(items))
+            values::list(items)
         }
         Kind::Object => object_to_cel(value, node, schema),
     }
 }
 
-fn number_to_cel(n: &serde_json::Number, node: &Node) -> cel::Value {
-    let as_double = node.type_ == Type::Number;
-    match (n.as_i64(), n.as_u64()) {
-        (Some(i), _) if !as_double => cel::Value::Int(i),
-        (None, Some(u)) if !as_double => cel::Value::UInt(u),
-        _ => cel::Value::Float(n.as_f64().unwrap_or(f64::NAN)),
-    }
-}
-
-fn object_to_cel(value: Instance, node: &Node, schema: &CompiledSchema) -> cel::Value {
+fn object_to_cel(value: Instance, node: &Node, schema: &CompiledSchema) -> values::Boxed {
     let keep_unknown = node.properties.is_none() || node.allows_unknown();
-    let mut map = HashMap::new();
-    for (key, child) in value.members(node, schema) {
-        let declared = node.property(key);
-        if declared.is_none() && !keep_unknown {
-            continue;
+    let members = value.members(node, schema).filter_map(|(key, child)| {
+        let declared = node.property(key).is_some();
+        if !declared && !keep_unknown {
+            return None;
         }
+        let child_node = schema.at(node.child(key).unwrap_or(EMPTY));
         // Only declared properties are escaped; map keys are looked up as written.
-        let cel_key = if declared.is_some() {
-            escape_property(key)
-        } else {
-            key.to_owned()
-        };
-        let child_node = node.child(key).unwrap_or(EMPTY);
-        map.insert(
-            cel::objects::Key::from(cel_key),
-            to_cel(child, schema.at(child_node), schema),
-        );
-    }
-    cel::Value::Map(cel::objects::Map { map: Arc::new(map) })
-}
-
-/// CEL reserved words that the API server escapes as `__word__` in property names.
-const CEL_RESERVED: &[&str] = &[
-    "true",
-    "false",
-    "null",
-    "in",
-    "as",
-    "break",
-    "const",
-    "continue",
-    "else",
-    "for",
-    "function",
-    "if",
-    "import",
-    "let",
-    "loop",
-    "package",
-    "namespace",
-    "return",
-    "var",
-    "void",
-    "while",
-];
-
-/// The API server's property name escaping, so rules written for it find their fields.
-fn escape_property(name: &str) -> String {
-    if CEL_RESERVED.contains(&name) {
-        return format!("__{name}__");
-    }
-    let mut escaped = String::with_capacity(name.len());
-    let mut rest = name;
-    while let Some(c) = rest.chars().next() {
-        let (text, len) = match c {
-            '_' if rest.starts_with("__") => ("__underscores__", 2),
-            '.' => ("__dot__", 1),
-            '-' => ("__dash__", 1),
-            '/' => ("__slash__", 1),
-            _ => {
-                escaped.push(c);
-                rest = &rest[c.len_utf8()..];
-                continue;
-            }
-        };
-        escaped.push_str(text);
-        rest = &rest[len..];
-    }
-    escaped
+        Some((key, declared, to_cel(child, child_node, schema)))
+    });
+    values::object(members)
 }
