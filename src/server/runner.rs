@@ -2,6 +2,7 @@
 
 use crate::proto::v1::{RunFunctionRequest, RunFunctionResponse};
 use prost::bytes::Bytes;
+use prost::encoding::{decode_key, skip_field, DecodeContext};
 use prost::Message;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::Arc;
@@ -66,41 +67,20 @@ const INLINE_LIMIT: usize = 40 * 1024;
 /// cost the API server's budget bounds per object (about a second at most), not per call: it
 /// never runs on the transport's thread, however small it is.
 fn carries_schemas(mut bytes: &[u8]) -> bool {
-    const REQUIRED_SCHEMAS: u64 = 9;
+    const REQUIRED_SCHEMAS: u32 = 9;
     while !bytes.is_empty() {
-        let Some(key) = varint(&mut bytes) else {
+        // What does not decode is the decoder's to report: not a call with schemas here.
+        let Ok((tag, wire_type)) = decode_key(&mut bytes) else {
             return false;
         };
-        if key >> 3 == REQUIRED_SCHEMAS {
+        if tag == REQUIRED_SCHEMAS {
             return true;
         }
-        let skipped = match key & 7 {
-            0 => varint(&mut bytes).map(|_| 0),
-            1 => Some(8),
-            2 => varint(&mut bytes),
-            5 => Some(4),
-            // Groups and unknown wire types: the decoder will say what is wrong.
-            _ => None,
-        };
-        match skipped.and_then(|n| usize::try_from(n).ok()) {
-            Some(n) if n <= bytes.len() => bytes = &bytes[n..],
-            _ => return false,
+        if skip_field(wire_type, tag, &mut bytes, DecodeContext::default()).is_err() {
+            return false;
         }
     }
     false
-}
-
-fn varint(bytes: &mut &[u8]) -> Option<u64> {
-    let mut value = 0u64;
-    for shift in (0..64).step_by(7) {
-        let (&byte, rest) = bytes.split_first()?;
-        *bytes = rest;
-        value |= u64::from(byte & 0x7f) << shift;
-        if byte < 0x80 {
-            return Some(value);
-        }
-    }
-    None
 }
 
 /// Decodes and runs one call. A request that does not decode is answered as tonic's prost
