@@ -2,10 +2,12 @@
 //! instances (`catalog::openapi` before the live-schema work of issue 26), kept verbatim as the
 //! reference the compiled one must agree with, message for message (`tests/openapi.rs`). Two
 //! changes since: `pattern` goes through the library's RE2 function (the `cel` crate's `matches`
-//! is no longer built), and rules are evaluated by the crate's interpreter, without the
-//! library's cost limits (no rule generated here comes near them).
+//! is no longer built), and rules are quoted as the library quotes them (shortened past 200
+//! characters); they are still evaluated by the crate's interpreter, without the library's
+//! cost limits (no rule here comes near them).
 #![allow(dead_code)]
 
+use function_artifactory::catalog::openapi::{failed_rule, shown_rule};
 use function_artifactory::catalog::rules::re2;
 use serde_json::{Map, Value};
 use std::collections::{HashMap, HashSet};
@@ -476,8 +478,11 @@ impl<'e> Checker<'e> {
                 let message = self.rule_message(rule, source, &vars);
                 self.error(path, message);
             }
-            Ok(other) => self.error(path, format!("rule {source:?} gave {other:?}, not a bool")),
-            Err(e) => self.error(path, format!("rule {source:?}: {e}")),
+            Ok(other) => self.error(
+                path,
+                format!("rule {} gave {other:?}, not a bool", shown_rule(source)),
+            ),
+            Err(e) => self.error(path, format!("rule {}: {e}", shown_rule(source))),
         }
     }
 
@@ -491,7 +496,7 @@ impl<'e> Checker<'e> {
         }
         match rule["message"].as_str() {
             Some(message) => message.to_string(),
-            None => format!("failed rule: {source}"),
+            None => failed_rule(source),
         }
     }
 

@@ -32,7 +32,7 @@ pub const RULES_SKIPPED: &str =
      was invalid; correct the existing errors to complete validation";
 
 /// A rule as messages quote it: whole up to 200 characters, else its start and its length.
-fn shown_rule(source: &str) -> String {
+pub fn shown_rule(source: &str) -> String {
     match shortened(source) {
         (whole, None) => format!("{whole:?}"),
         (start, Some(chars)) => format!("{start:?}… ({chars} characters)"),
@@ -40,7 +40,7 @@ fn shown_rule(source: &str) -> String {
 }
 
 /// The rule as a failed rule's message shows it (unquoted, as the API server does).
-fn failed_rule(source: &str) -> String {
+pub fn failed_rule(source: &str) -> String {
     match shortened(source) {
         (whole, None) => format!("failed rule: {whole}"),
         (start, Some(chars)) => format!("failed rule: {start}… ({chars} characters)"),
