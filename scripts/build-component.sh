@@ -6,10 +6,11 @@
 # and prints the artifact's digest, which a Composition pins. Two builds give one digest.
 #
 # How: the core is linked for wasm32-wasip2 as a core module (`--skip-wit-component`, so that
-# Debian's wasm-opt, which cannot read components, can optimise it), optimised with wasm-opt -Oz,
-# then made a component by tools/wasmfn-pack (wit-component, the encoder rustc's wasm32-wasip2
+# wasm-opt, which cannot read components, can optimise it), optimised with wasm-opt -Oz, then
+# made a component by tools/wasmfn-pack (wit-component, the encoder rustc's wasm32-wasip2
 # linker runs). It installs what it needs (scripts/lib/install.sh): the wasm32-wasip2 target,
-# Debian's binaryen (as root), and builds tools/wasmfn-pack from its own Cargo.lock.
+# binaryen's wasm-opt pinned in tools/binaryen (npm ci), and builds tools/wasmfn-pack from its
+# own Cargo.lock.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 # shellcheck source=lib/install.sh
@@ -22,9 +23,8 @@ mkdir -p "$out"
 
 step "target wasm32-wasip2 and wasm-opt"
 install_rust_target wasm32-wasip2
-install_debian "the component's wasm-opt" "${DEBIAN_COMPONENT[@]}" ||
-    { echo "build-component: wasm-opt is missing (Debian package ${DEBIAN_COMPONENT[*]})" >&2; exit 1; }
-wasm-opt --version
+install_wasm_opt
+"$WASM_OPT" --version
 
 step "the core module for wasm32-wasip2 (profile wasm)"
 # Paths are remapped so the module holds no path of this machine (panic locations name source
@@ -37,10 +37,7 @@ unset RUSTFLAGS
 core=target/wasm32-wasip2/wasm/function_artifactory.wasm
 
 step "wasm-opt -Oz"
-# The features Rust's wasm32 targets enable by default.
-wasm-opt -Oz --enable-bulk-memory --enable-sign-ext --enable-mutable-globals \
-    --enable-nontrapping-float-to-int --enable-reference-types --enable-multivalue \
-    "$core" -o "$out/core.wasm"
+"$WASM_OPT" -Oz "${WASM_OPT_FEATURES[@]}" "$core" -o "$out/core.wasm"
 
 step "the component (tools/wasmfn-pack)"
 cargo build --locked --release --manifest-path tools/wasmfn-pack/Cargo.toml --target-dir target/tools

@@ -4,7 +4,8 @@
 #   pkg/web/function_artifactory.js (+ _bg.wasm)       for browsers (ES module, call init())
 # The core is built unchanged for wasm32-unknown-unknown with the `wasm` feature, in the size-first
 # `wasm` profile; the wasm-bindgen CLI is installed at exactly the version of the wasm-bindgen
-# crate in Cargo.lock when the one on PATH differs (their formats must match).
+# crate in Cargo.lock when the one on PATH differs (their formats must match). wasm-opt -Oz
+# optimises what wasm-bindgen writes.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 # shellcheck source=lib/install.sh
@@ -50,9 +51,26 @@ cp wasm/wrapper/web.js pkg/web/function_artifactory.js
 # The browser files are ES modules: said so for Node too (`import 'function-artifactory/web'`).
 echo '{ "type": "module" }' >pkg/web/package.json
 
-# No wasm-opt here: Debian's binaryen 108 mistypes wasm-bindgen's externref table (Node then
-# refuses the module at start: "WebAssembly.Table.set(): Argument 1 is invalid"), so the npm
-# module is the wasm profile's output as wasm-bindgen writes it.
+step "wasm-opt -Oz"
+# binaryen's wasm-opt pinned in tools/binaryen (scripts/lib/install.sh): Debian's binaryen 108
+# mistyped wasm-bindgen's externref table, and Node then refused the module at start
+# ("WebAssembly.Table.set(): Argument 1 is invalid"). The features are those Rust's wasm32
+# targets enable by default.
+install_wasm_opt
+"$WASM_OPT" --version
+node_module=pkg/function_artifactory_bg.wasm
+web_module=pkg/web/function_artifactory_bg.wasm
+# wasm-bindgen writes one module for both targets: optimised once when it does.
+same=no
+cmp -s "$node_module" "$web_module" && same=yes
+"$WASM_OPT" -Oz "${WASM_OPT_FEATURES[@]}" "$node_module" -o "$node_module.opt"
+mv "$node_module.opt" "$node_module"
+if [ "$same" = yes ]; then
+    cp "$node_module" "$web_module"
+else
+    "$WASM_OPT" -Oz "${WASM_OPT_FEATURES[@]}" "$web_module" -o "$web_module.opt"
+    mv "$web_module.opt" "$web_module"
+fi
 
 crate_version=$(awk -F'"' '/^version = / {print $2; exit}' Cargo.toml)
 cat >pkg/package.json <<EOF

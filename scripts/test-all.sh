@@ -35,9 +35,9 @@ Debian (apt-get install --no-install-recommends):
   the soak: ${DEBIAN_SOAK[*]}
   the playground test: ${DEBIAN_BROWSER[*]}
   render's YAML compared with Go's sigs.k8s.io/yaml: ${DEBIAN_GO_YAML[*]}
-  the WebAssembly component (wasm-opt): ${DEBIAN_COMPONENT[*]}
 cargo: wasm-bindgen-cli at the version in Cargo.lock (scripts/build-wasm.sh)
 npm: the packages of wasm/package-lock.json, in wasm/node_modules (npm ci)
+npm: binaryen's wasm-opt for both WebAssembly builds, tools/binaryen/package-lock.json (npm ci)
 LIST
 
 step "toolchain components and targets"
@@ -53,8 +53,6 @@ browser=yes
 install_debian "the playground test" "${DEBIAN_BROWSER[@]}" || browser=no
 go_yaml=yes
 install_debian "render's YAML compared with Go's" "${DEBIAN_GO_YAML[@]}" || go_yaml=no
-component_tools=yes
-install_debian "the WebAssembly component" "${DEBIAN_COMPONENT[@]}" || component_tools=no
 
 step "format"
 cargo fmt --all -- --check
@@ -104,9 +102,5 @@ else
 fi
 
 step "the WebAssembly component for function-wasm: build twice (one digest), tests in wasmtime"
-if [ "$component_tools" = yes ]; then
-  scripts/test-component.sh
-  ran+=("WebAssembly component: reproducible build, OCI layout, tests in wasmtime (tests/component-host)")
-else
-  skipped+=("the WebAssembly component: ${DEBIAN_COMPONENT[*]} missing")
-fi
+scripts/test-component.sh
+ran+=("WebAssembly component: reproducible build, OCI layout, tests in wasmtime (tests/component-host)")

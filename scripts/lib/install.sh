@@ -20,8 +20,6 @@ DEBIAN_PACKAGE_TESTS=(skopeo umoci qemu-user)
 DEBIAN_SOAK=(nghttp2-client)
 # The playground test in a real browser.
 DEBIAN_BROWSER=(chromium)
-# The WebAssembly component: wasm-opt optimises its core module (scripts/build-component.sh).
-DEBIAN_COMPONENT=(binaryen)
 # render's YAML compared byte for byte with Go's sigs.k8s.io/yaml (tests/go_yaml.rs).
 DEBIAN_GO_YAML=(golang-go golang-k8s-sigs-yaml-dev)
 
@@ -104,6 +102,27 @@ install_rust_component() {
     install_say "Rust component $component"
     rustup component add "$component" >&2
   done
+}
+
+# install_wasm_opt: binaryen's wasm-opt for both WebAssembly builds, the version pinned in
+# tools/binaryen/package-lock.json (npm ci), and sets WASM_OPT to it. binaryen's own build for
+# Node, not Debian's binaryen 108: that one mistypes wasm-bindgen's externref table (Node then
+# refuses the npm module) and optimises less.
+# The WebAssembly features wasm-opt may use: those Rust's wasm32 targets enable by default.
+WASM_OPT_FEATURES=(--enable-bulk-memory --enable-sign-ext --enable-mutable-globals
+  --enable-nontrapping-float-to-int --enable-reference-types --enable-multivalue)
+install_wasm_opt() {
+  local dir
+  dir="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)/tools/binaryen"
+  WASM_OPT="$dir/node_modules/.bin/wasm-opt"
+  local wanted
+  wanted="$(node -e 'console.log(require(process.argv[1]).packages["node_modules/binaryen"].version)' "$dir/package-lock.json")"
+  if [ -x "$WASM_OPT" ] &&
+    [ "$(node -e 'console.log(require(process.argv[1]).version)' "$dir/node_modules/binaryen/package.json" 2>/dev/null)" = "$wanted" ]; then
+    return 0
+  fi
+  install_say "npm: binaryen $wanted (tools/binaryen)"
+  (cd "$dir" && npm ci --no-audit --no-fund --loglevel=error >&2)
 }
 
 # install_cargo_tool CRATE VERSION BINARY: `cargo install --locked` of exactly VERSION unless
