@@ -201,6 +201,9 @@ fn main() {
         "| call | request | native core | instantiate | run | component | ratio | fuel | fuel, again on one instance |"
     );
     println!("|---|---|---|---|---|---|---|---|---|");
+    // What any call costs in this host: an empty request, which the core answers with one
+    // fatal result.
+    measure("empty request (the floor)", &[], 200);
     measure("10 repositories", &request(10), 200);
     measure("100 repositories", &request(100), 100);
     measure(
