@@ -40,7 +40,7 @@ fn entry(i: usize) -> Value {
         json!({"name": name, "rclass": "remote", "packageType": package_type, "url": "https://upstream.example.com/r"})
     } else {
         json!({"name": name, "rclass": "local", "packageType": package_type, "description": format!("Local {package_type} #{i}"),
-               "forProvider": {"includesPattern": "**/*", "excludesPattern": "**/*.tmp", "xrayIndex": i % 2 == 0}})
+               "forProvider": {"includesPattern": "**/*", "excludesPattern": "**/*.tmp", "xrayIndex": i.is_multiple_of(2)}})
     }
 }
 
@@ -85,7 +85,7 @@ fn request(n: usize) -> Vec<u8> {
         .resources
         .into_iter()
         .enumerate()
-        .filter(|(i, _)| i % 2 == 0)
+        .filter(|(i, _)| i.is_multiple_of(2))
         .map(|(_, (name, r))| {
             let mut object = r.resource.unwrap_or_default().into_value();
             object["status"] =
