@@ -6,11 +6,14 @@
 # and prints the artifact's digest, which a Composition pins. Two builds give one digest.
 #
 # How: the core is linked for wasm32-wasip2 as a core module (`--skip-wit-component`, so that
-# wasm-opt, which cannot read components, can optimise it), optimised with wasm-opt -Oz, then
-# made a component by tools/wasmfn-pack (wit-component, the encoder rustc's wasm32-wasip2
-# linker runs). It installs what it needs (scripts/lib/install.sh): the wasm32-wasip2 target,
-# binaryen's wasm-opt pinned in tools/binaryen (npm ci), and builds tools/wasmfn-pack from its
-# own Cargo.lock.
+# wasm-opt, which cannot read components, can optimise it), pre-initialised by
+# tools/wasmfn-preinit (its `wizer-initialize` export run once and the memory it leaves written
+# into the module: every instance starts with the catalog and CEL's environment built),
+# optimised with wasm-opt -Oz, then made a component by tools/wasmfn-pack (wit-component, the
+# encoder rustc's wasm32-wasip2 linker runs). It installs what it needs
+# (scripts/lib/install.sh): the wasm32-wasip2 target, binaryen's wasm-opt pinned in
+# tools/binaryen (npm ci), and builds tools/wasmfn-preinit and tools/wasmfn-pack from their own
+# Cargo.lock.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 # shellcheck source=lib/install.sh
@@ -36,8 +39,15 @@ cargo rustc --locked --profile wasm --lib --no-default-features --features compo
 unset RUSTFLAGS
 core=target/wasm32-wasip2/wasm/function_artifactory.wasm
 
+step "pre-initialisation (tools/wasmfn-preinit)"
+# Before wasm-opt: it then drops the initialisation's code, no longer exported, and packs the
+# snapshot's data.
+cargo build --locked --release --manifest-path tools/wasmfn-preinit/Cargo.toml --target-dir target/tools
+target/tools/release/wasmfn-preinit "$core" "$out/prepared.wasm"
+
 step "wasm-opt -Oz"
-"$WASM_OPT" -Oz "${WASM_OPT_FEATURES[@]}" "$core" -o "$out/core.wasm"
+"$WASM_OPT" -Oz "${WASM_OPT_FEATURES[@]}" "$out/prepared.wasm" -o "$out/core.wasm"
+rm "$out/prepared.wasm"
 
 step "the component (tools/wasmfn-pack)"
 cargo build --locked --release --manifest-path tools/wasmfn-pack/Cargo.toml --target-dir target/tools

@@ -9,9 +9,10 @@
 //! `err` is only for what the server refuses before the core runs (bytes that are not a
 //! request, a request or response over the server's limits), with the server's words.
 //!
-//! function-wasm makes a fresh instance for every call, so nothing here outlives a call and
-//! nothing is prepared before one: the core reads the kind catalog on first use, and of its
-//! schemas only those of the kinds the call renders (`core::catalog`).
+//! function-wasm makes a fresh instance for every call, so nothing here outlives a call. What
+//! every call would build first is built once, when the component is built: `wizer-initialize`
+//! (below) runs then, and the memory it leaves is written into the component, so an instance
+//! starts with the kind catalog and CEL's environment built.
 
 mod bindings {
     #![allow(missing_docs, unreachable_pub, clippy::all)]
@@ -36,6 +37,19 @@ impl bindings::Guest for Component {
     fn run(request: Vec<u8>) -> Result<Vec<u8>, String> {
         answer(&request)
     }
+}
+
+/// Pre-initialisation, run once when the component is built and never by a host:
+/// tools/wasmfn-preinit instantiates the core module, calls this, writes the memory it leaves
+/// into the module's data and removes this export (scripts/build-component.sh). It builds what
+/// every call would otherwise build first: the kind catalog with all its schema nodes, and
+/// CEL's environment. It may call no import (the tool links none, and a
+/// call of one fails the build): no clock, no random source, no log, so the snapshot is the
+/// same wherever it is built and holds no hash seed.
+#[unsafe(export_name = "wizer-initialize")]
+extern "C" fn prepare_instance() {
+    crate::catalog::catalog().parse_all_nodes();
+    crate::catalog::rules::prepare();
 }
 
 /// One call, from the request's bytes to the response's.
