@@ -16,6 +16,7 @@ use crate::core::lifecycle::{self, Retirement};
 use crate::core::plan::{self, Planned};
 use crate::core::problems::{some_of, Category, Findings};
 use crate::core::size::ResponseSize;
+use crate::core::sorted;
 use crate::core::status;
 use crate::core::wiring;
 use crate::proto::v1::{
@@ -437,20 +438,17 @@ fn entry_kinds<'c>(
     {
         return BTreeSet::new();
     }
-    spec.repositories
-        .iter()
-        .filter_map(|entry| {
-            let kind = catalog
-                .find_in(
-                    input.provider_release,
-                    api,
-                    entry.rclass?,
-                    entry.package_type?,
-                )
-                .ok()?;
-            Some((kind.api_version.as_str(), kind.kind.as_str()))
-        })
-        .collect()
+    sorted::set(spec.repositories.iter().filter_map(|entry| {
+        let kind = catalog
+            .find_in(
+                input.provider_release,
+                api,
+                entry.rclass?,
+                entry.package_type?,
+            )
+            .ok()?;
+        Some((kind.api_version.as_str(), kind.kind.as_str()))
+    }))
 }
 
 /// The kinds whose schemas the call asks for: those it renders; with `providerApi: auto` for
@@ -460,10 +458,11 @@ fn schema_kinds<'c>(
     ctx: &plan::Context<'_>,
     planned: &[Planned<'c>],
 ) -> BTreeSet<(&'c str, &'c str)> {
-    let mut kinds: BTreeSet<(&str, &str)> = planned
-        .iter()
-        .map(|p| (p.kind.api_version.as_str(), p.kind.kind.as_str()))
-        .collect();
+    let mut kinds: BTreeSet<(&str, &str)> = sorted::set(
+        planned
+            .iter()
+            .map(|p| (p.kind.api_version.as_str(), p.kind.kind.as_str())),
+    );
     if ctx.input.provider_api == ApiChoice::Auto && ctx.meta.namespace.is_none() {
         for api in [ProviderApi::Cluster, ProviderApi::Flat] {
             kinds.extend(entry_kinds(ctx.input, ctx.spec, api));
