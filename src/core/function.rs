@@ -6,7 +6,7 @@
 //! adds only the resources and status it owns.
 
 use crate::core::catalog::live::{self, LiveSchema, LiveSchemas};
-use crate::core::catalog::{catalog, ProviderApi};
+use crate::core::catalog::{catalog, ProviderApi, Rclass};
 use crate::core::compose::Composer;
 use crate::core::composite::{self, CompositeMeta, CompositeSpec};
 use crate::core::credentials;
@@ -26,6 +26,7 @@ use crate::proto::v1::{
 };
 use crate::proto::Struct;
 use serde_json::{Map, Value};
+use std::cell::OnceCell;
 use std::collections::{BTreeMap, BTreeSet, HashSet};
 
 type Object = Map<String, Value>;
@@ -77,7 +78,8 @@ fn run(
     let spec = composite::read_spec(composite, findings);
     // Every schema Crossplane sent, read once: found by its hash, compiled only if new.
     let schemas = LiveSchemas::read(&request.required_schemas);
-    let api = resolve_api(&schemas, &input, &spec, &meta);
+    let auto_kinds = AutoKinds::new(&input, &spec);
+    let api = resolve_api(&schemas, &input, &meta, &auto_kinds);
     if !release_has_api(&input, api, findings) {
         return fatal(request, response, findings);
     }
@@ -100,8 +102,8 @@ fn run(
             lifecycle::check_immutable(p, live, renamed_by_project_key, findings);
         }
     }
-    let schema_kinds =
-        advertises(request, Capability::RequiredSchemas).then(|| schema_kinds(&ctx, &planned));
+    let schema_kinds = advertises(request, Capability::RequiredSchemas)
+        .then(|| schema_kinds(&ctx, &planned, &auto_kinds));
     if let Some(kinds) = &schema_kinds {
         response
             .requirements
@@ -400,24 +402,25 @@ fn observed_resource<'r>(request: &'r RunFunctionRequest, name: &str) -> Option<
 fn resolve_api(
     live: &LiveSchemas<'_>,
     input: &Input,
-    spec: &CompositeSpec<'_>,
     meta: &CompositeMeta,
+    auto_kinds: &AutoKinds<'_, '_>,
 ) -> ProviderApi {
     match input.provider_api {
         ApiChoice::Fixed(api) => api,
         ApiChoice::Auto if meta.namespace.is_some() => ProviderApi::Namespaced,
         ApiChoice::Auto if live.is_empty() => ProviderApi::Cluster,
         ApiChoice::Auto => {
-            let served = |api| {
-                let kinds = entry_kinds(input, spec, api);
-                let answers: Vec<bool> = kinds
-                    .iter()
-                    .filter_map(|(v, k)| live.get(v, k))
-                    .map(|answer| matches!(answer, LiveSchema::Served(_)))
-                    .collect();
-                (answers.iter().any(|s| *s), answers.iter().all(|s| *s))
+            let [cluster, flat] = auto_kinds.get();
+            let served = |kinds: &KindSet| {
+                let (mut any, mut all) = (false, true);
+                for answer in kinds.iter().filter_map(|(v, k)| live.get(v, k)) {
+                    let served = matches!(answer, LiveSchema::Served(_));
+                    any |= served;
+                    all &= served;
+                }
+                (any, all)
             };
-            match (served(ProviderApi::Cluster), served(ProviderApi::Flat)) {
+            match (served(cluster), served(flat)) {
                 ((false, _), (true, true)) => ProviderApi::Flat,
                 _ => ProviderApi::Cluster,
             }
@@ -425,12 +428,38 @@ fn resolve_api(
     }
 }
 
+/// Kinds by apiVersion and kind, sorted.
+type KindSet = BTreeSet<(&'static str, &'static str)>;
+
+/// The entries' kinds in the cluster and in the flat API, which `providerApi: auto` weighs and
+/// asks for: found at most once a call, and only when the call needs them.
+struct AutoKinds<'i, 's> {
+    input: &'i Input,
+    spec: &'i CompositeSpec<'s>,
+    kinds: OnceCell<[KindSet; 2]>,
+}
+
+impl<'i, 's> AutoKinds<'i, 's> {
+    fn new(input: &'i Input, spec: &'i CompositeSpec<'s>) -> Self {
+        AutoKinds {
+            input,
+            spec,
+            kinds: OnceCell::new(),
+        }
+    }
+
+    /// The cluster kinds, then the flat ones.
+    fn get(&self) -> &[KindSet; 2] {
+        self.kinds.get_or_init(|| {
+            [ProviderApi::Cluster, ProviderApi::Flat]
+                .map(|api| entry_kinds(self.input, self.spec, api))
+        })
+    }
+}
+
 /// The kinds the entries render to in `api` (of the input's release), each once, sorted.
-fn entry_kinds<'c>(
-    input: &Input,
-    spec: &CompositeSpec<'_>,
-    api: ProviderApi,
-) -> BTreeSet<(&'c str, &'c str)> {
+/// Entries share a few (class, package type) pairs: each pair is looked up once.
+fn entry_kinds(input: &Input, spec: &CompositeSpec<'_>, api: ProviderApi) -> KindSet {
     let catalog = catalog();
     if input
         .provider_release
@@ -438,15 +467,15 @@ fn entry_kinds<'c>(
     {
         return BTreeSet::new();
     }
-    sorted::set(spec.repositories.iter().filter_map(|entry| {
-        let kind = catalog
-            .find_in(
-                input.provider_release,
-                api,
-                entry.rclass?,
-                entry.package_type?,
-            )
-            .ok()?;
+    let mut pairs: Vec<(Rclass, &str)> = spec
+        .repositories
+        .iter()
+        .filter_map(|entry| Some((entry.rclass?, entry.package_type?)))
+        .collect();
+    pairs.sort_unstable();
+    pairs.dedup();
+    sorted::set(pairs.into_iter().filter_map(|(rclass, package_type)| {
+        let kind = catalog.kind_in(input.provider_release, api, rclass, package_type)?;
         Some((kind.api_version.as_str(), kind.kind.as_str()))
     }))
 }
@@ -457,6 +486,7 @@ fn entry_kinds<'c>(
 fn schema_kinds<'c>(
     ctx: &plan::Context<'_>,
     planned: &[Planned<'c>],
+    auto_kinds: &AutoKinds<'_, '_>,
 ) -> BTreeSet<(&'c str, &'c str)> {
     let mut kinds: BTreeSet<(&str, &str)> = sorted::set(
         planned
@@ -464,8 +494,8 @@ fn schema_kinds<'c>(
             .map(|p| (p.kind.api_version.as_str(), p.kind.kind.as_str())),
     );
     if ctx.input.provider_api == ApiChoice::Auto && ctx.meta.namespace.is_none() {
-        for api in [ProviderApi::Cluster, ProviderApi::Flat] {
-            kinds.extend(entry_kinds(ctx.input, ctx.spec, api));
+        for api_kinds in auto_kinds.get() {
+            kinds.extend(api_kinds.iter().copied());
         }
     }
     kinds

@@ -573,6 +573,19 @@ impl Catalog {
         rclass: Rclass,
         package_type: &str,
     ) -> Result<&Kind, Vec<&str>> {
+        self.kind_in(release, api, rclass, package_type)
+            .ok_or_else(|| self.index_of(release)[api as usize][rclass as usize].names())
+    }
+
+    /// [`Catalog::find_in`] for a caller that needs no package types on failure (which cost a
+    /// sorted list each).
+    pub fn kind_in(
+        &self,
+        release: Option<Release>,
+        api: ProviderApi,
+        rclass: Rclass,
+        package_type: &str,
+    ) -> Option<&Kind> {
         let wanted = normalized_package_type(package_type);
         let by_type = &self.index_of(release)[api as usize][rclass as usize];
         let lookup = |pt: &str| by_type.get(pt).map(|i| &self.kinds[*i]);
@@ -582,9 +595,7 @@ impl Catalog {
                 .find(|(from, _)| *from == wanted)
                 .and_then(|(_, to)| lookup(to))
         };
-        lookup(&wanted)
-            .or_else(alias)
-            .ok_or_else(|| by_type.names())
+        lookup(&wanted).or_else(alias)
     }
 
     /// Every package type an entry may name, in any API: the catalog's
