@@ -10,6 +10,7 @@ use crate::core::catalog::live::{LiveSchema, LiveSchemas};
 use crate::core::catalog::{catalog, Kind};
 use crate::core::plan::Planned;
 use crate::core::problems::{Category, Findings};
+use crate::core::sorted;
 use crate::proto::v1::resource_selector::Match;
 use crate::proto::v1::{ResourceSelector, Resources};
 use std::collections::BTreeMap;
@@ -65,19 +66,16 @@ pub(crate) fn secret_requirement_name(p: &Planned) -> String {
 
 /// Asks Crossplane for the Secret of every write-only password, by name in its namespace.
 pub(crate) fn secret_requirements(planned: &[Planned]) -> BTreeMap<String, ResourceSelector> {
-    planned
-        .iter()
-        .filter_map(|p| {
-            let secret = p.password.as_ref().filter(|s| s.write_only)?;
-            let selector = ResourceSelector {
-                api_version: "v1".to_owned(),
-                kind: "Secret".to_owned(),
-                r#match: Some(Match::MatchName(secret.name.clone())),
-                namespace: secret.namespace.clone(),
-            };
-            Some((secret_requirement_name(p), selector))
-        })
-        .collect()
+    sorted::map(planned.iter().filter_map(|p| {
+        let secret = p.password.as_ref().filter(|s| s.write_only)?;
+        let selector = ResourceSelector {
+            api_version: "v1".to_owned(),
+            kind: "Secret".to_owned(),
+            r#match: Some(Match::MatchName(secret.name.clone())),
+            namespace: secret.namespace.clone(),
+        };
+        Some((secret_requirement_name(p), selector))
+    }))
 }
 
 /// Sets each write-only password's version from its Secret's `resourceVersion`,

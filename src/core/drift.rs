@@ -7,6 +7,7 @@ use crate::core::catalog::{catalog, package_family, Rclass};
 use crate::core::input::Input;
 use crate::core::plan::Planned;
 use crate::core::problems::{a_or_an, Findings};
+use crate::core::sorted;
 use crate::core::status;
 use crate::proto::v1::{Ready, Result as FnResult, Severity, Target};
 use serde_json::{Map, Value};
@@ -168,7 +169,7 @@ fn dropped_members(p: &Planned, live: Option<&Object>) -> Option<Vec<String>> {
     }
     let effective = strings(live.get("status")?.get("atProvider")?.get("repositories")?)?;
     // A set: a virtual may have hundreds of members.
-    let effective: BTreeSet<&str> = effective.iter().map(String::as_str).collect();
+    let effective: BTreeSet<&str> = sorted::set(effective.iter().map(String::as_str));
     let dropped: Vec<String> = p
         .member_keys
         .iter()

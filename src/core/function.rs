@@ -16,6 +16,7 @@ use crate::core::lifecycle::{self, Retirement};
 use crate::core::plan::{self, Planned};
 use crate::core::problems::{some_of, Category, Findings};
 use crate::core::size::ResponseSize;
+use crate::core::sorted;
 use crate::core::status;
 use crate::core::wiring;
 use crate::proto::v1::{
@@ -473,13 +474,10 @@ fn entry_kinds(input: &Input, spec: &CompositeSpec<'_>, api: ProviderApi) -> Kin
         .collect();
     pairs.sort_unstable();
     pairs.dedup();
-    pairs
-        .into_iter()
-        .filter_map(|(rclass, package_type)| {
-            let kind = catalog.kind_in(input.provider_release, api, rclass, package_type)?;
-            Some((kind.api_version.as_str(), kind.kind.as_str()))
-        })
-        .collect()
+    sorted::set(pairs.into_iter().filter_map(|(rclass, package_type)| {
+        let kind = catalog.kind_in(input.provider_release, api, rclass, package_type)?;
+        Some((kind.api_version.as_str(), kind.kind.as_str()))
+    }))
 }
 
 /// The kinds whose schemas the call asks for: those it renders; with `providerApi: auto` for
@@ -490,10 +488,11 @@ fn schema_kinds<'c>(
     planned: &[Planned<'c>],
     auto_kinds: &AutoKinds<'_, '_>,
 ) -> BTreeSet<(&'c str, &'c str)> {
-    let mut kinds: BTreeSet<(&str, &str)> = planned
-        .iter()
-        .map(|p| (p.kind.api_version.as_str(), p.kind.kind.as_str()))
-        .collect();
+    let mut kinds: BTreeSet<(&str, &str)> = sorted::set(
+        planned
+            .iter()
+            .map(|p| (p.kind.api_version.as_str(), p.kind.kind.as_str())),
+    );
     if ctx.input.provider_api == ApiChoice::Auto && ctx.meta.namespace.is_none() {
         for api_kinds in auto_kinds.get() {
             kinds.extend(api_kinds.iter().copied());

@@ -10,6 +10,7 @@ use crate::core::keys::{key_label_value, KEY_LABEL};
 use crate::core::plan::Planned;
 use crate::core::policy::{effective_deletion, Deletion, DeletionPolicy};
 use crate::core::problems::{a_or_an, some_of, Category, Findings};
+use crate::core::sorted;
 use crate::proto::v1::{resource_selector::Match, MatchLabels, ResourceSelector, Resources};
 use foldhash::fast::RandomState;
 use serde_json::{json, Map, Value};
@@ -401,20 +402,17 @@ pub(crate) fn requirement_name(p: &Planned) -> String {
 /// rendered repository. The same plan gives the same requirements, so
 /// Crossplane's requirement loop settles.
 pub(crate) fn key_requirements(planned: &[Planned]) -> BTreeMap<String, ResourceSelector> {
-    planned
-        .iter()
-        .map(|p| {
-            let selector = ResourceSelector {
-                api_version: p.kind.api_version.clone(),
-                kind: p.kind.kind.clone(),
-                r#match: Some(Match::MatchLabels(MatchLabels {
-                    labels: BTreeMap::from([(KEY_LABEL.to_owned(), key_label_value(&p.key))]),
-                })),
-                namespace: None,
-            };
-            (requirement_name(p), selector)
-        })
-        .collect()
+    sorted::map(planned.iter().map(|p| {
+        let selector = ResourceSelector {
+            api_version: p.kind.api_version.clone(),
+            kind: p.kind.kind.clone(),
+            r#match: Some(Match::MatchLabels(MatchLabels {
+                labels: sorted::map([(KEY_LABEL.to_owned(), key_label_value(&p.key))]),
+            })),
+            namespace: None,
+        };
+        (requirement_name(p), selector)
+    }))
 }
 
 /// A managed resource with one of our keys, controlled by another composite,

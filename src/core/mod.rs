@@ -32,6 +32,7 @@ pub(crate) mod policy;
 pub(crate) mod problems;
 pub(crate) mod reader;
 pub(crate) mod size;
+pub(crate) mod sorted;
 pub(crate) mod status;
 pub mod time;
 pub(crate) mod validation;

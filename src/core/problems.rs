@@ -375,7 +375,12 @@ pub(crate) fn closest<'a>(
 /// One comparison per candidate: for many candidates, call it only for the problems kept
 /// ([`Findings::problem_with`]).
 pub(crate) fn suggestion<'a>(given: &str, candidates: impl IntoIterator<Item = &'a str>) -> String {
-    let mut scored = scored(given, candidates);
+    suggestion_of(scored(given, candidates))
+}
+
+/// [`suggestion`] once the candidates are scored: not generic, so the WebAssembly builds hold
+/// one copy of it and of its sort rather than one for each kind of candidate list.
+fn suggestion_of(mut scored: Vec<(f64, &str)>) -> String {
     if let Some(best) = best(&scored) {
         return format!("did you mean \"{best}\"?");
     }

@@ -6,6 +6,7 @@ use crate::core::composite::Entry;
 use crate::core::path::FieldPath;
 use crate::core::plan::Planned;
 use crate::core::problems::{a_or_an, closest, suggestion, Category, Findings};
+use crate::core::sorted;
 use std::collections::{BTreeMap, BTreeSet};
 
 /// Resolves member keys of every virtual and checks the wiring rules.
@@ -23,16 +24,14 @@ pub(crate) fn wire(planned: &mut [Planned], entries: &[Entry], findings: &mut Fi
     {
         return;
     }
-    let by_name: BTreeMap<&str, usize> = planned
-        .iter()
-        .enumerate()
-        .map(|(i, p)| (p.name, i))
-        .collect();
-    let failed: BTreeSet<&str> = entries
-        .iter()
-        .filter_map(|e| e.name)
-        .filter(|name| !by_name.contains_key(name))
-        .collect();
+    let by_name: BTreeMap<&str, usize> =
+        sorted::map(planned.iter().enumerate().map(|(i, p)| (p.name, i)));
+    let failed: BTreeSet<&str> = sorted::set(
+        entries
+            .iter()
+            .filter_map(|e| e.name)
+            .filter(|name| !by_name.contains_key(name)),
+    );
     let mut names = Names {
         all: planned,
         by_name: &by_name,

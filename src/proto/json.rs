@@ -441,7 +441,12 @@ fn normalize(value: &Value) -> Value {
 }
 
 fn normalize_object(map: &Map<String, Value>) -> Map<String, Value> {
-    map.iter().map(|(k, v)| (k.clone(), normalize(v))).collect()
+    // Inserted, not collected: collecting into a map sorts first (crate::core::sorted).
+    let mut normalized = Map::new();
+    for (k, v) in map {
+        normalized.insert(k.clone(), normalize(v));
+    }
+    normalized
 }
 
 /// `"60s"`, `"1.500s"`, `"-0.000000001s"`: 0, 3, 6 or 9 fractional digits.
@@ -565,7 +570,11 @@ impl Writer {
 
     fn map<T>(&mut self, name: &str, map: &BTreeMap<String, T>, item: impl Fn(&T) -> Value) {
         if !map.is_empty() {
-            let object = map.iter().map(|(k, v)| (k.clone(), item(v))).collect();
+            // Inserted, not collected: collecting into a map sorts first (crate::core::sorted).
+            let mut object = Map::new();
+            for (k, v) in map {
+                object.insert(k.clone(), item(v));
+            }
             self.always(name, Value::Object(object));
         }
     }
@@ -729,13 +738,16 @@ impl<'a> Reader<'a> {
     ) -> Parsed<BTreeMap<String, T>> {
         match self.field(json, proto) {
             None => Ok(BTreeMap::new()),
-            Some((Value::Object(object), path)) => object
-                .iter()
-                .map(|(key, item)| {
-                    let path = format!("{path}[{key:?}]");
-                    read(item, path).map(|v| (key.clone(), v))
-                })
-                .collect(),
+            Some((Value::Object(object), path)) => {
+                // Inserted, not collected: collecting into a map sorts first
+                // (crate::core::sorted).
+                let mut entries = BTreeMap::new();
+                for (key, item) in object {
+                    let value = read(item, format!("{path}[{key:?}]"))?;
+                    entries.insert(key.clone(), value);
+                }
+                Ok(entries)
+            }
             Some((other, path)) => Err(expected(path, "an object (a map)", other)),
         }
     }

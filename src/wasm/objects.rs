@@ -74,27 +74,33 @@ pub(super) fn request_for(args: &Value) -> Result<RunFunctionRequest, ArgumentEr
     };
     let observed = match args.get("observed") {
         None | Some(Value::Null) => BTreeMap::new(),
-        Some(Value::Object(by_name)) => by_name
-            .iter()
-            .map(|(name, object)| match object {
-                Value::Object(object) => Ok((name.clone(), resource(object))),
-                _ => Err(ArgumentError::ObservedByName(name.clone())),
-            })
-            .collect::<Result<_, _>>()?,
-        Some(Value::Array(list)) => list
-            .iter()
-            .enumerate()
-            .map(|(i, object)| {
+        // Inserted, not collected: collecting into a map sorts first (crate::core::sorted).
+        Some(Value::Object(by_name)) => {
+            let mut observed = BTreeMap::new();
+            for (name, object) in by_name {
+                match object {
+                    Value::Object(object) => observed.insert(name.clone(), resource(object)),
+                    _ => return Err(ArgumentError::ObservedByName(name.clone())),
+                };
+            }
+            observed
+        }
+        Some(Value::Array(list)) => {
+            let mut observed = BTreeMap::new();
+            for (i, object) in list.iter().enumerate() {
                 let name = object
                     .pointer("/metadata/annotations")
                     .and_then(|a| a.get(COMPOSITION_RESOURCE_NAME))
                     .and_then(Value::as_str);
                 match (object, name) {
-                    (Value::Object(object), Some(name)) => Ok((name.to_owned(), resource(object))),
-                    _ => Err(ArgumentError::ObservedInList(i)),
-                }
-            })
-            .collect::<Result<_, _>>()?,
+                    (Value::Object(object), Some(name)) => {
+                        observed.insert(name.to_owned(), resource(object))
+                    }
+                    _ => return Err(ArgumentError::ObservedInList(i)),
+                };
+            }
+            observed
+        }
         Some(_) => return Err(ArgumentError::Observed),
     };
     let input = match args.get("input") {

@@ -51,16 +51,13 @@ pub fn requirement_kind(name: &str) -> Option<KindRef<'_>> {
 pub fn requirements<'k>(
     kinds: impl IntoIterator<Item = KindRef<'k>>,
 ) -> BTreeMap<String, SchemaSelector> {
-    kinds
-        .into_iter()
-        .map(|(api_version, kind)| {
-            let selector = SchemaSelector {
-                api_version: api_version.to_owned(),
-                kind: kind.to_owned(),
-            };
-            (requirement_name(api_version, kind), selector)
-        })
-        .collect()
+    crate::core::sorted::map(kinds.into_iter().map(|(api_version, kind)| {
+        let selector = SchemaSelector {
+            api_version: api_version.to_owned(),
+            kind: kind.to_owned(),
+        };
+        (requirement_name(api_version, kind), selector)
+    }))
 }
 
 impl<'r> LiveSchemas<'r> {

@@ -130,12 +130,15 @@ impl<'a> Instance<'a> {
             Instance::Object(map) => Value::Object(map.clone()),
             Instance::Text(text) => Value::from(text),
             Instance::Texts(texts) => Value::from(texts),
-            Instance::Members(members) => Value::Object(
-                members
-                    .iter()
-                    .map(|(name, member)| ((*name).to_owned(), member.to_json_as_given()))
-                    .collect(),
-            ),
+            Instance::Members(members) => {
+                // Inserted, not collected: collecting into a map sorts first
+                // (crate::core::sorted).
+                let mut object = serde_json::Map::new();
+                for (name, member) in members {
+                    object.insert((*name).to_owned(), member.to_json_as_given());
+                }
+                Value::Object(object)
+            }
         }
     }
 
