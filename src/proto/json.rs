@@ -441,12 +441,15 @@ fn normalize(value: &Value) -> Value {
 }
 
 fn normalize_object(map: &Map<String, Value>) -> Map<String, Value> {
-    // Inserted, not collected: collecting into a map sorts first (crate::core::sorted).
-    let mut normalized = Map::new();
-    for (k, v) in map {
-        normalized.insert(k.clone(), normalize(v));
-    }
-    normalized
+    object_of(map.iter().map(|(k, v)| (k.clone(), normalize(v))))
+}
+
+/// A JSON object built by inserting: collecting into one sorts first, one more copy of the sort
+/// in the WebAssembly builds (as `core::sorted` says).
+fn object_of(members: impl IntoIterator<Item = (String, Value)>) -> Map<String, Value> {
+    let mut object = Map::new();
+    object.extend(members);
+    object
 }
 
 /// `"60s"`, `"1.500s"`, `"-0.000000001s"`: 0, 3, 6 or 9 fractional digits.
@@ -570,11 +573,7 @@ impl Writer {
 
     fn map<T>(&mut self, name: &str, map: &BTreeMap<String, T>, item: impl Fn(&T) -> Value) {
         if !map.is_empty() {
-            // Inserted, not collected: collecting into a map sorts first (crate::core::sorted).
-            let mut object = Map::new();
-            for (k, v) in map {
-                object.insert(k.clone(), item(v));
-            }
+            let object = object_of(map.iter().map(|(k, v)| (k.clone(), item(v))));
             self.always(name, Value::Object(object));
         }
     }

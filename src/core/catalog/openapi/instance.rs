@@ -131,13 +131,9 @@ impl<'a> Instance<'a> {
             Instance::Text(text) => Value::from(text),
             Instance::Texts(texts) => Value::from(texts),
             Instance::Members(members) => {
-                // Inserted, not collected: collecting into a map sorts first
-                // (crate::core::sorted).
-                let mut object = serde_json::Map::new();
-                for (name, member) in members {
-                    object.insert((*name).to_owned(), member.to_json_as_given());
-                }
-                Value::Object(object)
+                Value::Object(crate::core::sorted::object(members.iter().map(
+                    |(name, member)| ((*name).to_owned(), member.to_json_as_given()),
+                )))
             }
         }
     }
