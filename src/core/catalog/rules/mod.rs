@@ -4,13 +4,15 @@
 //! nesting depth; and regular expressions (`matches()`, and the schemas' `pattern`) in RE2's
 //! syntax and meaning, bounded in size ([`re2`]).
 //!
-//! The `cel` crate parses; [`eval`] evaluates, because the crate's interpreter neither counts
+//! [`parse`] parses into the `cel` crate's tree (the crate's ANTLR-generated parser is a fifth
+//! of a WebAssembly build); [`eval`] evaluates, because the crate's interpreter neither counts
 //! cost nor bounds its recursion: docs/design.md, "CEL rules and their limits", says why and
 //! how the two differ from cel-go.
 
 mod cost;
 mod eval;
 mod nesting;
+pub mod parse;
 pub mod re2;
 pub(super) mod values;
 
@@ -152,10 +154,7 @@ pub fn compile(source: &str) -> Result<Rule, RuleError> {
     if estimate > MAX_DEPTH {
         return Err(RuleError::TooDeep { depth: estimate });
     }
-    let parsed = env()
-        .parser()
-        .parse(source)
-        .map_err(|e| RuleError::Compile(e.to_string()))?;
+    let parsed = parse::parse(source).map_err(RuleError::Compile)?;
     let depth = eval::depth(&parsed);
     if depth > MAX_DEPTH {
         eval::dismantle(parsed);

@@ -1,8 +1,8 @@
-//! How deep a rule nests, estimated from its tokens before it is parsed: the `cel` crate's
-//! parser recurses once for each operator of a chain such as `1+1+…+1` (its own recursion
-//! limit counts brackets only), so a long chain overflows the stack while parsing, before any
-//! tree exists to measure. A rule whose estimate passes [`super::MAX_DEPTH`] is refused
-//! unparsed; the tree of one that is parsed is measured exactly afterwards.
+//! How deep a rule nests, estimated from its tokens before it is parsed: a long chain such as
+//! `1+1+…+1` nests one level a term (the tree is as deep as the chain is long), and the parser
+//! counts only brackets against its own limit, so a chain far past [`super::MAX_DEPTH`] is
+//! refused here unparsed, at the cost of a scan, before it is built to be measured. The tree of
+//! a rule that is parsed is measured exactly afterwards.
 //!
 //! The estimate follows the grammar: operators of one chain (arithmetic, comparison, `in`,
 //! selection, calls, indexing, `?:`) nest one level each; `&&`, `||` and commas do not (the
