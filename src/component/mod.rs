@@ -42,13 +42,14 @@ impl bindings::Guest for Component {
 /// Pre-initialisation, run once when the component is built and never by a host:
 /// tools/wasmfn-preinit instantiates the core module, calls this, writes the memory it leaves
 /// into the module's data and removes this export (scripts/build-component.sh). It builds what
-/// every call would otherwise build first: the kind catalog with all its schema nodes, and
-/// CEL's environment. It may call no import (the tool links none, and a
+/// every call would otherwise build first: the kind catalog (its releases, names, kinds and
+/// the newest releases' index; a call parses the schema nodes it needs, docs/design.md says
+/// why) and CEL's environment. It may call no import (the tool links none, and a
 /// call of one fails the build): no clock, no random source, no log, so the snapshot is the
 /// same wherever it is built and holds no hash seed.
 #[unsafe(export_name = "wizer-initialize")]
 extern "C" fn prepare_instance() {
-    crate::catalog::catalog().parse_all_nodes();
+    crate::catalog::catalog();
     crate::catalog::rules::prepare();
 }
 

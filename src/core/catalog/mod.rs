@@ -8,8 +8,8 @@
 //! kinds then, with the index of the newest release of each API (what a call without
 //! `providerVersion` uses); a schema node only when a call first needs it, and an older
 //! release's index on first use. The WebAssembly component, which function-wasm instantiates
-//! afresh for every call, reads the catalog and all its nodes when it is built instead
-//! ([`Catalog::parse_all_nodes`], pre-initialisation): its calls parse none of it.
+//! afresh for every call, takes the first step when it is built (pre-initialisation): its
+//! calls parse only the nodes they need.
 
 pub mod live;
 pub mod openapi;
@@ -457,18 +457,6 @@ impl Catalog {
             enum_values: stored.enum_values,
             default: stored.default,
             list_type: stored.list_type,
-        }
-    }
-
-    /// Parses now every schema node, which the catalog otherwise parses on first use. For a
-    /// host that keeps an instance after preparing it: the WebAssembly component is
-    /// pre-initialised when it is built (scripts/build-component.sh), so that a call, in an
-    /// instance made for it alone, finds the catalog built. The index of an older release is
-    /// left to the calls that name one: it is cheap to build and takes more memory than all
-    /// the nodes, which the component would carry.
-    pub fn parse_all_nodes(&self) {
-        for id in 0..self.nodes.len() {
-            self.node(id);
         }
     }
 

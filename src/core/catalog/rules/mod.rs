@@ -78,10 +78,7 @@ fn env() -> &'static Arc<Env> {
 }
 
 /// Builds now the CEL environment a live schema's first rule would build: for the WebAssembly
-/// component, pre-initialised when it is built (`Catalog::parse_all_nodes` says why). The `cel`
-/// crate's parser is left alone: its tables are hash maps seeded from the instance's random
-/// source, and a seed built into the component would be the same in every instance
-/// (docs/design.md, "The WebAssembly component").
+/// component, pre-initialised when it is built (docs/design.md, "The WebAssembly component").
 pub fn prepare() {
     env();
 }
