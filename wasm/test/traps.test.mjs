@@ -107,6 +107,13 @@ test('the rules that trapped the module are refused or stopped, and it stays usa
   // The deepest rule evaluated fits the module's stack.
   const deepest = `${Array(318).fill('1').join('+')} > 0`;
   assert.equal(fatal(fa.runFunctionJson(withRule(deepest))), '');
+  // So does the parse of the deepest nesting the parser accepts (95 brackets in the rule), and
+  // one more is refused with words, not a trap.
+  const nested = (open, inner, close, depth) => `${open.repeat(depth)}${inner}${close.repeat(depth)}`;
+  for (const [open, inner, close] of [['(', '1', ')'], ['[', '1', ']'], ['{1: ', '1', '}'], ['x.map(y, ', 'y', ')']]) {
+    assert.match(fatal(fa.runFunctionJson(withRule(`${nested(open, inner, close, 95)} == 1`))), /failed rule|evaluation failed|^$/);
+    assert.match(fatal(fa.runFunctionJson(withRule(`${nested(open, inner, close, 96)} == 1`))), /nested more than 96 expressions deep/);
+  }
   assert.equal(typeof fa.version(), 'string');
 });
 

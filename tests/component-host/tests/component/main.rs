@@ -5,3 +5,4 @@ mod answers;
 mod config;
 mod examples;
 mod limits;
+mod rules;

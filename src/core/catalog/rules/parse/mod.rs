@@ -56,6 +56,7 @@ pub(super) struct Error {
 }
 
 impl Error {
+    #[cold]
     fn at(at: usize, message: impl Into<String>) -> Self {
         Self {
             at,
@@ -156,6 +157,8 @@ impl<'s> Parser<'_, 's> {
         }
     }
 
+    #[cold]
+    #[inline(never)]
     fn unexpected(&self, found: Token<'_>, wanted: &str) -> Error {
         let found = match found {
             Token::End => "the end of the rule".to_owned(),
@@ -185,16 +188,23 @@ impl<'s> Parser<'_, 's> {
     }
 
     fn call(&mut self, function: &str, target: Option<IdedExpr>, args: Vec<IdedExpr>) -> Parsed {
-        let at = self.here();
         if macros::is_macro(function, target.is_some(), args.len()) {
-            return macros::expand(&mut self.ids, function, target, args)
-                .map_err(|message| Error::at(at, message));
+            return self.expand(function, target, args);
         }
         Ok(self.ids.node(Expr::Call(CallExpr {
             func_name: function.to_owned(),
             target: target.map(Box::new),
             args,
         })))
+    }
+
+    /// A macro's expansion, out of line: its many nodes would otherwise take room in the frame
+    /// of every level of nesting (docs/design.md, "CEL rules and their limits": the stack).
+    #[inline(never)]
+    fn expand(&mut self, function: &str, target: Option<IdedExpr>, args: Vec<IdedExpr>) -> Parsed {
+        let at = self.here();
+        macros::expand(&mut self.ids, function, target, args)
+            .map_err(|message| Error::at(at, message))
     }
 
     fn operator(&mut self, function: &str, args: Vec<IdedExpr>) -> IdedExpr {
@@ -205,101 +215,54 @@ impl<'s> Parser<'_, 's> {
         }))
     }
 
-    /// `expr: conditionalOr ('?' conditionalOr ':' expr)?`, one level of nesting.
+    /// `expr: conditionalOr ('?' conditionalOr ':' expr)?`: one level of nesting, and one more
+    /// for each `?:` chained in the last branch, as the grammar counts them. The chain is read
+    /// in a loop, and nested right to left.
     fn expr(&mut self) -> Parsed {
-        self.depth += 1;
-        if self.depth > MAX_NESTING {
-            return Err(Error::at(
-                self.here(),
-                format!("nested more than {MAX_NESTING} expressions deep"),
-            ));
-        }
-        let condition = self.logical(Op::Or)?;
-        let expr = if self.eat(Op::Question) {
-            let if_true = self.logical(Op::Or)?;
+        let outer = self.depth;
+        let mut branches = Vec::new();
+        let last = loop {
+            self.depth += 1;
+            if self.depth > MAX_NESTING {
+                return Err(Error::at(
+                    self.here(),
+                    format!("nested more than {MAX_NESTING} expressions deep"),
+                ));
+            }
+            let condition = self.binary()?;
+            if !self.eat(Op::Question) {
+                break condition;
+            }
+            let if_true = self.binary()?;
             self.expect(Op::Colon, "':' of the conditional")?;
-            let if_false = self.expr()?;
-            self.operator(operators::CONDITIONAL, vec![condition, if_true, if_false])
-        } else {
-            condition
+            branches.push((condition, if_true));
         };
-        self.depth -= 1;
-        Ok(expr)
+        self.depth = outer;
+        Ok(branches
+            .into_iter()
+            .rev()
+            .fold(last, |if_false, (condition, if_true)| {
+                self.operator(operators::CONDITIONAL, vec![condition, if_true, if_false])
+            }))
     }
 
-    /// A chain of `||` (of `&&` chains) or of `&&` (of relations), as a balanced tree.
-    fn logical(&mut self, op: Op) -> Parsed {
-        let operand = |p: &mut Self| match op {
-            Op::Or => p.logical(Op::And),
-            _ => p.relation(),
-        };
-        let mut terms = vec![operand(self)?];
-        let mut ids = Vec::new();
-        while self.eat(op) {
-            terms.push(operand(self)?);
-            ids.push(self.ids.take());
-        }
-        if terms.len() == 1 {
-            return Ok(terms.pop().unwrap_or_default());
-        }
-        let function = if op == Op::Or {
-            operators::LOGICAL_OR
-        } else {
-            operators::LOGICAL_AND
-        };
-        let mut terms: Vec<Option<IdedExpr>> = terms.into_iter().map(Some).collect();
-        Ok(balanced(function, &mut terms, &ids, 0, ids.len() - 1))
-    }
-
-    /// `calc (('<'|'<='|'>='|'>'|'=='|'!='|'in') calc)*`, to the left.
-    fn relation(&mut self) -> Parsed {
-        let mut left = self.sum()?;
-        loop {
-            let function = match self.peek() {
-                Token::Op(Op::Less) => operators::LESS,
-                Token::Op(Op::LessEquals) => operators::LESS_EQUALS,
-                Token::Op(Op::GreaterEquals) => operators::GREATER_EQUALS,
-                Token::Op(Op::Greater) => operators::GREATER,
-                Token::Op(Op::Equals) => operators::EQUALS,
-                Token::Op(Op::NotEquals) => operators::NOT_EQUALS,
-                Token::Op(Op::In) => operators::IN,
-                _ => return Ok(left),
-            };
+    /// The binary operators between unary operands, by precedence over two stacks, so that
+    /// all five levels of the grammar (`||`, `&&`, relations, sums, products) take one frame
+    /// of the native stack for each level of nesting rather than five: the stack a level takes
+    /// is what the nesting limit has to fit in (a WebAssembly module has 1 MiB). Relations,
+    /// sums and products associate to the left; a chain of `&&` or of `||` becomes a balanced
+    /// tree once it ends.
+    fn binary(&mut self) -> Parsed {
+        let mut operands = vec![self.unary()?];
+        let mut operators: Vec<(Binary, u64)> = Vec::new();
+        while let Some(op) = binary_operator(self.peek()) {
             self.bump();
-            let right = self.sum()?;
-            left = self.operator(function, vec![left, right]);
+            reduce(&mut operands, &mut operators, op.precedence);
+            operators.push((op, self.ids.take()));
+            operands.push(self.unary()?);
         }
-    }
-
-    /// `product (('+'|'-') product)*`, to the left.
-    fn sum(&mut self) -> Parsed {
-        let mut left = self.product()?;
-        loop {
-            let function = match self.peek() {
-                Token::Op(Op::Plus) => operators::ADD,
-                Token::Op(Op::Minus) => operators::SUBSTRACT,
-                _ => return Ok(left),
-            };
-            self.bump();
-            let right = self.product()?;
-            left = self.operator(function, vec![left, right]);
-        }
-    }
-
-    /// `unary (('*'|'/'|'%') unary)*`, to the left.
-    fn product(&mut self) -> Parsed {
-        let mut left = self.unary()?;
-        loop {
-            let function = match self.peek() {
-                Token::Op(Op::Star) => operators::MULTIPLY,
-                Token::Op(Op::Slash) => operators::DIVIDE,
-                Token::Op(Op::Percent) => operators::MODULO,
-                _ => return Ok(left),
-            };
-            self.bump();
-            let right = self.unary()?;
-            left = self.operator(function, vec![left, right]);
-        }
+        reduce(&mut operands, &mut operators, 0);
+        Ok(operands.pop().unwrap_or_default())
     }
 
     /// `member | '!'+ member | '-'+ member`. A single `-` before a number is the number's sign
@@ -403,37 +366,44 @@ impl<'s> Parser<'_, 's> {
                 self.bump();
                 self.map()
             }
-            Token::Op(Op::Minus) => {
-                self.bump();
-                self.number(true, at)
-            }
-            Token::Int(_) | Token::Uint(_) | Token::Float(_) => self.number(false, at),
-            Token::String(text) => {
-                self.bump();
-                let value = literal::string(text)
-                    .map_err(|e| Error::at(at, format!("invalid string literal: {e}")))?;
-                Ok(self.literal(LiteralValue::String(value.into())))
-            }
-            Token::Bytes(text) => {
-                self.bump();
-                let value = literal::bytes(text)
-                    .map_err(|e| Error::at(at, format!("invalid bytes literal: {e}")))?;
-                Ok(self.literal(LiteralValue::Bytes(value.into())))
-            }
-            Token::True => {
-                self.bump();
-                Ok(self.literal(LiteralValue::Boolean(true.into())))
-            }
-            Token::False => {
-                self.bump();
-                Ok(self.literal(LiteralValue::Boolean(false.into())))
-            }
-            Token::Null => {
-                self.bump();
-                Ok(self.literal(LiteralValue::Null))
-            }
+            Token::Op(Op::Minus)
+            | Token::Int(_)
+            | Token::Uint(_)
+            | Token::Float(_)
+            | Token::String(_)
+            | Token::Bytes(_)
+            | Token::True
+            | Token::False
+            | Token::Null => self.literal_token(at),
             other => Err(self.unexpected(other, "an expression")),
         }
+    }
+
+    /// A literal, its sign included; out of line, as [`Self::expand`].
+    #[inline(never)]
+    fn literal_token(&mut self, at: usize) -> Parsed {
+        let token = self.peek();
+        if let Token::Op(Op::Minus) | Token::Int(_) | Token::Uint(_) | Token::Float(_) = token {
+            let negative = self.eat(Op::Minus);
+            return self.number(negative, at);
+        }
+        self.bump();
+        let value = match token {
+            Token::String(text) => LiteralValue::String(
+                literal::string(text)
+                    .map_err(|e| Error::at(at, format!("invalid string literal: {e}")))?
+                    .into(),
+            ),
+            Token::Bytes(text) => LiteralValue::Bytes(
+                literal::bytes(text)
+                    .map_err(|e| Error::at(at, format!("invalid bytes literal: {e}")))?
+                    .into(),
+            ),
+            Token::True => LiteralValue::Boolean(true.into()),
+            Token::False => LiteralValue::Boolean(false.into()),
+            _ => LiteralValue::Null,
+        };
+        Ok(self.literal(value))
     }
 
     fn literal(&mut self, value: LiteralValue) -> IdedExpr {
@@ -496,7 +466,8 @@ impl<'s> Parser<'_, 's> {
         }
     }
 
-    /// `Type{field: value, ...}`, its type's `tokens` first.
+    /// `Type{field: value, ...}`, its type's `tokens` first; out of line, as [`Self::expand`].
+    #[inline(never)]
     fn message(&mut self, leading_dot: bool, tokens: usize) -> Parsed {
         let mut type_name = String::from(if leading_dot { "." } else { "" });
         for _ in 0..tokens {
@@ -598,6 +569,87 @@ impl<'s> Parser<'_, 's> {
     }
 }
 
+/// A binary operator: its function, and its precedence from `||` (1) to `*` (5).
+#[derive(Clone, Copy)]
+struct Binary {
+    function: &'static str,
+    precedence: u8,
+}
+
+impl Binary {
+    fn is_logical(self) -> bool {
+        self.precedence <= 2
+    }
+}
+
+fn binary_operator(token: Token<'_>) -> Option<Binary> {
+    let (function, precedence) = match token {
+        Token::Op(Op::Or) => (operators::LOGICAL_OR, 1),
+        Token::Op(Op::And) => (operators::LOGICAL_AND, 2),
+        Token::Op(Op::Less) => (operators::LESS, 3),
+        Token::Op(Op::LessEquals) => (operators::LESS_EQUALS, 3),
+        Token::Op(Op::GreaterEquals) => (operators::GREATER_EQUALS, 3),
+        Token::Op(Op::Greater) => (operators::GREATER, 3),
+        Token::Op(Op::Equals) => (operators::EQUALS, 3),
+        Token::Op(Op::NotEquals) => (operators::NOT_EQUALS, 3),
+        Token::Op(Op::In) => (operators::IN, 3),
+        Token::Op(Op::Plus) => (operators::ADD, 4),
+        Token::Op(Op::Minus) => (operators::SUBSTRACT, 4),
+        Token::Op(Op::Star) => (operators::MULTIPLY, 5),
+        Token::Op(Op::Slash) => (operators::DIVIDE, 5),
+        Token::Op(Op::Percent) => (operators::MODULO, 5),
+        _ => return None,
+    };
+    Some(Binary {
+        function,
+        precedence,
+    })
+}
+
+/// Builds the operators on the stack that bind tighter than one of `precedence` about to be
+/// pushed (or as tight, for those that associate to the left); a chain of `&&` or `||` on top
+/// only once something looser comes, so that it is built whole and balanced.
+fn reduce(operands: &mut Vec<IdedExpr>, operators: &mut Vec<(Binary, u64)>, precedence: u8) {
+    while let Some(&(top, id)) = operators.last() {
+        let binds_tighter = if top.is_logical() {
+            top.precedence > precedence
+        } else {
+            top.precedence >= precedence
+        };
+        if !binds_tighter {
+            return;
+        }
+        if top.is_logical() {
+            let run = operators
+                .iter()
+                .rev()
+                .take_while(|(op, _)| op.precedence == top.precedence)
+                .count();
+            let chain: Vec<u64> = operators
+                .drain(operators.len() - run..)
+                .map(|(_, id)| id)
+                .collect();
+            let mut terms: Vec<Option<IdedExpr>> = operands
+                .drain(operands.len() - run - 1..)
+                .map(Some)
+                .collect();
+            operands.push(balanced(top.function, &mut terms, &chain, 0, run - 1));
+        } else {
+            operators.pop();
+            let right = operands.pop().unwrap_or_default();
+            let left = operands.pop().unwrap_or_default();
+            operands.push(IdedExpr {
+                id,
+                expr: Expr::Call(CallExpr {
+                    target: None,
+                    func_name: top.function.to_owned(),
+                    args: vec![left, right],
+                }),
+            });
+        }
+    }
+}
+
 /// The `&&` or `||` of `terms[lo..=hi + 1]` joined by `ids[lo..=hi]`, split in the middle as
 /// cel-go splits it.
 fn balanced(
@@ -655,5 +707,80 @@ fn op_text(op: Op) -> &'static str {
         Op::Slash => "/",
         Op::Percent => "%",
         Op::In => "in",
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The deepest nesting of each kind the grammar has, in a thread with `stack` bytes.
+    fn parse_deepest_in(stack: usize) {
+        let depth = MAX_NESTING - 1;
+        let sources = [
+            format!("{}1{}", "(".repeat(depth), ")".repeat(depth)),
+            format!("{}1{}", "[".repeat(depth), "]".repeat(depth)),
+            format!("{}1{}", "{1: ".repeat(depth), "}".repeat(depth)),
+            format!("{}1{}", "f(".repeat(depth), ")".repeat(depth)),
+            format!("{}1{}", "a[".repeat(depth), "]".repeat(depth)),
+            format!("{}1{}", "!(".repeat(depth), ")".repeat(depth)),
+            format!("{}1{}", "-(".repeat(depth), ")".repeat(depth)),
+            format!("{}x{}", "x.map(y, ".repeat(depth), ")".repeat(depth)),
+            format!("{}0", "true ? 1 : ".repeat(depth)),
+        ];
+        // Long but flat: read in loops.
+        let flat = [
+            format!("{} > 0", vec!["1"; 300].join(" + ")),
+            vec!["true"; 10_000].join(" && "),
+            format!("{}1", "!".repeat(10_000)),
+        ];
+        std::thread::Builder::new()
+            .stack_size(stack)
+            .spawn(move || {
+                for source in &sources {
+                    assert!(parse(source).is_ok(), "{source}");
+                    let deeper = format!("({source})");
+                    assert!(parse(&deeper).is_err(), "{deeper}");
+                }
+                for source in &flat {
+                    assert!(parse(source).is_ok(), "{source}");
+                }
+            })
+            .expect("a thread")
+            .join()
+            .expect("parsed within the stack");
+    }
+
+    #[test]
+    fn the_deepest_expression_parses_in_a_bounded_stack() {
+        // About 2 KiB a level in a release build (256 KiB for 95 nested lists, x86-64); a debug
+        // build's frames are several times larger. The WebAssembly builds are held to their
+        // 1 MiB in their hosts (wasm/test/traps.test.mjs, tests/component-host).
+        let kib = if cfg!(debug_assertions) { 1536 } else { 384 };
+        parse_deepest_in(kib * 1024);
+    }
+
+    #[test]
+    fn a_refusal_says_what_was_expected_what_was_found_and_where() {
+        assert_eq!(
+            parse("self.a +").unwrap_err(),
+            "expected an expression, found the end of the rule (line 1, column 9)"
+        );
+        assert_eq!(
+            parse("self.a\n  == 'x' ]").unwrap_err(),
+            "expected the end of the expression, found ']' (line 2, column 10)"
+        );
+        assert_eq!(
+            parse("size(self) > 9223372036854775808").unwrap_err(),
+            "the number does not fit its type (line 1, column 14)"
+        );
+        assert_eq!(
+            parse("self.`a.b` == 1").unwrap_err(),
+            "backquoted identifiers are not supported (line 1, column 6)"
+        );
+        assert_eq!(
+            parse("let == 1").unwrap_err(),
+            "let is a reserved word (line 1, column 1)"
+        );
     }
 }
