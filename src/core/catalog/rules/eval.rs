@@ -584,25 +584,33 @@ impl Compiler<'_> {
         self.delegated(id, expr, operands, CallCost::Function { name, member })
     }
 
-    fn fold(&mut self, c: ComprehensionExpr) -> Fold {
+    fn fold(&mut self, mut c: ComprehensionExpr) -> Fold {
         let shape_fold = logical_fold(&c);
-        let append = append_step(&c);
+        // map() and filter() on `[]`: their step is compiled once, as its guard and items; it
+        // was also compiled whole, which doubled the work at every level of nesting (2^n for a
+        // rule of n nested maps). What is taken out is left as defaults in `c.loop_step`.
+        let append = match shape_fold {
+            None if is_empty_list(&c.accu_init) => take_append_step(&mut c),
+            _ => None,
+        };
         let iter_range = self.node(c.iter_range);
         let accu_init = self.node(c.accu_init);
         self.names.push(c.accu_var.clone());
         let loop_cond = self.node(c.loop_cond);
         let result = self.node(c.result);
         self.names.push(c.iter_var.clone());
-        let shape = match (shape_fold, append) {
-            (Some(absorbing), _) => Shape::Fold(absorbing),
-            (None, Some((guard, items))) => Shape::Append {
-                guard: guard.map(|g| Box::new(self.node(g))),
-                items: Box::new(self.node(items)),
-            },
-            (None, None) => Shape::Other,
+        let (shape, loop_step) = match (shape_fold, append) {
+            (Some(absorbing), _) => (Shape::Fold(absorbing), self.node(c.loop_step)),
+            (None, Some((guard, items))) => {
+                let shape = Shape::Append {
+                    guard: guard.map(|g| Box::new(self.node(g))),
+                    items: Box::new(self.node(items)),
+                };
+                // Never evaluated: an `Append` always starts from `[]`.
+                (shape, Node::Literal(Box::new(cel::common::types::CelNull)))
+            }
+            (None, None) => (Shape::Other, self.node(c.loop_step)),
         };
-        // Kept whole for an `Append` too: a non-empty initial list takes the general path.
-        let loop_step = self.node(c.loop_step);
         self.names.pop();
         self.names.pop();
         Fold {
@@ -645,20 +653,22 @@ fn logical_fold(c: &ComprehensionExpr) -> Option<bool> {
     }
 }
 
+/// Whether `expr` is the literal `[]`.
+fn is_empty_list(expr: &IdedExpr) -> bool {
+    matches!(&expr.expr, Expr::List(list) if list.elements.is_empty())
+}
+
 /// The crate's `map`/`filter` step: `@result + [x]`, or `cond ? @result + [x] : @result`,
-/// with `@result` as the result and a literal loop condition. Returns the guard and `[x]`.
-fn append_step(c: &ComprehensionExpr) -> Option<(Option<IdedExpr>, IdedExpr)> {
+/// with `@result` as the result and a literal loop condition: whether it has a guard.
+fn append_step(c: &ComprehensionExpr) -> Option<bool> {
     let accu = c.accu_var.as_str();
     let is_accu = |e: &IdedExpr| matches!(&e.expr, Expr::Ident(n) if n == accu);
-    let items_of = |e: &IdedExpr| match &e.expr {
-        Expr::Call(call) if call.func_name == operators::ADD && call.target.is_none() => match call
-            .args
-            .as_slice()
-        {
-            [lhs, rhs] if is_accu(lhs) && matches!(rhs.expr, Expr::List(_)) => Some(rhs.clone()),
-            _ => None,
-        },
-        _ => None,
+    let appends = |e: &IdedExpr| match &e.expr {
+        Expr::Call(call) if call.func_name == operators::ADD && call.target.is_none() => matches!(
+            call.args.as_slice(),
+            [lhs, rhs] if is_accu(lhs) && matches!(rhs.expr, Expr::List(_))
+        ),
+        _ => false,
     };
     if !is_accu(&c.result) || !matches!(c.loop_cond.expr, Expr::Literal(_)) {
         return None;
@@ -666,14 +676,33 @@ fn append_step(c: &ComprehensionExpr) -> Option<(Option<IdedExpr>, IdedExpr)> {
     match &c.loop_step.expr {
         Expr::Call(call) if call.func_name == operators::CONDITIONAL && call.target.is_none() => {
             match call.args.as_slice() {
-                [guard, step, otherwise] if is_accu(otherwise) => {
-                    Some((Some(guard.clone()), items_of(step)?))
-                }
+                [_, step, otherwise] if is_accu(otherwise) && appends(step) => Some(true),
                 _ => None,
             }
         }
-        _ => Some((None, items_of(&c.loop_step)?)),
+        _ => appends(&c.loop_step).then_some(false),
     }
+}
+
+/// The guard and `[x]` of a `map`/`filter` step ([`append_step`]), taken out of it.
+fn take_append_step(c: &mut ComprehensionExpr) -> Option<(Option<IdedExpr>, IdedExpr)> {
+    let guarded = append_step(c)?;
+    let Expr::Call(call) = &mut c.loop_step.expr else {
+        return None;
+    };
+    let (guard, step) = if guarded {
+        let [guard, step, _] = call.args.as_mut_slice() else {
+            return None;
+        };
+        (Some(std::mem::take(guard)), step)
+    } else {
+        (None, &mut c.loop_step)
+    };
+    let Expr::Call(add) = &mut step.expr else {
+        return None;
+    };
+    let items = std::mem::take(add.args.get_mut(1)?);
+    Some((guard, items))
 }
 
 // ---------------------------------------------------------------------------------------
@@ -957,12 +986,7 @@ impl Evaluator<'_> {
             .into());
         };
         if let Shape::Append { guard, items } = &fold.shape {
-            let empty = accu_init
-                .downcast_ref::<CelList>()
-                .is_some_and(|l| l.inner().is_empty());
-            if empty {
-                return self.append(fold, guard.as_deref(), items, iterable, scope);
-            }
+            return self.append(fold, guard.as_deref(), items, iterable, scope);
         }
         let mut accu: Box<dyn Val + 'static> = accu_init.into_owned();
         let mut pending: Option<ExecutionError> = None;
