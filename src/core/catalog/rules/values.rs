@@ -297,35 +297,14 @@ pub(super) fn from_json(value: &Value) -> Boxed {
     }
 }
 
-/// CEL reserved words that the API server escapes as `__word__` in property names.
-const CEL_RESERVED: &[&str] = &[
-    "true",
-    "false",
-    "null",
-    "in",
-    "as",
-    "break",
-    "const",
-    "continue",
-    "else",
-    "for",
-    "function",
-    "if",
-    "import",
-    "let",
-    "loop",
-    "package",
-    "namespace",
-    "return",
-    "var",
-    "void",
-    "while",
-];
+/// CEL's keywords, which with its reserved words ([`super::parse::RESERVED`]) the API server
+/// escapes as `__word__` in property names.
+const CEL_KEYWORDS: [&str; 4] = ["true", "false", "null", "in"];
 
 /// The API server's property name escaping, so rules written for it find their fields; `None`
 /// when the name needs none (most do: no copy then).
 fn escape_property(name: &str) -> Option<String> {
-    if CEL_RESERVED.contains(&name) {
+    if CEL_KEYWORDS.contains(&name) || super::parse::RESERVED.contains(&name) {
         return Some(format!("__{name}__"));
     }
     if !name.contains(['_', '.', '-', '/']) {

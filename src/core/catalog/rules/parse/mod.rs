@@ -28,7 +28,7 @@ use lex::{Op, Spanned, Token};
 pub const MAX_NESTING: usize = 96;
 
 /// Words the grammar reserves: not a variable's or a function's name (a field's is fine).
-const RESERVED: [&str; 17] = [
+pub(super) const RESERVED: [&str; 17] = [
     "as",
     "break",
     "const",
