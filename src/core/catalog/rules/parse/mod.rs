@@ -85,8 +85,8 @@ pub fn parse(source: &str) -> Result<IdedExpr, String> {
     let expr = parser.expr().map_err(|e| e.describe(source))?;
     match parser.peek() {
         Token::End => Ok(expr),
-        other => Err(parser
-            .unexpected(other, "the end of the expression")
+        _ => Err(parser
+            .unexpected("the end of the expression")
             .describe(source)),
     }
 }
@@ -153,14 +153,14 @@ impl<'s> Parser<'_, 's> {
         if self.eat(op) {
             Ok(())
         } else {
-            Err(self.unexpected(self.peek(), what))
+            Err(self.unexpected(what))
         }
     }
 
     #[cold]
     #[inline(never)]
-    fn unexpected(&self, found: Token<'_>, wanted: &str) -> Error {
-        let found = match found {
+    fn unexpected(&self, wanted: &str) -> Error {
+        let found = match self.peek() {
             Token::End => "the end of the rule".to_owned(),
             Token::EscapedIdentifier => {
                 return Error::at(self.here(), "backquoted identifiers are not supported")
@@ -313,7 +313,7 @@ impl<'s> Parser<'_, 's> {
     fn selection(&mut self, operand: IdedExpr) -> Parsed {
         let optional = self.eat(Op::Question);
         let Token::Identifier(name) = self.peek() else {
-            return Err(self.unexpected(self.peek(), "a field name after '.'"));
+            return Err(self.unexpected("a field name after '.'"));
         };
         self.bump();
         if optional {
@@ -375,7 +375,7 @@ impl<'s> Parser<'_, 's> {
             | Token::True
             | Token::False
             | Token::Null => self.literal_token(at),
-            other => Err(self.unexpected(other, "an expression")),
+            _ => Err(self.unexpected("an expression")),
         }
     }
 
@@ -433,7 +433,7 @@ impl<'s> Parser<'_, 's> {
         let at = self.here();
         let leading_dot = self.eat(Op::Dot);
         let Token::Identifier(first) = self.peek() else {
-            return Err(self.unexpected(self.peek(), "a name after '.'"));
+            return Err(self.unexpected("a name after '.'"));
         };
         if let Some(parts) = self.message_name() {
             return self.message(leading_dot, parts);
@@ -480,7 +480,7 @@ impl<'s> Parser<'_, 's> {
         let entries = self.entries(Op::RightBrace, |p| {
             let optional = p.eat(Op::Question);
             let Token::Identifier(field) = p.peek() else {
-                return Err(p.unexpected(p.peek(), "a field name"));
+                return Err(p.unexpected("a field name"));
             };
             p.bump();
             p.expect(Op::Colon, "':' after the field name")?;
