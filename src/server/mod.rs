@@ -144,9 +144,12 @@ fn start(args: &ServeArgs) -> Result<(), StartError> {
 /// `runner`). tokio's default, 512, let the pool creep up under steady load (a call that starts
 /// just before a thread that finished its call is idle again starts a new thread): the soak saw
 /// 17 threads grow to 31 and RSS by 4 MB over 200,000 calls, each new thread touching its stack
-/// and a malloc arena. A few spare threads for other blocking work; beyond them calls queue.
+/// and a malloc arena. Nothing else runs there, so one thread a core: each thread that has run
+/// a large call keeps a few MB of allocator pages, and with the two spare threads the pool had
+/// before, calls with live schemas at 100 repositories peaked 5 MB higher (BENCHMARKS.md).
+/// Calls beyond wait in the queue, as they already waited for a core.
 fn blocking_threads() -> usize {
-    std::thread::available_parallelism().map_or(1, usize::from) + 2
+    std::thread::available_parallelism().map_or(1, usize::from)
 }
 
 /// `--insecure` wins over a certificates directory, as in the Go SDK.
