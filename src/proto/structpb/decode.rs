@@ -231,13 +231,18 @@ pub(super) mod direct {
 
     impl<'a> Reader<'a> {
         /// A varint. Inlined, as every key and length goes through it and nearly all are one
-        /// byte.
+        /// byte; the lengths of 128 bytes to 16 KiB (descriptions, nested objects: a fifth of a
+        /// live schema's entries) take two, read here too rather than in [`long_varint`].
         #[inline(always)]
         fn varint(&mut self) -> Option<u64> {
-            match self.0.first() {
-                Some(&byte) if byte < 0x80 => {
+            match *self.0 {
+                [byte, ..] if byte < 0x80 => {
                     self.0 = &self.0[1..];
                     Some(u64::from(byte))
+                }
+                [low, high, ..] if high < 0x80 => {
+                    self.0 = &self.0[2..];
+                    Some(u64::from(low & 0x7f) | u64::from(high) << 7)
                 }
                 _ => {
                     let (value, len) = long_varint(self.0)?;
