@@ -145,8 +145,9 @@ fn start(args: &ServeArgs) -> Result<(), StartError> {
 /// just before a thread that finished its call is idle again starts a new thread): the soak saw
 /// 17 threads grow to 31 and RSS by 4 MB over 200,000 calls, each new thread touching its stack
 /// and a malloc arena. Nothing else runs there, so one thread a core: each thread that has run
-/// a large call keeps a few MB of allocator pages, and with the two spare threads the pool had
-/// before, calls with live schemas at 100 repositories peaked 5 MB higher (BENCHMARKS.md).
+/// a large call keeps a few MB of allocator pages: with the two spare threads the pool had
+/// before, calls with live schemas at 100 repositories peaked at 27-30 MB, with one a core at
+/// 20-29 MB (BENCHMARKS.md).
 /// Calls beyond wait in the queue, as they already waited for a core.
 fn blocking_threads() -> usize {
     std::thread::available_parallelism().map_or(1, usize::from)
