@@ -150,6 +150,12 @@ fn start(args: &ServeArgs) -> Result<(), StartError> {
 /// 20-29 MB (BENCHMARKS.md).
 /// Calls beyond wait in the queue, as they already waited for a core.
 fn blocking_threads() -> usize {
+    cores()
+}
+
+/// The cores the process may use: the calls the core runs at once (`runner`), and the threads
+/// they run on.
+fn cores() -> usize {
     std::thread::available_parallelism().map_or(1, usize::from)
 }
 
@@ -224,8 +230,7 @@ async fn run(args: &ServeArgs, tls: Option<ServerTlsConfig>) -> Result<(), Start
 
 /// Both package names over one runner, with the message size limits.
 fn services(max_request_bytes: usize) -> (V1Service, V1beta1Service) {
-    let parallel = std::thread::available_parallelism().map_or(1, usize::from);
-    let runner = Runner::new(parallel);
+    let runner = Runner::new(cores());
     let max_response_bytes = max_request_bytes.saturating_mul(transport::RESPONSE_TO_REQUEST_RATIO);
     let v1 = V1Service::new(runner.clone(), max_request_bytes, max_response_bytes);
     let v1beta1 = V1beta1Service::new(runner, max_request_bytes, max_response_bytes);
