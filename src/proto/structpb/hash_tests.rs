@@ -311,4 +311,39 @@ fn nesting_beyond_prosts_limit_is_left_to_prost() {
     // Three of prost's levels per object: 40 objects do not fit in 96.
     assert_eq!(hash::wire(&bytes, direct::DEPTH), None);
     assert!(hash::wire(&bytes, 200).is_some());
+    // The memo holds the bytes walked with 200 levels left; with fewer, they are walked again.
+    assert_eq!(hash::wire(&bytes, direct::DEPTH), None);
+}
+
+/// The memo: the small objects of a schema walked before are taken from it, the large ones
+/// around them walked again, and the hash is the one the walk gives.
+#[test]
+fn small_objects_seen_before_come_from_the_memo() {
+    let property = |i: usize| json!({"type": "string", "description": format!("the field number {i} of this object")});
+    let properties: Map<String, Value> = (0..40)
+        .map(|i| (format!("field{i}"), property(i)))
+        .collect();
+    let schema = object(json!({"type": "object", "properties": properties}));
+    let expected = hash::tree(&schema);
+    let hits = || hash::MEMO_HITS.get();
+    let mut random = generator(11);
+    let first = go_encoded(&schema, &mut random);
+    let before = hits();
+    assert_eq!(hash::wire(&first, direct::DEPTH), Some(expected));
+    let after_first = hits();
+    // Other orders: a property has two, both seen after a few walks.
+    for _ in 0..20 {
+        let again = go_encoded(&schema, &mut random);
+        assert_eq!(hash::wire(&again, direct::DEPTH), Some(expected));
+    }
+    let again = go_encoded(&schema, &mut random);
+    let before_last = hits();
+    assert_eq!(hash::wire(&again, direct::DEPTH), Some(expected));
+    assert_eq!(after_first, before);
+    // Each of the 40 properties, but for those whose two orders share a slot with another
+    // property's and took it (the slots are fixed by the bytes, so this count is too).
+    let found = hits() - before_last;
+    assert!((36..=40).contains(&found), "{found}");
+    // The two objects around them are larger than the memo takes.
+    assert!(first.len() > 512);
 }
