@@ -8,7 +8,13 @@
 //!   OpenAPI document has it once Crossplane resolves its references (the Kubernetes text is
 //!   not copied here: the descriptions are filler of about the same lengths);
 //! - a flat kind, which `providerApi: auto` asks for too, as not served (an empty Schema);
-//! - every Struct's entries in a shuffled order, as Go's protobuf writes a map.
+//! - every Struct's entries in an order as Go's protobuf writes a map: a map of up to eight
+//!   entries, which Go keeps in one group, from a random one of its entries and around (Go's
+//!   iteration starts at a random slot and wraps), a larger map in any order.
+//!
+//! It also writes `OUT/live-N-order-K.bin` (N = 10 and 100 repositories, K = 0 to 7): the live
+//! call (`requests::live_request`), gRPC-framed, with the schemas in eight such orders, for
+//! `profile-call` to measure calls whose schemas come in an order not seen before.
 //!
 //! cargo run --features codegen --example bench-schemas -- OUT
 
@@ -33,8 +39,7 @@ fn main() {
         .requirements
         .unwrap_or_default()
         .schemas;
-    let mut shuffle = Shuffle(0x5eed_cafe_f00d_0001);
-    let mut request = RunFunctionRequest::default();
+    let mut served_by_name = Vec::new();
     for (name, selector) in asked {
         let served = release.crds.iter().find_map(|(_, crd)| {
             let spec = &crd["spec"];
@@ -43,14 +48,21 @@ fn main() {
             (api_version == selector.api_version && spec["names"]["kind"] == selector.kind.as_str())
                 .then(|| version["schema"]["openAPIV3Schema"].clone())
         });
-        let mut message = Vec::new();
-        if let Some(mut schema) = served {
+        let schema = served.map(|mut schema| {
             schema["properties"]["metadata"] = object_meta();
-            let fields = schema.as_object().expect("a schema object");
-            delimited(1, &shuffle.encode(fields), &mut message);
+            schema
+        });
+        served_by_name.push((name, schema));
+    }
+    let mut shuffle = Shuffle(0x5eed_cafe_f00d_0001);
+    let mut orders = (0..8).map(|_| answers(&served_by_name, &mut shuffle));
+    let request = orders.next().expect("the first order");
+    for (k, other) in std::iter::once(request.clone()).chain(orders).enumerate() {
+        for n in [10, 100] {
+            let live = requests::live_request(n, &other.required_schemas).encode_to_vec();
+            let body = requests::framed(&live);
+            std::fs::write(out.join(format!("live-{n}-order-{k}.bin")), body).expect("written");
         }
-        let schema = Schema::decode(message.as_slice()).expect("a Schema");
-        request.required_schemas.insert(name, schema);
     }
     let bytes = request.encode_to_vec();
     let served = request
@@ -64,6 +76,22 @@ fn main() {
         request.required_schemas.len(),
         bytes.len()
     );
+}
+
+/// A request holding only `required_schemas`: each schema, where served, in an order `shuffle`
+/// picks.
+fn answers(served: &[(String, Option<Value>)], shuffle: &mut Shuffle) -> RunFunctionRequest {
+    let mut request = RunFunctionRequest::default();
+    for (name, schema) in served {
+        let mut message = Vec::new();
+        if let Some(schema) = schema {
+            let fields = schema.as_object().expect("a schema object");
+            delimited(1, &shuffle.encode(fields), &mut message);
+        }
+        let schema = Schema::decode(message.as_slice()).expect("a Schema");
+        request.required_schemas.insert(name.clone(), schema);
+    }
+    request
 }
 
 /// An object of ObjectMeta's shape (its fields, types, lists and maps) with descriptions of
@@ -118,6 +146,9 @@ fn object_meta() -> Value {
     })
 }
 
+/// The entries of a Go map's group, which a small map has one of.
+const GO_GROUP: usize = 8;
+
 /// xorshift, for the order of map entries.
 struct Shuffle(u64);
 
@@ -129,11 +160,17 @@ impl Shuffle {
         (self.0 % n as u64) as usize
     }
 
-    /// A Struct's fields as Go's protobuf writes them, entries in a shuffled order.
+    /// A Struct's fields as Go's protobuf writes them, entries in an order Go may write: up to
+    /// eight, from a random entry and around; more, in any order.
     fn encode(&mut self, fields: &Map<String, Value>) -> Vec<u8> {
         let mut entries: Vec<(&String, &Value)> = fields.iter().collect();
-        for i in (1..entries.len()).rev() {
-            entries.swap(i, self.below(i + 1));
+        if entries.len() <= GO_GROUP {
+            let start = self.below(entries.len().max(1));
+            entries.rotate_left(start);
+        } else {
+            for i in (1..entries.len()).rev() {
+                entries.swap(i, self.below(i + 1));
+            }
         }
         let mut out = Vec::new();
         for (name, value) in entries {
