@@ -26,12 +26,12 @@
 //! one group of slots, which Go's iteration reads from a random slot and around), so the small
 //! objects of a schema (a property's `type` and `description`) come as the same bytes call
 //! after call, while the large objects around them do not. Each thread remembers the small
-//! objects it has walked, by a print of their bytes (XXH3-128, with the levels left mixed in,
-//! so that the same bytes deeper down are walked again), with their content hash; a walk that
-//! meets the same bytes again takes the hash without reading them. The memo holds
-//! [`MEMO_SLOTS`] objects (256 KiB a thread); an object whose slot is taken replaces the one
-//! there. The hash is the same with or without it; a wrong one needs two objects' 127-bit
-//! prints to collide.
+//! objects it has walked, and the small entries holding an object or a list, by a print of
+//! their bytes (XXH3-128, with the levels left and what the bytes are mixed in, so that the
+//! same bytes deeper down are walked again), with their hash; a walk that meets the same bytes
+//! again takes the hash without reading them. The memo holds [`MEMO_SLOTS`] of them (256 KiB a
+//! thread); one whose slot is taken replaces the one there. The hash is the same with or
+//! without it; a wrong one needs two 127-bit prints to collide.
 
 use super::decode::direct::{utf8, Reader};
 use super::*;
@@ -67,16 +67,16 @@ const LINEAR_KEYS: usize = 16;
 /// A scratch list of key hashes larger than this is not kept for the next walk.
 const KEYS_KEPT: usize = 1 << 16;
 
-/// The objects the memo takes, by the length of their bytes: below it, the walk costs about
-/// what a lookup does; above it, an object holds more maps, whose orders multiply (in the
+/// The objects and entries the memo takes, by the length of their bytes: below it, the walk
+/// costs about what a lookup does; above it, they hold more maps, whose orders multiply (in the
 /// benchmark's schemas, the objects up to 768 bytes come in at most 32 orders, 2,548 in all).
 const MEMO_BYTES: RangeInclusive<usize> = 48..=768;
 
-/// The objects a thread's memo holds (a power of two, each 32 bytes).
+/// The objects and entries a thread's memo holds (a power of two, each 32 bytes).
 const MEMO_SLOTS: usize = 1 << 13;
 
-/// A memo slot: the print of an object's bytes (never 0, the print of an empty slot) and its
-/// content hash.
+/// A memo slot: the print of an object's or entry's bytes (never 0, the print of an empty slot)
+/// and its hash.
 type Remembered = (u128, u128);
 
 thread_local! {
@@ -148,18 +148,35 @@ enum Hashed {
 struct Walk {
     keys: Vec<u128>,
     memo: Box<[Remembered]>,
-    /// Whether an object around the one being walked goes into the memo: each byte is printed
-    /// at most once, and only the outermost small objects are remembered.
+    /// Whether an object or entry around the one being walked goes into the memo: each byte is
+    /// printed at most once, and only the outermost small objects and entries are remembered.
     remembering: bool,
 }
 
 impl Walk {
     /// A Struct's fields, from the memo where the thread has walked the same bytes before.
     fn object(&mut self, bytes: &[u8], depth: u32) -> Option<u128> {
+        self.remembered(bytes, depth, OBJECT_SUMMARY, |walk| {
+            walk.entries(bytes, depth)
+        })
+    }
+
+    /// The hash `walk` gives of `bytes` (an object's fields, or an entry whose value is an
+    /// object or a list: `what` tells them apart in the print), from the memo where the thread has walked the same
+    /// bytes with as many levels left; remembered if they are small enough.
+    #[inline(always)]
+    fn remembered(
+        &mut self,
+        bytes: &[u8],
+        depth: u32,
+        what: u8,
+        walk: impl FnOnce(&mut Self) -> Option<u128>,
+    ) -> Option<u128> {
         if self.remembering || !MEMO_BYTES.contains(&bytes.len()) {
-            return self.entries(bytes, depth);
+            return walk(self);
         }
-        let print = (bytes_hash(bytes) ^ u128::from(depth) << 96) | 1 << 127;
+        let print =
+            (bytes_hash(bytes) ^ u128::from(depth) << 96 ^ u128::from(what) << 112) | 1 << 127;
         let slot = print as usize & (MEMO_SLOTS - 1);
         if let Some(&(seen, hash)) = self.memo.get(slot) {
             if seen == print {
@@ -169,7 +186,7 @@ impl Walk {
             }
         }
         self.remembering = true;
-        let hash = self.entries(bytes, depth);
+        let hash = walk(self);
         self.remembering = false;
         if let (Some(hash), Some(remembered)) = (hash, self.memo.get_mut(slot)) {
             *remembered = (print, hash);
@@ -218,10 +235,15 @@ impl Walk {
             return None;
         }
         let shortest = before - value.len() == encoded_len_varint(value.len() as u64);
-        match self.value(value, depth.checked_sub(1)?)? {
+        let hash = |walk: &mut Self| match walk.value(value, depth.checked_sub(1)?)? {
             Hashed::Scalar if shortest => Some(bytes_hash(entry)),
             Hashed::Scalar => None,
             Hashed::Nested { hash, entry } => Some(mix(bytes_hash(key_field), hash, entry)),
+        };
+        // A scalar's entry is hashed as one XXH3 of its bytes, which is what a print costs.
+        match value.first() {
+            Some(&kind @ (OBJECT | LIST)) => self.remembered(entry, depth, kind, hash),
+            _ => hash(self),
         }
     }
 

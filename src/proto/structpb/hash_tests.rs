@@ -315,23 +315,27 @@ fn nesting_beyond_prosts_limit_is_left_to_prost() {
     assert_eq!(hash::wire(&bytes, direct::DEPTH), None);
 }
 
-/// The memo: the small objects of a schema walked before are taken from it, the large ones
-/// around them walked again, and the hash is the one the walk gives.
+/// The memo: the small entries of a schema walked before (a property and its object) and the
+/// small objects of a list are taken from it, the large objects and lists around them walked
+/// again, and the hash is the one the walk gives.
 #[test]
-fn small_objects_seen_before_come_from_the_memo() {
+fn small_entries_and_objects_seen_before_come_from_the_memo() {
     let property = |i: usize| json!({"type": "string", "description": format!("the field number {i} of this object")});
     let properties: Map<String, Value> = (0..40)
         .map(|i| (format!("field{i}"), property(i)))
         .collect();
-    let schema = object(json!({"type": "object", "properties": properties}));
+    let examples: Vec<Value> = (0..20)
+        .map(|i| json!({"name": format!("example {i}"), "value": "an example of this object"}))
+        .collect();
+    let schema = object(json!({"type": "object", "properties": properties, "examples": examples}));
     let expected = hash::tree(&schema);
     let hits = || hash::MEMO_HITS.get();
     let mut random = generator(11);
     let first = go_encoded(&schema, &mut random);
     let before = hits();
     assert_eq!(hash::wire(&first, direct::DEPTH), Some(expected));
-    let after_first = hits();
-    // Other orders: a property has two, both seen after a few walks.
+    assert_eq!(hits(), before);
+    // Other orders: a property and an example have two each, all seen after a few walks.
     for _ in 0..20 {
         let again = go_encoded(&schema, &mut random);
         assert_eq!(hash::wire(&again, direct::DEPTH), Some(expected));
@@ -339,11 +343,11 @@ fn small_objects_seen_before_come_from_the_memo() {
     let again = go_encoded(&schema, &mut random);
     let before_last = hits();
     assert_eq!(hash::wire(&again, direct::DEPTH), Some(expected));
-    assert_eq!(after_first, before);
-    // Each of the 40 properties, but for those whose two orders share a slot with another
-    // property's and took it (the slots are fixed by the bytes, so this count is too).
+    // Each of the 40 properties and 20 examples, but for those whose two orders share a slot
+    // with another's and took it (the slots are fixed by the bytes, so this count is too).
     let found = hits() - before_last;
-    assert!((36..=40).contains(&found), "{found}");
-    // The two objects around them are larger than the memo takes.
-    assert!(first.len() > 512);
+    assert!((54..=60).contains(&found), "{found}");
+    // The object, its properties and its list are larger than the memo takes.
+    let examples_bytes = Struct::from(object(json!({"examples": examples}))).encode_to_vec();
+    assert!(examples_bytes.len() > 768 && first.len() > 768);
 }
