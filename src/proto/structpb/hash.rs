@@ -29,13 +29,15 @@
 //! objects it has walked, and the small entries holding an object or a list, by a print of
 //! their bytes (XXH3-128, with the levels left and what the bytes are mixed in, so that the
 //! same bytes deeper down are walked again), with their hash; a walk that meets the same bytes
-//! again takes the hash without reading them. The memo holds [`MEMO_SLOTS`] of them (256 KiB a
-//! thread); one whose slot is taken replaces the one there. The hash is the same with or
+//! again takes the hash without reading them. A memo holds [`MEMO_SLOTS`] of them (256 KiB);
+//! one whose slot is taken replaces the one there. A walk takes one of [`MEMOS`] that no other
+//! walk holds, or walks without. The hash is the same with or
 //! without it; a wrong one needs two 127-bit prints to collide.
 
 use super::decode::direct::{utf8, Reader};
 use super::*;
 use std::ops::RangeInclusive;
+use std::sync::Mutex;
 use twox_hash::XxHash3_128;
 
 /// The bytes that start the fields the canonical encoding writes.
@@ -72,19 +74,30 @@ const KEYS_KEPT: usize = 1 << 16;
 /// benchmark's schemas, the objects up to 768 bytes come in at most 32 orders, 2,548 in all).
 const MEMO_BYTES: RangeInclusive<usize> = 48..=768;
 
-/// The objects and entries a thread's memo holds (a power of two, each 32 bytes).
+/// The objects and entries a memo holds (a power of two, each 32 bytes).
 const MEMO_SLOTS: usize = 1 << 13;
+
+/// The memos: more than the calls the server runs at once on most machines (one a core). They
+/// are statics, zero pages until a walk writes to them, rather than on the allocator's heap:
+/// there, mimalloc kept about 3 MB more anonymous memory with two threads' memos (BENCHMARKS.md).
+#[cfg(not(target_family = "wasm"))]
+const MEMOS: usize = 16;
+/// One instance runs one call at a time.
+#[cfg(target_family = "wasm")]
+const MEMOS: usize = 1;
 
 /// A memo slot: the print of an object's or entry's bytes (never 0, the print of an empty slot)
 /// and its hash.
 type Remembered = (u128, u128);
 
+pub(super) type Memo = [Remembered; MEMO_SLOTS];
+
+static MEMO_POOL: [Mutex<Memo>; MEMOS] = [const { Mutex::new([(0, 0); MEMO_SLOTS]) }; MEMOS];
+
 thread_local! {
     /// The key prints of the objects being walked (the repeated-key check), kept between walks
     /// so that a walk allocates nothing once the thread has walked a schema.
     static KEYS: Cell<Vec<u128>> = const { Cell::new(Vec::new()) };
-    /// The thread's memo, allocated at its first walk.
-    static MEMO: Cell<Option<Box<[Remembered]>>> = const { Cell::new(None) };
 }
 
 #[cfg(test)]
@@ -97,10 +110,15 @@ thread_local! {
 /// its tag and length), read with `depth` levels of prost's recursion limit left, as
 /// `direct::struct_entry` counts them; `None` where the bytes are not in canonical form.
 pub(super) fn wire(fields: &[u8], depth: u32) -> Option<u128> {
-    let memo = MEMO.take();
+    let mut memo = MEMO_POOL.iter().find_map(|memo| memo.try_lock().ok());
+    wire_with(fields, depth, memo.as_deref_mut())
+}
+
+/// [`wire`] with the memo given.
+pub(super) fn wire_with(fields: &[u8], depth: u32, memo: Option<&mut Memo>) -> Option<u128> {
     let mut walk = Walk {
         keys: KEYS.take(),
-        memo: memo.unwrap_or_else(|| vec![(0, 0); MEMO_SLOTS].into_boxed_slice()),
+        memo,
         remembering: false,
     };
     walk.keys.clear();
@@ -108,7 +126,6 @@ pub(super) fn wire(fields: &[u8], depth: u32) -> Option<u128> {
     if walk.keys.capacity() <= KEYS_KEPT {
         KEYS.set(walk.keys);
     }
-    MEMO.set(Some(walk.memo));
     hash
 }
 
@@ -145,15 +162,15 @@ enum Hashed {
     Nested { hash: u128, entry: u8 },
 }
 
-struct Walk {
+struct Walk<'m> {
     keys: Vec<u128>,
-    memo: Box<[Remembered]>,
+    memo: Option<&'m mut Memo>,
     /// Whether an object or entry around the one being walked goes into the memo: each byte is
     /// printed at most once, and only the outermost small objects and entries are remembered.
     remembering: bool,
 }
 
-impl Walk {
+impl Walk<'_> {
     /// A Struct's fields, from the memo where the thread has walked the same bytes before.
     fn object(&mut self, bytes: &[u8], depth: u32) -> Option<u128> {
         self.remembered(bytes, depth, OBJECT_SUMMARY, |walk| {
@@ -172,13 +189,13 @@ impl Walk {
         what: u8,
         walk: impl FnOnce(&mut Self) -> Option<u128>,
     ) -> Option<u128> {
-        if self.remembering || !MEMO_BYTES.contains(&bytes.len()) {
+        if self.remembering || self.memo.is_none() || !MEMO_BYTES.contains(&bytes.len()) {
             return walk(self);
         }
         let print =
             (bytes_hash(bytes) ^ u128::from(depth) << 96 ^ u128::from(what) << 112) | 1 << 127;
         let slot = print as usize & (MEMO_SLOTS - 1);
-        if let Some(&(seen, hash)) = self.memo.get(slot) {
+        if let Some(&(seen, hash)) = self.memo.as_ref().and_then(|memo| memo.get(slot)) {
             if seen == print {
                 #[cfg(test)]
                 MEMO_HITS.set(MEMO_HITS.get() + 1);
@@ -188,7 +205,8 @@ impl Walk {
         self.remembering = true;
         let hash = walk(self);
         self.remembering = false;
-        if let (Some(hash), Some(remembered)) = (hash, self.memo.get_mut(slot)) {
+        let remembered = self.memo.as_mut().and_then(|memo| memo.get_mut(slot));
+        if let (Some(hash), Some(remembered)) = (hash, remembered) {
             *remembered = (print, hash);
         }
         hash
