@@ -25,14 +25,14 @@
 //! The memo: Go writes the entries of a map of up to eight in one of few orders (such a map is
 //! one group of slots, which Go's iteration reads from a random slot and around), so the small
 //! objects of a schema (a property's `type` and `description`) come as the same bytes call
-//! after call, while the large objects around them do not. Each thread remembers the small
-//! objects it has walked, and the small entries holding an object or a list, by a print of
-//! their bytes (XXH3-128, with the levels left and what the bytes are mixed in, so that the
-//! same bytes deeper down are walked again), with their hash; a walk that meets the same bytes
-//! again takes the hash without reading them. A memo holds [`MEMO_SLOTS`] of them (256 KiB);
-//! one whose slot is taken replaces the one there. A walk takes one of [`MEMOS`] that no other
-//! walk holds, or walks without. The hash is the same with or
-//! without it; a wrong one needs two 127-bit prints to collide.
+//! after call, while the large objects around them do not. A memo remembers the small objects
+//! walked, and the small entries holding an object or a list, by a print of their bytes
+//! (XXH3-128, with the levels left and what the bytes are mixed in, so that the same bytes
+//! deeper down are walked again), with their hash; a walk that meets the same bytes again takes
+//! the hash without reading them. A memo holds [`MEMO_SLOTS`] of them (256 KiB); one whose slot
+//! is taken replaces the one there. A walk takes one of [`MEMOS`] memos that no other walk
+//! holds, or walks without. The hash is the same with or without a memo; a wrong one needs two
+//! 127-bit prints to collide.
 
 use super::decode::direct::{utf8, Reader};
 use super::*;
@@ -102,7 +102,7 @@ thread_local! {
 
 #[cfg(test)]
 thread_local! {
-    /// How many objects the thread's walks took from the memo, for the tests.
+    /// How many objects and entries the thread's walks took from a memo, for the tests.
     pub(super) static MEMO_HITS: Cell<usize> = const { Cell::new(0) };
 }
 
@@ -171,7 +171,7 @@ struct Walk<'m> {
 }
 
 impl Walk<'_> {
-    /// A Struct's fields, from the memo where the thread has walked the same bytes before.
+    /// A Struct's fields, from the memo where a walk has met the same bytes before.
     fn object(&mut self, bytes: &[u8], depth: u32) -> Option<u128> {
         self.remembered(bytes, depth, OBJECT_SUMMARY, |walk| {
             walk.entries(bytes, depth)
@@ -179,8 +179,8 @@ impl Walk<'_> {
     }
 
     /// The hash `walk` gives of `bytes` (an object's fields, or an entry whose value is an
-    /// object or a list: `what` tells them apart in the print), from the memo where the thread has walked the same
-    /// bytes with as many levels left; remembered if they are small enough.
+    /// object or a list: `what` tells them apart in the print), from the memo where a walk has
+    /// met the same bytes with as many levels left; remembered if they are small enough.
     #[inline(always)]
     fn remembered(
         &mut self,
