@@ -55,15 +55,17 @@ fn main() {
         served_by_name.push((name, schema));
     }
     let mut shuffle = Shuffle(0x5eed_cafe_f00d_0001);
-    let mut orders = (0..8).map(|_| answers(&served_by_name, &mut shuffle));
-    let request = orders.next().expect("the first order");
-    for (k, other) in std::iter::once(request.clone()).chain(orders).enumerate() {
+    let orders: Vec<RunFunctionRequest> = (0..8)
+        .map(|_| answers(&served_by_name, &mut shuffle))
+        .collect();
+    for (k, order) in orders.iter().enumerate() {
         for n in [10, 100] {
-            let live = requests::live_request(n, &other.required_schemas).encode_to_vec();
+            let live = requests::live_request(n, &order.required_schemas).encode_to_vec();
             let body = requests::framed(&live);
             std::fs::write(out.join(format!("live-{n}-order-{k}.bin")), body).expect("written");
         }
     }
+    let request = &orders[0];
     let bytes = request.encode_to_vec();
     let served = request
         .required_schemas
