@@ -72,10 +72,10 @@ const KEYS_KEPT: usize = 1 << 16;
 /// The objects and entries the memo takes, by the length of their bytes: below it, the walk
 /// costs about what a lookup does; above it, they hold more maps, whose orders multiply (in the
 /// benchmark's schemas, the objects up to 768 bytes come in at most 32 orders, 2,548 in all).
-const MEMO_BYTES: RangeInclusive<usize> = 48..=768;
+pub(super) const MEMO_BYTES: RangeInclusive<usize> = 48..=768;
 
 /// The objects and entries a memo holds (a power of two, each 32 bytes).
-const MEMO_SLOTS: usize = 1 << 13;
+pub(super) const MEMO_SLOTS: usize = 1 << 13;
 
 /// The memos: more than the calls the server runs at once on most machines (one a core). They
 /// are statics, zero pages until a walk writes to them, rather than on the allocator's heap:

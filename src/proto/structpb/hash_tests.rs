@@ -331,7 +331,10 @@ fn small_entries_and_objects_seen_before_come_from_the_memo() {
     let expected = hash::tree(&schema);
     let hits = || hash::MEMO_HITS.get();
     // A memo of its own: the shared ones take other tests' walks, which may take their slots.
-    let mut memo: Box<hash::Memo> = vec![(0, 0); 1 << 13].into_boxed_slice().try_into().unwrap();
+    let mut memo: Box<hash::Memo> = vec![(0, 0); hash::MEMO_SLOTS]
+        .into_boxed_slice()
+        .try_into()
+        .unwrap();
     let mut wire = |bytes: &[u8]| hash::wire_with(bytes, direct::DEPTH, Some(&mut memo));
     let mut random = generator(11);
     let first = go_encoded(&schema, &mut random);
@@ -352,5 +355,6 @@ fn small_entries_and_objects_seen_before_come_from_the_memo() {
     assert!((54..=60).contains(&found), "{found}");
     // The object, its properties and its list are larger than the memo takes.
     let examples_bytes = Struct::from(object(json!({"examples": examples}))).encode_to_vec();
-    assert!(examples_bytes.len() > 768 && first.len() > 768);
+    let largest = *hash::MEMO_BYTES.end();
+    assert!(examples_bytes.len() > largest && first.len() > largest);
 }
