@@ -3,6 +3,10 @@
 use clap::{Parser, Subcommand};
 use function_artifactory::{render, server};
 use std::process::ExitCode;
+// The static build's memcpy, memmove, memcmp and bcmp in place of musl's, which took half of a
+// call's CPU (crates/musl-x86-mem).
+#[cfg(all(target_arch = "x86_64", target_env = "musl"))]
+use musl_x86_mem as _;
 
 /// malloc and free were a third of the instructions of a call (BENCHMARKS.md).
 #[global_allocator]
