@@ -6,7 +6,7 @@
 //! backwards with `std; rep movsb`, a byte at a time; its `memcmp` is a loop over bytes. Here:
 //! up to 32 bytes, two loads and two stores that may overlap each other; longer, 16-byte SSE2
 //! moves (every x86-64 has SSE2), and `rep movsb` from [`REP_MOVSB_FROM`] bytes on, where
-//! its start-up is paid back; comparisons eight bytes at a time.
+//! its start-up is paid back; comparisons eight bytes at a time ([`compare`]).
 //!
 //! The functions are exported under the C names only in a musl build for x86-64, where they
 //! take the place of musl's (the linker takes the first definition it meets, and the crates come
@@ -63,31 +63,47 @@ pub unsafe fn copy_overlapping(dest: *mut u8, src: *const u8, n: usize) {
 /// Compares `n` bytes as unsigned bytes, in order (`memcmp`): negative, zero or positive as
 /// `a` sorts before, equal to or after `b`.
 ///
+/// Eight bytes at a time, the last eight overlapping those before (equal, if it gets there);
+/// four to seven bytes as two overlapping halves of one number. A difference is ordered by the
+/// bytes as a big-endian number, whose most significant byte is the first.
+///
 /// # Safety
 /// `a` and `b` must be valid for reading `n` bytes.
 #[inline]
 pub unsafe fn compare(a: *const u8, b: *const u8, n: usize) -> i32 {
-    let mut at = 0;
-    while at + 8 <= n {
-        let (x, y) = (load8(a.add(at)), load8(b.add(at)));
-        if x != y {
-            // Loaded little-endian: swapped, the first byte is the most significant.
-            return if x.swap_bytes() < y.swap_bytes() {
-                -1
-            } else {
-                1
-            };
+    if n >= 8 {
+        let mut at = 0;
+        while at + 8 < n {
+            let (x, y) = (load8(a.add(at)), load8(b.add(at)));
+            if x != y {
+                return order(x.swap_bytes(), y.swap_bytes());
+            }
+            at += 8;
         }
-        at += 8;
+        let (x, y) = (load8(a.add(n - 8)), load8(b.add(n - 8)));
+        return order(x.swap_bytes(), y.swap_bytes());
     }
-    while at < n {
+    if n >= 4 {
+        let halves = |p: *const u8| {
+            let head = read_unaligned(p.cast::<u32>()).swap_bytes();
+            let tail = read_unaligned(p.add(n - 4).cast::<u32>()).swap_bytes();
+            (u64::from(head) << 32) | u64::from(tail)
+        };
+        return order(halves(a), halves(b));
+    }
+    for at in 0..n {
         let (x, y) = (*a.add(at), *b.add(at));
         if x != y {
             return i32::from(x) - i32::from(y);
         }
-        at += 1;
     }
     0
+}
+
+/// -1, 0 or 1 as `x` is less than, equal to or greater than `y`.
+#[inline(always)]
+fn order(x: u64, y: u64) -> i32 {
+    i32::from(x > y) - i32::from(x < y)
 }
 
 /// Up to 32 bytes: every byte is read before any is written, so the ranges may overlap.
