@@ -189,25 +189,27 @@ impl Walk<'_> {
         what: u8,
         walk: impl FnOnce(&mut Self) -> Option<u128>,
     ) -> Option<u128> {
-        if self.remembering || self.memo.is_none() || !MEMO_BYTES.contains(&bytes.len()) {
+        let Some(memo) = self.memo.as_deref() else {
+            return walk(self);
+        };
+        if self.remembering || !MEMO_BYTES.contains(&bytes.len()) {
             return walk(self);
         }
         let print =
             (bytes_hash(bytes) ^ u128::from(depth) << 96 ^ u128::from(what) << 112) | 1 << 127;
+        // Below MEMO_SLOTS, a power of two.
         let slot = print as usize & (MEMO_SLOTS - 1);
-        if let Some(&(seen, hash)) = self.memo.as_ref().and_then(|memo| memo.get(slot)) {
-            if seen == print {
-                #[cfg(test)]
-                MEMO_HITS.set(MEMO_HITS.get() + 1);
-                return Some(hash);
-            }
+        let (seen, hash) = memo[slot];
+        if seen == print {
+            #[cfg(test)]
+            MEMO_HITS.set(MEMO_HITS.get() + 1);
+            return Some(hash);
         }
         self.remembering = true;
         let hash = walk(self);
         self.remembering = false;
-        let remembered = self.memo.as_mut().and_then(|memo| memo.get_mut(slot));
-        if let (Some(hash), Some(remembered)) = (hash, remembered) {
-            *remembered = (print, hash);
+        if let (Some(hash), Some(memo)) = (hash, self.memo.as_deref_mut()) {
+            memo[slot] = (print, hash);
         }
         hash
     }
