@@ -185,7 +185,8 @@ impl Node {
             .take_while(|(property, _)| property.len() == name.len())
             // Names of one length mostly differ in their first byte.
             .find(|(property, _)| {
-                property.as_bytes().first() == name.as_bytes().first() && property.as_ref() == name
+                property.as_bytes().first() == name.as_bytes().first()
+                    && same_length_equal(property.as_bytes(), name.as_bytes())
             })
             .map(|(_, node)| *node)
     }
@@ -202,6 +203,23 @@ impl Node {
     /// Whether keys not declared in `properties` are allowed (the server would keep them).
     fn allows_unknown(&self) -> bool {
         self.preserve_unknown || self.additional != Additional::No
+    }
+}
+
+/// Whether two byte strings of the same length are equal. From 4 to 16 bytes (nearly every
+/// property name) they are compared as their first and last words, which overlap where the
+/// strings are shorter than two words, rather than by a call to `memcmp`: a check looks up a
+/// property for each field it meets, and the call cost more than the comparison.
+#[inline(always)]
+fn same_length_equal(a: &[u8], b: &[u8]) -> bool {
+    debug_assert_eq!(a.len(), b.len());
+    fn ends<const N: usize>(s: &[u8]) -> Option<(&[u8; N], &[u8; N])> {
+        Some((s.first_chunk::<N>()?, s.last_chunk::<N>()?))
+    }
+    match a.len() {
+        8..=16 => ends::<8>(a) == ends::<8>(b),
+        4..=7 => ends::<4>(a) == ends::<4>(b),
+        _ => a == b,
     }
 }
 
@@ -707,13 +725,16 @@ impl<'e> Checker<'e> {
 
     fn string(&mut self, s: &str, node: &Node, path: &Path) {
         let extra = node.extra();
-        // The API server counts characters, not bytes.
-        let length = s.chars().count() as u64;
-        if let Some(min) = extra.min_length.filter(|&min| length < min) {
-            self.error(path, format!("must have at least {min} characters"));
-        }
-        if let Some(max) = extra.max_length.filter(|&max| length > max) {
-            self.error(path, format!("must have at most {max} characters"));
+        if extra.min_length.is_some() || extra.max_length.is_some() {
+            // The API server counts characters, not bytes: a count that reads the whole
+            // string, so only where a bound asks for it.
+            let length = s.chars().count() as u64;
+            if let Some(min) = extra.min_length.filter(|&min| length < min) {
+                self.error(path, format!("must have at least {min} characters"));
+            }
+            if let Some(max) = extra.max_length.filter(|&max| length > max) {
+                self.error(path, format!("must have at most {max} characters"));
+            }
         }
         if let Some(pattern) = &extra.pattern {
             self.pattern(s, pattern, path);
@@ -1062,4 +1083,24 @@ fn object_to_cel(value: Instance, node: &Node, schema: &CompiledSchema) -> value
         Some((key, declared, to_cel(child, child_node, schema)))
     });
     values::object(members)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::same_length_equal;
+
+    /// Every length the word comparisons take, and around them: equal strings are equal, and a
+    /// difference at any one place (the parts the two words overlap included) is seen.
+    #[test]
+    fn same_length_equal_is_byte_equality() {
+        for len in 0..=20 {
+            let name: Vec<u8> = (0..len).map(|i| b'a' + i as u8).collect();
+            assert!(same_length_equal(&name, &name.clone()), "length {len}");
+            for at in 0..len {
+                let mut other = name.clone();
+                other[at] ^= 0x20;
+                assert!(!same_length_equal(&name, &other), "length {len}, at {at}");
+            }
+        }
+    }
 }
