@@ -203,11 +203,14 @@ impl<'a, D: Iterator<Item = (&'a str, &'a Value, bool)>> Iterator for Defaulted<
     type Item = (&'a str, Instance<'a>);
 
     fn next(&mut self) -> Option<Self::Item> {
-        let order = match (self.present.peek(), self.defaults.peek()) {
-            (None, None) => return None,
-            (Some(_), None) => Ordering::Less,
-            (None, Some(_)) => Ordering::Greater,
-            (Some((name, _)), Some((property, _, _))) => name.cmp(property),
+        // Most schema nodes have no default, and the rest few: once they are merged, the
+        // members pass through without being peeked at first.
+        let Some((property, _, _)) = self.defaults.peek() else {
+            return self.present.next();
+        };
+        let order = match self.present.peek() {
+            None => Ordering::Greater,
+            Some((name, _)) => name.cmp(property),
         };
         match order {
             Ordering::Less => self.present.next(),
