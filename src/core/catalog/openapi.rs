@@ -18,6 +18,7 @@
 
 mod instance;
 
+use super::by_length_get;
 use super::rules::{self, re2, values, Budget, Failure, Rule, RuleError, Subject, Verdict};
 pub use instance::Instance;
 use instance::{Kind, Path};
@@ -177,18 +178,7 @@ impl Node {
     }
 
     fn property(&self, name: &str) -> Option<NodeId> {
-        let first = self
-            .by_length
-            .partition_point(|(property, _)| property.len() < name.len());
-        self.by_length[first..]
-            .iter()
-            .take_while(|(property, _)| property.len() == name.len())
-            // Names of one length mostly differ in their first byte.
-            .find(|(property, _)| {
-                property.as_bytes().first() == name.as_bytes().first()
-                    && same_length_equal(property.as_bytes(), name.as_bytes())
-            })
-            .map(|(_, node)| *node)
+        by_length_get(&self.by_length, name).copied()
     }
 
     /// The schema of `key` inside an object: a declared property, else the
@@ -203,23 +193,6 @@ impl Node {
     /// Whether keys not declared in `properties` are allowed (the server would keep them).
     fn allows_unknown(&self) -> bool {
         self.preserve_unknown || self.additional != Additional::No
-    }
-}
-
-/// Whether two byte strings of the same length are equal. From 4 to 16 bytes (nearly every
-/// property name) they are compared as their first and last words, which overlap where the
-/// strings are shorter than two words, rather than by a call to `memcmp`: a check looks up a
-/// property for each field it meets, and the call cost more than the comparison.
-#[inline(always)]
-fn same_length_equal(a: &[u8], b: &[u8]) -> bool {
-    debug_assert_eq!(a.len(), b.len());
-    fn ends<const N: usize>(s: &[u8]) -> Option<(&[u8; N], &[u8; N])> {
-        Some((s.first_chunk::<N>()?, s.last_chunk::<N>()?))
-    }
-    match a.len() {
-        8..=16 => ends::<8>(a) == ends::<8>(b),
-        4..=7 => ends::<4>(a) == ends::<4>(b),
-        _ => a == b,
     }
 }
 
@@ -1083,24 +1056,4 @@ fn object_to_cel(value: Instance, node: &Node, schema: &CompiledSchema) -> value
         Some((key, declared, to_cel(child, child_node, schema)))
     });
     values::object(members)
-}
-
-#[cfg(test)]
-mod tests {
-    use super::same_length_equal;
-
-    /// Every length the word comparisons take, and around them: equal strings are equal, and a
-    /// difference at any one place (the parts the two words overlap included) is seen.
-    #[test]
-    fn same_length_equal_is_byte_equality() {
-        for len in 0..=20 {
-            let name: Vec<u8> = (0..len).map(|i| b'a' + i as u8).collect();
-            assert!(same_length_equal(&name, &name.clone()), "length {len}");
-            for at in 0..len {
-                let mut other = name.clone();
-                other[at] ^= 0x20;
-                assert!(!same_length_equal(&name, &other), "length {len}, at {at}");
-            }
-        }
-    }
 }
