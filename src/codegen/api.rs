@@ -482,7 +482,10 @@ mod tests {
         assert_readers_match(
             &schema,
             || {
-                read_spec(composite.as_object().unwrap(), &mut findings);
+                read_spec(
+                    crate::proto::ObjectView::Json(composite.as_object().unwrap()),
+                    &mut findings,
+                );
             },
             &[
                 "spec",
@@ -503,7 +506,8 @@ mod tests {
         assert_readers_match(
             &schema,
             || {
-                read_input(input.as_object(), SettingsAt::Input, &mut findings);
+                let view = crate::proto::ObjectView::Json(input.as_object().unwrap());
+                read_input(Some(view), SettingsAt::Input, &mut findings);
             },
             &["input", "input.defaults", "input.naming"],
         );

@@ -5,7 +5,8 @@
 //! - `google.protobuf.Struct` is our own [`crate::proto::Struct`], decoded
 //!   straight into `serde_json` values;
 //! - `Schema` is our own [`crate::proto::Schema`], which takes a live schema's
-//!   Struct off the wire undecoded;
+//!   Struct off the wire undecoded, and `State` our own [`crate::proto::State`], which
+//!   keeps a composite's Struct as its bytes with an index of them;
 //! - the v1beta1 package reuses the v1 messages (they are the same on the
 //!   wire), so only its service is generated;
 //! - the tonic server and client modules are behind the `server` feature, so
@@ -53,6 +54,7 @@ fn compile(includes: &Path, file: &str, package: &str, reuse_v1: bool) -> anyhow
         .btree_map(".")
         .extern_path(".google.protobuf.Struct", "crate::proto::Struct")
         .extern_path(".apiextensions.fn.proto.v1.Schema", "crate::proto::Schema")
+        .extern_path(".apiextensions.fn.proto.v1.State", "crate::proto::State")
         .emit_rerun_if_changed(false);
     if reuse_v1 {
         builder = builder.extern_path(".apiextensions.fn.proto.v1beta1", "crate::proto::v1");

@@ -10,7 +10,7 @@ use crate::core::path::FieldPath;
 use crate::core::plan::{Planned, Setting};
 use crate::core::problems::{quoted_at, suggestion, Category, Findings};
 use crate::core::validation;
-use crate::proto::{ObjectWriter, Struct};
+use crate::proto::{ObjectView, ObjectWriter, Struct, View};
 use serde_json::{json, Map, Value};
 use std::borrow::Cow;
 
@@ -137,6 +137,7 @@ fn write_spec(p: &Planned, for_provider: &Fields, spec: &mut ObjectWriter) {
         for (name, field) in for_provider.iter() {
             match &field.value {
                 FieldValue::Json(value) => fields.value(name, value),
+                FieldValue::View(value) => fields.view(name, *value),
                 FieldValue::Text(text) => fields.string(name, text),
             }
         }
@@ -156,11 +157,13 @@ struct Sourced<'p> {
     path: FieldPath<'p>,
 }
 
-/// A `forProvider` field's value. The typed fields that are strings (`description`, `url`,
-/// ...) are borrowed as the text they are: nearly every entry has a description, and a
-/// `Value` of it would be a copy per resource.
+/// A `forProvider` field's value. Those the claim gives in `forProvider` are viewed where the
+/// request holds them, and the typed fields that are strings (`description`, `url`, ...) are
+/// borrowed as the text they are: nearly every entry has a description, and a `Value` of it
+/// would be a copy per resource.
 enum FieldValue<'p> {
     Json(Cow<'p, Value>),
+    View(View<'p>),
     Text(&'p str),
 }
 
@@ -169,6 +172,7 @@ impl FieldValue<'_> {
     fn to_json(&self) -> Cow<'_, Value> {
         match self {
             FieldValue::Json(value) => Cow::Borrowed(value),
+            FieldValue::View(value) => Cow::Owned(value.to_value()),
             FieldValue::Text(text) => Cow::Owned(Value::from(*text)),
         }
     }
@@ -176,9 +180,9 @@ impl FieldValue<'_> {
     fn is_same(&self, other: &FieldValue) -> bool {
         match (self, other) {
             (FieldValue::Text(a), FieldValue::Text(b)) => a == b,
-            (FieldValue::Json(json), FieldValue::Text(text))
-            | (FieldValue::Text(text), FieldValue::Json(json)) => json.as_str() == Some(*text),
-            (FieldValue::Json(a), FieldValue::Json(b)) => a == b,
+            (FieldValue::View(view), FieldValue::Text(text))
+            | (FieldValue::Text(text), FieldValue::View(view)) => view.as_str() == Some(*text),
+            _ => self.to_json() == other.to_json(),
         }
     }
 }
@@ -233,7 +237,7 @@ fn for_provider<'p>(
 ) -> Fields<'p> {
     let entry = p.entry;
     // The typed fields below add at most six.
-    let mut fields = Fields::with_capacity(entry.for_provider.map_or(0, Map::len) + 6);
+    let mut fields = Fields::with_capacity(entry.for_provider.map_or(0, ObjectView::len) + 6);
     for (name, value) in entry.for_provider.into_iter().flatten() {
         let path = for_provider_path.field(name);
         if name == "key" {
@@ -252,7 +256,7 @@ fn for_provider<'p>(
         fields.push_in_order(
             name,
             Sourced {
-                value: FieldValue::Json(Cow::Borrowed(value)),
+                value: FieldValue::View(value),
                 path,
             },
         );
@@ -320,7 +324,7 @@ fn for_provider<'p>(
 /// `members`, or the self member at `<artifactoryUrl>/artifactory/<key>`.
 fn federated_members(p: &Planned, input: &Input) -> Option<Value> {
     if let Some(members) = &p.entry.members {
-        return Some(Value::Array(members.iter().copied().cloned().collect()));
+        return Some(Value::Array(members.clone()));
     }
     let url = input.repository_url(&p.key)?;
     Some(json!([{"url": url, "enabled": true}]))
@@ -373,6 +377,14 @@ fn check_for_provider(p: &Planned, fields: &Fields, findings: &mut Findings) {
                     Some(p.entry.index),
                     findings,
                 ),
+                FieldValue::View(value) => validation::check_view(
+                    catalog,
+                    *child,
+                    *value,
+                    &field.path,
+                    Some(p.entry.index),
+                    findings,
+                ),
                 FieldValue::Text(text) => validation::check_text(
                     catalog,
                     *child,
@@ -418,6 +430,7 @@ fn check_live(p: &Planned, fields: &Fields, schema: &CompiledSchema, findings: &
         .map(|(name, field)| {
             let value = match &field.value {
                 FieldValue::Json(value) => Instance::Json(value),
+                FieldValue::View(value) => Instance::View(*value),
                 FieldValue::Text(text) => Instance::Text(text),
             };
             (*name, value)

@@ -176,7 +176,7 @@ mod tests {
     #[test]
     fn write_only_secret_is_required_and_versioned() {
         let composite = composite();
-        let object = composite.as_object().unwrap();
+        let object = crate::proto::ObjectView::Json(composite.as_object().unwrap());
         let mut findings = Findings::default();
         let spec = read_spec(object, &mut findings);
         let meta = read_meta(object);

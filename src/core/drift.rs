@@ -140,10 +140,9 @@ fn lacks_project_environments(p: &Planned) -> bool {
             .is_some()
     });
     has_field
-        && !p
-            .entry
+        && p.entry
             .for_provider
-            .is_some_and(|fields| fields.contains_key("projectEnvironments"))
+            .is_none_or(|fields| fields.get("projectEnvironments").is_none())
 }
 
 /// The members of a virtual that Artifactory left out, in the desired order.

@@ -24,7 +24,7 @@ use crate::proto::v1::{
     Result as FnResult, RunFunctionRequest, RunFunctionResponse, Severity, State,
     Status as ConditionStatus, Target,
 };
-use crate::proto::Struct;
+use crate::proto::{ObjectView, Struct};
 use serde_json::{Map, Value};
 use std::cell::OnceCell;
 use std::collections::{BTreeMap, BTreeSet, HashSet};
@@ -58,7 +58,8 @@ fn run(
     findings: &mut Findings,
 ) -> RunFunctionResponse {
     // Read the input first: it sets the TTL even of a failed call.
-    let input = read_input(request.input.as_ref().map(Struct::fields), at, findings);
+    let step_input = request.input.as_ref().map(Struct::view);
+    let input = read_input(step_input, at, findings);
     let mut response = start_response(request, &input);
 
     let Some(composite) = observed_composite(request) else {
@@ -374,7 +375,8 @@ fn fatal(
     response
 }
 
-fn observed_composite(request: &RunFunctionRequest) -> Option<&Object> {
+/// The observed composite, read as a view of the request's bytes: nothing of it is decoded.
+fn observed_composite(request: &RunFunctionRequest) -> Option<ObjectView<'_>> {
     let resource = request
         .observed
         .as_ref()?
@@ -382,7 +384,7 @@ fn observed_composite(request: &RunFunctionRequest) -> Option<&Object> {
         .as_ref()?
         .resource
         .as_ref()?;
-    Some(resource.fields())
+    Some(resource.view())
 }
 
 fn observed_resource<'r>(request: &'r RunFunctionRequest, name: &str) -> Option<&'r Object> {

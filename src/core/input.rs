@@ -18,6 +18,7 @@ use crate::core::policy::{read_deletion_policy, read_management_policies, Deleti
 use crate::core::problems::{quoted, Category, Findings};
 use crate::core::reader::ObjectReader;
 use crate::core::time::parse_go_duration;
+use crate::proto::{Kind, ObjectView, View};
 use serde_json::{Map, Value};
 use std::time::Duration;
 
@@ -135,7 +136,7 @@ impl Input {
 /// Reads the settings from the step's input, at `at`; problems go to `findings` and the
 /// defaults stand in for bad fields.
 pub(crate) fn read_input(
-    step_input: Option<&Map<String, Value>>,
+    step_input: Option<ObjectView>,
     at: SettingsAt,
     findings: &mut Findings,
 ) -> Input {
@@ -190,22 +191,23 @@ pub(crate) fn read_input(
 
 /// The settings object: the step's input, or its field `at` names (absent or null: none).
 fn settings<'a>(
-    step_input: Option<&'a Map<String, Value>>,
+    step_input: Option<ObjectView<'a>>,
     at: SettingsAt,
     findings: &mut Findings,
-) -> Option<&'a Map<String, Value>> {
+) -> Option<ObjectView<'a>> {
     if at == SettingsAt::Input {
         return step_input;
     }
-    match step_input?.get("config")? {
-        Value::Object(settings) => Some(settings),
-        Value::Null => None,
-        other => {
+    let config = step_input?.get("config")?;
+    match config.kind() {
+        Kind::Object(settings) => Some(settings),
+        Kind::Null => None,
+        _ => {
             findings.problem(
                 Category::InvalidInput,
                 at.path().to_string(),
                 None,
-                format!("{} is not an object", quoted(other)),
+                format!("{} is not an object", quoted(&config.to_value())),
                 "write the settings of function-artifactory as an object, such as config: {providerApi: cluster}",
             );
             None
@@ -281,7 +283,7 @@ fn read_provider_version(version: &str, reader: &mut ObjectReader) -> Option<Rel
     }
 }
 
-fn read_naming(value: &Value, at: SettingsAt, findings: &mut Findings) -> Option<String> {
+fn read_naming(value: View, at: SettingsAt, findings: &mut Findings) -> Option<String> {
     let mut reader = ObjectReader::new(
         value,
         at.path().field("naming"),
@@ -314,7 +316,7 @@ fn read_artifactory_url(url: &str, reader: &mut ObjectReader) -> Option<String> 
     None
 }
 
-fn read_defaults(value: &Value, at: SettingsAt, findings: &mut Findings) -> Defaults {
+fn read_defaults(value: View, at: SettingsAt, findings: &mut Findings) -> Defaults {
     let mut defaults = Defaults::default();
     let Some(mut reader) = ObjectReader::new(
         value,
@@ -325,7 +327,7 @@ fn read_defaults(value: &Value, at: SettingsAt, findings: &mut Findings) -> Defa
     ) else {
         return defaults;
     };
-    defaults.provider_config_ref = reader.object("providerConfigRef").cloned();
+    defaults.provider_config_ref = reader.object("providerConfigRef").map(ObjectView::to_map);
     defaults.deletion_policy = read_deletion_policy(&mut reader);
     defaults.management_policies = read_management_policies(&mut reader);
     reader.finish();
@@ -348,7 +350,7 @@ mod tests {
         ] {
             let mut findings = Findings::default();
             let input = read_input(
-                json!({"ttl": ttl}).as_object(),
+                Some(ObjectView::Json(json!({"ttl": ttl}).as_object().unwrap())),
                 SettingsAt::Input,
                 &mut findings,
             );
@@ -377,7 +379,8 @@ mod tests {
             "providerApi": "clustr", "ttl": "soon", "deletionProtecton": false,
             "defaults": {"deletionPolicy": "Keep"}
         });
-        read_input(input.as_object(), SettingsAt::Input, &mut findings);
+        let input = ObjectView::Json(input.as_object().unwrap());
+        read_input(Some(input), SettingsAt::Input, &mut findings);
         let paths: Vec<&str> = findings.problems.iter().map(|p| p.path.as_str()).collect();
         assert_eq!(
             paths,

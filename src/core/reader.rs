@@ -6,10 +6,10 @@
 
 use crate::core::path::FieldPath;
 use crate::core::problems::{quoted_at, suggestion, Category, Findings};
-use serde_json::{Map, Value};
+use crate::proto::{ListView, ObjectView, View};
 
 pub(crate) struct ObjectReader<'a, 'f, M = LookedUp<'a>> {
-    object: &'a Map<String, Value>,
+    object: ObjectView<'a>,
     members: M,
     /// How many of the object's fields were read: when all were, none is unknown.
     fields_read: usize,
@@ -30,29 +30,29 @@ pub(crate) struct ObjectReader<'a, 'f, M = LookedUp<'a>> {
 /// folds to the field's place, and reading one of the many absent fields of
 /// an entry costs a few instructions instead of a call and a search.
 pub(crate) trait Members<'a> {
-    fn of(object: &'a Map<String, Value>) -> Self;
+    fn of(object: ObjectView<'a>) -> Self;
 
     /// The member named `name`, if the object has it.
-    fn get(&self, name: &str) -> Option<&'a Value>;
+    fn get(&self, name: &str) -> Option<View<'a>>;
 }
 
 /// Fields looked up in the object's map as they are read: the way for
 /// objects read once a call. Objects read once per repository entry sort
 /// their members by name in one walk instead (see `composite::EntryMembers`).
 pub(crate) struct LookedUp<'a> {
-    object: &'a Map<String, Value>,
+    object: ObjectView<'a>,
     names: NameFilter,
 }
 
 impl<'a> Members<'a> for LookedUp<'a> {
-    fn of(object: &'a Map<String, Value>) -> Self {
+    fn of(object: ObjectView<'a>) -> Self {
         LookedUp {
             object,
             names: NameFilter::of(object),
         }
     }
 
-    fn get(&self, name: &str) -> Option<&'a Value> {
+    fn get(&self, name: &str) -> Option<View<'a>> {
         if !self.names.may_contain(name) {
             return None;
         }
@@ -68,7 +68,7 @@ impl<'a> Members<'a> for LookedUp<'a> {
 struct NameFilter(u64);
 
 impl NameFilter {
-    fn of(object: &Map<String, Value>) -> NameFilter {
+    fn of(object: ObjectView) -> NameFilter {
         NameFilter(object.keys().fold(0, |bits, name| bits | Self::bit(name)))
     }
 
@@ -120,7 +120,7 @@ impl Known {
 impl<'a, 'f> ObjectReader<'a, 'f> {
     /// Starts reading `value`, which must be an object (reported otherwise).
     pub(crate) fn new(
-        value: &'a Value,
+        value: View<'a>,
         path: FieldPath<'f>,
         entry: Option<usize>,
         category: Category,
@@ -130,9 +130,9 @@ impl<'a, 'f> ObjectReader<'a, 'f> {
     }
 
     /// Starts reading an object the protocol already guarantees is one (a
-    /// `google.protobuf.Struct`), without wrapping it in a `Value` first.
+    /// `google.protobuf.Struct`), without wrapping it in a `View` first.
     pub(crate) fn of_object(
-        object: &'a Map<String, Value>,
+        object: ObjectView<'a>,
         path: FieldPath<'f>,
         entry: Option<usize>,
         category: Category,
@@ -145,7 +145,7 @@ impl<'a, 'f> ObjectReader<'a, 'f> {
 impl<'a, 'f, M: Members<'a>> ObjectReader<'a, 'f, M> {
     /// [`ObjectReader::new`], finding the fields through `M`.
     pub(crate) fn with_members(
-        value: &'a Value,
+        value: View<'a>,
         path: FieldPath<'f>,
         entry: Option<usize>,
         category: Category,
@@ -161,7 +161,7 @@ impl<'a, 'f, M: Members<'a>> ObjectReader<'a, 'f, M> {
     }
 
     fn of_members(
-        object: &'a Map<String, Value>,
+        object: ObjectView<'a>,
         path: FieldPath<'f>,
         entry: Option<usize>,
         category: Category,
@@ -210,7 +210,7 @@ impl<'a, 'f, M: Members<'a>> ObjectReader<'a, 'f, M> {
     /// The raw value of a field; `null` counts as absent. Each field is read
     /// once (see [`Self::reread`]), so that `finish` can count them.
     #[inline(always)]
-    pub(crate) fn value(&mut self, name: &'static str) -> Option<&'a Value> {
+    pub(crate) fn value(&mut self, name: &'static str) -> Option<View<'a>> {
         let value = self.look_up(name);
         if value.is_some() {
             debug_assert!(
@@ -227,13 +227,13 @@ impl<'a, 'f, M: Members<'a>> ObjectReader<'a, 'f, M> {
     /// listed among the known fields again (the suggestions for unknown fields
     /// have always listed it twice then), but the field is counted once.
     #[inline(always)]
-    pub(crate) fn reread(&mut self, name: &'static str) -> Option<&'a Value> {
+    pub(crate) fn reread(&mut self, name: &'static str) -> Option<View<'a>> {
         self.known.push(name);
         self.look_up(name).filter(|v| !v.is_null())
     }
 
     #[inline(always)]
-    fn look_up(&self, name: &str) -> Option<&'a Value> {
+    fn look_up(&self, name: &str) -> Option<View<'a>> {
         self.members.get(name)
     }
 
@@ -256,7 +256,7 @@ impl<'a, 'f, M: Members<'a>> ObjectReader<'a, 'f, M> {
     }
 
     #[inline(always)]
-    pub(crate) fn object(&mut self, name: &'static str) -> Option<&'a Map<String, Value>> {
+    pub(crate) fn object(&mut self, name: &'static str) -> Option<ObjectView<'a>> {
         let value = self.value(name)?;
         match value.as_object() {
             Some(object) => Some(object),
@@ -265,9 +265,9 @@ impl<'a, 'f, M: Members<'a>> ObjectReader<'a, 'f, M> {
     }
 
     #[inline(always)]
-    pub(crate) fn array(&mut self, name: &'static str) -> Option<&'a Vec<Value>> {
+    pub(crate) fn array(&mut self, name: &'static str) -> Option<ListView<'a>> {
         let value = self.value(name)?;
-        match value.as_array() {
+        match value.as_list() {
             Some(items) => Some(items),
             None => self.wrong_type(name, value, "a list"),
         }
@@ -284,7 +284,7 @@ impl<'a, 'f, M: Members<'a>> ObjectReader<'a, 'f, M> {
                 None => {
                     all_strings = false;
                     let path = self.path.field(name).index(index).to_string();
-                    let got = quoted_at(&path, item);
+                    let got = quoted_at(&path, &item.to_value());
                     self.findings.problem(
                         self.category,
                         path,
@@ -312,10 +312,10 @@ impl<'a, 'f, M: Members<'a>> ObjectReader<'a, 'f, M> {
         }
     }
 
-    fn wrong_type<T>(&mut self, name: &str, value: &Value, expected: &str) -> Option<T> {
+    fn wrong_type<T>(&mut self, name: &str, value: View, expected: &str) -> Option<T> {
         let path = self.path_of(name);
         let label = self.label();
-        let got = quoted_at(&path, value);
+        let got = quoted_at(&path, &value.to_value());
         self.findings.problem(
             self.category,
             path,
@@ -334,7 +334,7 @@ impl<'a, 'f, M: Members<'a>> ObjectReader<'a, 'f, M> {
             return;
         }
         for name in self.object.keys() {
-            if self.known.contains(name) || self.ignored.contains(&name.as_str()) {
+            if self.known.contains(name) || self.ignored.contains(&name) {
                 continue;
             }
             let known = &self.known;
@@ -356,7 +356,7 @@ impl<'a, 'f, M: Members<'a>> ObjectReader<'a, 'f, M> {
 /// entry, and keeping this in [`ObjectReader::with_members`] stopped it from being inlined.
 #[cold]
 fn not_an_object(
-    value: &Value,
+    value: View,
     path: &FieldPath,
     entry: Option<usize>,
     category: Category,
@@ -366,7 +366,10 @@ fn not_an_object(
         category,
         path.to_string(),
         entry,
-        format!("expected an object, got {}", quoted_at(path, value)),
+        format!(
+            "expected an object, got {}",
+            quoted_at(path, &value.to_value())
+        ),
         "write it as a YAML mapping of fields",
     );
 }

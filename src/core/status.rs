@@ -8,6 +8,7 @@ use crate::core::problems::Findings;
 use crate::proto::v1::{Condition, Ready, Status, Target};
 use crate::proto::v1::{Resource, Result as FnResult, Severity, State};
 use crate::proto::{ListWriter, ObjectWriter, Struct};
+use crate::proto::{ObjectView, View};
 use serde_json::{Map, Value};
 use std::collections::{BTreeMap, HashSet};
 
@@ -162,16 +163,18 @@ pub(crate) struct PreviousStatus {
 }
 
 impl PreviousStatus {
-    pub(crate) fn read(composite: &Object) -> PreviousStatus {
+    pub(crate) fn read(composite: ObjectView) -> PreviousStatus {
         let status = composite.get("status");
         let names = |list: &str, flag: Option<&str>| -> HashSet<String> {
             status
                 .and_then(|s| s.get(list))
-                .and_then(Value::as_array)
+                .and_then(View::as_list)
                 .into_iter()
                 .flatten()
-                .filter(|item| flag.is_none_or(|f| item[f] == true))
-                .filter_map(|item| item["name"].as_str().map(str::to_owned))
+                .filter(|item| {
+                    flag.is_none_or(|f| item.get(f).and_then(View::as_bool) == Some(true))
+                })
+                .filter_map(|item| item.get("name")?.as_str().map(str::to_owned))
                 .collect()
         };
         PreviousStatus {

@@ -10,6 +10,7 @@ use crate::core::catalog::openapi::repeated_items;
 use crate::core::catalog::{Catalog, NodeId};
 use crate::core::path::FieldPath;
 use crate::core::problems::{quoted_at, suggestion, Category, Findings};
+use crate::proto::{Kind, View};
 use serde_json::{Map, Value};
 
 /// Checks `value` against schema node `node`; `path` names it in messages.
@@ -44,6 +45,32 @@ pub(crate) fn check_text(
         return;
     }
     check(catalog, node, &Value::from(text), path, entry, findings);
+}
+
+/// [`check`] for a value viewed where the request holds it: a scalar that nothing can be wrong
+/// with (of its schema's type, no enum) without making a `Value` of it; anything else as JSON,
+/// so that every message is the one [`check`] gives.
+pub(crate) fn check_view(
+    catalog: &Catalog,
+    node: NodeId,
+    value: View,
+    path: &FieldPath,
+    entry: Option<usize>,
+    findings: &mut Findings,
+) {
+    let schema = catalog.node(node);
+    if schema.enum_values.is_none() {
+        let fine = match (schema.type_.as_str(), value.kind()) {
+            ("string", Kind::String(_)) | ("boolean", Kind::Bool(_)) => true,
+            ("number", Kind::Number(_)) => true,
+            ("integer", Kind::Number(n)) => n.is_i64() || n.is_u64(),
+            _ => false,
+        };
+        if fine {
+            return;
+        }
+    }
+    check(catalog, node, &value.to_value(), path, entry, findings);
 }
 
 /// [`check`] for an object held as a map, without copying it into a `Value`.

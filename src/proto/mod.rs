@@ -7,10 +7,14 @@
 pub mod codec;
 pub mod json;
 mod schema;
+mod state;
 mod structpb;
+mod view;
 
 pub use schema::Schema;
+pub use state::State;
 pub use structpb::{json_number, ListWriter, ObjectWriter, Struct};
+pub use view::{Index, Items, Kind, ListView, Members, ObjectView, View};
 
 /// The largest request the function takes: the gRPC server's default `--max-recv-message-size`
 /// (gRPC's usual 4 MiB) and the WebAssembly component's limit.
@@ -36,7 +40,7 @@ pub fn not_a_request(error: prost::DecodeError) -> String {
 #[allow(clippy::all, clippy::pedantic, missing_docs)]
 pub mod v1 {
     include!("generated/v1.rs");
-    pub use super::Schema;
+    pub use super::{Schema, State};
 }
 
 #[allow(clippy::all, clippy::pedantic, missing_docs)]

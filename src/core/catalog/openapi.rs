@@ -1026,9 +1026,9 @@ impl Hash for Hashed<'_> {
 fn to_cel(value: Instance, node: &Node, schema: &CompiledSchema) -> values::Boxed {
     match value.kind() {
         Kind::Null => values::null(),
-        Kind::Bool => values::boolean(matches!(value, Instance::Json(Value::Bool(true)))),
+        Kind::Bool => values::boolean(value.as_bool() == Some(true)),
         Kind::Number => match value.as_number() {
-            Some(n) => values::number(n, node.type_ == Type::Number),
+            Some(n) => values::number(&n, node.type_ == Type::Number),
             None => values::null(),
         },
         Kind::String => values::string(value.as_str().unwrap_or_default()),

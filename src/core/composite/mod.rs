@@ -11,6 +11,7 @@ use crate::core::path::FieldPath;
 use crate::core::policy::{read_deletion_policy, read_management_policies, DeletionPolicy};
 use crate::core::problems::{quoted, suggestion, Category, Findings};
 use crate::core::reader::{Members, ObjectReader};
+use crate::proto::{ObjectView, View};
 pub(crate) use password::{read_password, PasswordRef};
 use serde_json::{Map, Value};
 
@@ -44,13 +45,14 @@ pub(crate) struct CompositeMeta {
     pub claim_namespace: Option<String>,
 }
 
-/// The composite's `spec`, borrowed from the observed composite: a call
-/// reads every entry, and copying its strings and maps would cost more than
-/// the rest of reading.
+/// The composite's `spec`, borrowed from the view of the observed composite: a call reads
+/// every entry, and copying its strings would cost more than the rest of reading. `forProvider`
+/// stays a view, written into the resource from it; the `providerConfigRef`s and federated
+/// members, a few a call, are copied out as JSON, as the checks and plan take them.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub(crate) struct CompositeSpec<'a> {
     pub project_key: Option<&'a str>,
-    pub provider_config_ref: Option<&'a Map<String, Value>>,
+    pub provider_config_ref: Option<Map<String, Value>>,
     pub deletion_policy: Option<DeletionPolicy>,
     pub management_policies: Option<Vec<String>>,
     pub repositories: Vec<Entry<'a>>,
@@ -72,12 +74,12 @@ pub(crate) struct Entry<'a> {
     pub external_repositories: Option<Vec<&'a str>>,
     pub default_deployment_repo: Option<&'a str>,
     /// Federated members that are objects (each is checked as it is read).
-    pub members: Option<Vec<&'a Value>>,
-    pub for_provider: Option<&'a Map<String, Value>>,
+    pub members: Option<Vec<Value>>,
+    pub for_provider: Option<ObjectView<'a>>,
     pub import: bool,
     pub deletion_policy: Option<DeletionPolicy>,
     pub management_policies: Option<Vec<String>>,
-    pub provider_config_ref: Option<&'a Map<String, Value>>,
+    pub provider_config_ref: Option<Map<String, Value>>,
     pub paused: bool,
     /// Remote repositories: the user name for the upstream.
     pub username: Option<&'a str>,
@@ -116,25 +118,26 @@ impl Entry<'_> {
 }
 
 /// Reads the observed composite's metadata.
-pub(crate) fn read_meta(composite: &Map<String, Value>) -> CompositeMeta {
-    let text = |v: &Value| v.as_str().map(str::to_owned);
-    let null = Value::Null;
-    let field = |name: &str| composite.get(name).unwrap_or(&null);
-    let metadata = field("metadata");
+pub(crate) fn read_meta(composite: ObjectView) -> CompositeMeta {
+    let text = |v: Option<View>| v.and_then(View::as_str).map(str::to_owned);
+    let metadata = composite.get("metadata");
+    let meta = |name: &str| text(metadata.and_then(|m| m.get(name)));
+    let labels = metadata.and_then(|m| m.get("labels"));
+    let label = |name: &str| text(labels.and_then(|l| l.get(name)));
     CompositeMeta {
-        api_version: text(field("apiVersion")).unwrap_or_default(),
-        kind: text(field("kind")).unwrap_or_default(),
-        name: text(&metadata["name"]).unwrap_or_default(),
-        namespace: text(&metadata["namespace"]).filter(|n| !n.is_empty()),
-        uid: text(&metadata["uid"]),
-        claim_name: text(&metadata["labels"][CLAIM_NAME_LABEL]),
-        claim_namespace: text(&metadata["labels"][CLAIM_NAMESPACE_LABEL]),
+        api_version: text(composite.get("apiVersion")).unwrap_or_default(),
+        kind: text(composite.get("kind")).unwrap_or_default(),
+        name: meta("name").unwrap_or_default(),
+        namespace: meta("namespace").filter(|n| !n.is_empty()),
+        uid: meta("uid"),
+        claim_name: label(CLAIM_NAME_LABEL),
+        claim_namespace: label(CLAIM_NAMESPACE_LABEL),
     }
 }
 
 /// Reads `spec` of the observed composite.
 pub(crate) fn read_spec<'a>(
-    composite: &'a Map<String, Value>,
+    composite: ObjectView<'a>,
     findings: &mut Findings,
 ) -> CompositeSpec<'a> {
     let mut spec = CompositeSpec::default();
@@ -159,7 +162,9 @@ pub(crate) fn read_spec<'a>(
     };
     let mut spec_reader = reader.ignoring(CROSSPLANE_SPEC_FIELDS);
     spec.project_key = read_project_key(&mut spec_reader);
-    spec.provider_config_ref = spec_reader.object("providerConfigRef");
+    spec.provider_config_ref = spec_reader
+        .object("providerConfigRef")
+        .map(ObjectView::to_map);
     spec.deletion_policy = read_deletion_policy(&mut spec_reader);
     spec.management_policies = read_management_policies(&mut spec_reader);
     match spec_reader.array("repositories") {
@@ -170,7 +175,7 @@ pub(crate) fn read_spec<'a>(
                 .map(|(index, item)| read_entry(index, item, spec_reader.findings()))
                 .collect();
         }
-        None if spec_value.get("repositories").is_none_or(Value::is_null) => spec_reader.problem(
+        None if spec_value.get("repositories").is_none_or(View::is_null) => spec_reader.problem(
             "spec.repositories".to_owned(),
             "the repositories list is missing",
             "add spec.repositories (an empty list renders nothing)",
@@ -221,7 +226,7 @@ type EntryReader<'a, 'f> = ObjectReader<'a, 'f, EntryMembers<'a>>;
 /// A repository entry's members, sorted by field in one walk over its map.
 /// An entry has a handful of the nineteen fields it may have, and looking
 /// each of them up in the map cost more than the rest of reading the entry.
-struct EntryMembers<'a>([Option<&'a Value>; EntryMembers::FIELDS]);
+struct EntryMembers<'a>([Option<View<'a>>; EntryMembers::FIELDS]);
 
 impl EntryMembers<'_> {
     const FIELDS: usize = 19;
@@ -255,9 +260,9 @@ impl EntryMembers<'_> {
 }
 
 impl<'a> Members<'a> for EntryMembers<'a> {
-    fn of(object: &'a Map<String, Value>) -> Self {
+    fn of(object: ObjectView<'a>) -> Self {
         let mut members = EntryMembers([None; Self::FIELDS]);
-        for (name, value) in object {
+        for (name, value) in object.iter() {
             // Unknown names are left to `ObjectReader::finish`, which finds
             // them by counting the fields read.
             if let Some(slot) = Self::slot(name) {
@@ -268,12 +273,12 @@ impl<'a> Members<'a> for EntryMembers<'a> {
     }
 
     #[inline(always)]
-    fn get(&self, name: &str) -> Option<&'a Value> {
+    fn get(&self, name: &str) -> Option<View<'a>> {
         self.0[Self::slot(name)?]
     }
 }
 
-fn read_entry<'a>(index: usize, value: &'a Value, findings: &mut Findings) -> Entry<'a> {
+fn read_entry<'a>(index: usize, value: View<'a>, findings: &mut Findings) -> Entry<'a> {
     let mut entry = Entry {
         index,
         ..Entry::default()
@@ -308,7 +313,7 @@ fn read_entry<'a>(index: usize, value: &'a Value, findings: &mut Findings) -> En
     entry.import = reader.bool("import").unwrap_or(false);
     entry.deletion_policy = read_deletion_policy(&mut reader);
     entry.management_policies = read_management_policies(&mut reader);
-    entry.provider_config_ref = reader.object("providerConfigRef");
+    entry.provider_config_ref = reader.object("providerConfigRef").map(ObjectView::to_map);
     entry.paused = reader.bool("paused").unwrap_or(false);
     entry.username = reader.string("username");
     entry.password = reader
@@ -325,7 +330,7 @@ fn read_required_string<'a>(
     what: &str,
 ) -> Option<&'a str> {
     let value = reader.string(field);
-    if value.is_none_or(str::is_empty) && reader.reread(field).is_none_or(Value::is_string) {
+    if value.is_none_or(str::is_empty) && reader.reread(field).is_none_or(View::is_string) {
         reader.problem(
             entry.field_path(field),
             format!("{} has no {field}", entry.label()),
@@ -379,7 +384,7 @@ fn read_rclass(reader: &mut EntryReader, entry: &Entry) -> Option<Rclass> {
 }
 
 /// Federated members: `{url, enabled, accessTokenSecretRef}` each.
-fn read_members<'a>(reader: &mut EntryReader<'a, '_>, entry: &Entry) -> Option<Vec<&'a Value>> {
+fn read_members<'a>(reader: &mut EntryReader<'a, '_>, entry: &Entry) -> Option<Vec<Value>> {
     let items = reader.array("members")?;
     let mut members = Vec::with_capacity(items.len());
     let members_path = entry.at_field("members");
@@ -405,7 +410,7 @@ fn read_members<'a>(reader: &mut EntryReader<'a, '_>, entry: &Entry) -> Option<V
             );
         }
         member.finish();
-        members.push(item);
+        members.push(item.to_value());
     }
     Some(members)
 }
@@ -440,7 +445,10 @@ mod tests {
         let mut findings = Findings::default();
         // The spec borrows the composite: leaked, it lives as long as the test.
         let composite = Box::leak(Box::new(json!({ "spec": spec })));
-        let spec = read_spec(composite.as_object().unwrap(), &mut findings);
+        let spec = read_spec(
+            ObjectView::Json(composite.as_object().unwrap()),
+            &mut findings,
+        );
         (
             spec,
             findings.problems.iter().map(ToString::to_string).collect(),

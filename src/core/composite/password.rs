@@ -5,7 +5,7 @@
 use crate::core::path::FieldPath;
 use crate::core::problems::{Category, Findings};
 use crate::core::reader::ObjectReader;
-use serde_json::Value;
+use crate::proto::View;
 
 /// `password.secretRef` of an entry, as written.
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -17,7 +17,7 @@ pub(crate) struct PasswordRef<'a> {
 
 /// Reads `password` of entry `index`: `{secretRef: {name, key, namespace?}}`.
 pub(crate) fn read_password<'a>(
-    value: &'a Value,
+    value: View<'a>,
     index: usize,
     findings: &mut Findings,
 ) -> Option<PasswordRef<'a>> {

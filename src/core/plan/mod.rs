@@ -207,7 +207,7 @@ fn deletion_policy(ctx: &Context, entry: &Entry) -> Option<DeletionPolicy> {
 
 fn provider_config_ref<'a>(
     ctx: &Context<'a>,
-    entry: &Entry<'a>,
+    entry: &'a Entry<'a>,
 ) -> Option<Setting<&'a Map<String, Value>>> {
     let setting = |value: &'a Map<String, Value>, path: FieldPath<'static>, shared: bool| {
         Some(Setting {
@@ -216,10 +216,10 @@ fn provider_config_ref<'a>(
             shared,
         })
     };
-    if let Some(own) = entry.provider_config_ref {
+    if let Some(own) = &entry.provider_config_ref {
         return setting(own, entry.at_field("providerConfigRef"), false);
     }
-    if let Some(spec) = ctx.spec.provider_config_ref {
+    if let Some(spec) = &ctx.spec.provider_config_ref {
         return setting(spec, FieldPath::Root("spec.providerConfigRef"), true);
     }
     ctx.input

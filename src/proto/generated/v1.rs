@@ -9,11 +9,11 @@ pub struct RunFunctionRequest {
     pub meta: ::core::option::Option<RequestMeta>,
     /// The state read from the cluster: the composite and its composed resources.
     #[prost(message, optional, tag = "2")]
-    pub observed: ::core::option::Option<State>,
+    pub observed: ::core::option::Option<crate::proto::State>,
     /// The state that earlier pipeline steps want. Start from it: what a step
     /// drops from here is deleted.
     #[prost(message, optional, tag = "3")]
-    pub desired: ::core::option::Option<State>,
+    pub desired: ::core::option::Option<crate::proto::State>,
     /// The step's `input` from the Composition, if any.
     #[prost(message, optional, tag = "4")]
     pub input: ::core::option::Option<crate::proto::Struct>,
@@ -82,7 +82,7 @@ pub struct RunFunctionResponse {
     pub meta: ::core::option::Option<ResponseMeta>,
     /// The whole desired state after this step.
     #[prost(message, optional, tag = "2")]
-    pub desired: ::core::option::Option<State>,
+    pub desired: ::core::option::Option<crate::proto::State>,
     /// Events and errors; a fatal one stops the pipeline.
     #[prost(message, repeated, tag = "3")]
     pub results: ::prost::alloc::vec::Vec<Result>,
@@ -180,18 +180,6 @@ pub struct ResponseMeta {
     /// How long the response may be cached.
     #[prost(message, optional, tag = "2")]
     pub ttl: ::core::option::Option<::prost_types::Duration>,
-}
-/// A composite and its composed resources.
-#[derive(Clone, PartialEq, ::prost::Message)]
-pub struct State {
-    #[prost(message, optional, tag = "1")]
-    pub composite: ::core::option::Option<Resource>,
-    /// Composed resources by composition resource name.
-    #[prost(btree_map = "string, message", tag = "2")]
-    pub resources: ::prost::alloc::collections::BTreeMap<
-        ::prost::alloc::string::String,
-        Resource,
-    >,
 }
 /// One resource.
 #[derive(Clone, PartialEq, ::prost::Message)]

@@ -150,13 +150,207 @@ pub(super) mod direct {
         Some(items)
     }
 
+    /// An [`Index`] of a Struct's fields (a Struct message without its tag and length), made
+    /// in one walk that reads them as [`object`] does, taking what it takes and refusing what it
+    /// refuses: so the bytes a Struct is kept as undecoded are exactly those it would have
+    /// decoded from. Places are offsets from the start of `fields`, so the index stays true of
+    /// a copy of them (`Index::bytes`, set by the caller).
+    pub(in crate::proto::structpb) fn index(fields: &[u8], depth: u32) -> Option<Index> {
+        if u32::try_from(fields.len()).is_err() {
+            return None;
+        }
+        // About one value and one member for every 16 bytes of a Kubernetes object.
+        let mut indexer = Indexer {
+            fields,
+            nodes: Vec::with_capacity(fields.len() / 16),
+            members: Vec::with_capacity(fields.len() / 16),
+            items: Vec::new(),
+            open_members: Vec::new(),
+            open_items: Vec::new(),
+        };
+        let root = indexer.object(fields, depth)?;
+        Some(Index {
+            bytes: Bytes::new(),
+            nodes: indexer.nodes,
+            members: indexer.members,
+            items: indexer.items,
+            root,
+        })
+    }
+
+    /// The walk of [`index`]. The members and items of the objects and lists being read wait
+    /// in `open_*` until their container is read whole; then they move, together, to the
+    /// index (an object's sorted by name first), so that each container's are in one range.
+    struct Indexer<'b> {
+        fields: &'b [u8],
+        nodes: Vec<Node>,
+        members: Vec<Member>,
+        items: Vec<u32>,
+        open_members: Vec<Member>,
+        open_items: Vec<u32>,
+    }
+
+    impl<'b> Indexer<'b> {
+        /// Where `part`, a slice of `fields`, is in it.
+        fn span(&self, part: &[u8]) -> Span {
+            Span {
+                start: (part.as_ptr() as usize - self.fields.as_ptr() as usize) as u32,
+                len: part.len() as u32,
+            }
+        }
+
+        fn node(&mut self, node: Node) -> u32 {
+            self.nodes.push(node);
+            (self.nodes.len() - 1) as u32
+        }
+
+        /// A Struct's fields, as [`object`] reads them.
+        fn object(&mut self, bytes: &'b [u8], depth: u32) -> Option<Span> {
+            let mut reader = Reader(bytes);
+            let open = self.open_members.len();
+            while !reader.0.is_empty() {
+                match reader.key()? {
+                    STRUCT_ENTRY => {
+                        let member = self.entry(reader.delimited()?, depth)?;
+                        self.open_members.push(member);
+                    }
+                    other => reader.other(other, STRUCT_FIELDS..=STRUCT_FIELDS, depth)?,
+                }
+            }
+            Some(self.close_object(open))
+        }
+
+        /// Moves the members of the object read since `open` to the index, sorted by name and,
+        /// of a name given twice, the last (as a protobuf map keeps it).
+        fn close_object(&mut self, open: usize) -> Span {
+            let fields = self.fields;
+            let name = |member: &Member| {
+                let start = member.name.start as usize;
+                &fields[start..start + member.name.len as usize]
+            };
+            let members = &mut self.open_members[open..];
+            // Go writes a map's entries in random order; every other encoder sorts them.
+            if !members.is_sorted_by(|a, b| name(a) < name(b)) {
+                // Stable: of equal names, the last given stays last.
+                members.sort_by(|a, b| name(a).cmp(name(b)));
+                let mut kept = open;
+                for at in open..self.open_members.len() {
+                    let next = self.open_members.get(at + 1);
+                    if next.is_some_and(|next| name(next) == name(&self.open_members[at])) {
+                        continue;
+                    }
+                    self.open_members[kept] = self.open_members[at];
+                    kept += 1;
+                }
+                self.open_members.truncate(kept);
+            }
+            let start = self.members.len() as u32;
+            self.members.extend(self.open_members.drain(open..));
+            Span {
+                start,
+                len: self.members.len() as u32 - start,
+            }
+        }
+
+        /// One map entry, as [`entry`] reads it.
+        #[inline(always)]
+        fn entry(&mut self, bytes: &'b [u8], depth: u32) -> Option<Member> {
+            let depth = depth.checked_sub(1)?;
+            let mut reader = Reader(bytes);
+            let mut name = Span::default();
+            let mut value = Node::Null;
+            while !reader.0.is_empty() {
+                match reader.key()? {
+                    KEY => {
+                        let key = reader.delimited()?;
+                        utf8(key)?;
+                        name = self.span(key);
+                    }
+                    VALUE => {
+                        let inner = depth.checked_sub(1)?;
+                        self.value(reader.delimited()?, inner, &mut value)?;
+                    }
+                    other => reader.other(other, ENTRY_KEY..=ENTRY_VALUE, depth)?,
+                }
+            }
+            let value = self.node(value);
+            Some(Member { name, value })
+        }
+
+        /// A Value's fields, as [`merge_value`] reads them: each kind replaces what came
+        /// before (what an object or list replaced stays in the index, unreferenced).
+        #[inline(always)]
+        fn value(&mut self, bytes: &'b [u8], depth: u32, value: &mut Node) -> Option<()> {
+            let mut reader = Reader(bytes);
+            while !reader.0.is_empty() {
+                *value = match reader.key()? {
+                    NULL => {
+                        reader.varint()?;
+                        Node::Null
+                    }
+                    NUMBER => {
+                        let number = reader.double()?;
+                        if number.is_finite() {
+                            Node::Number(number)
+                        } else {
+                            Node::Null
+                        }
+                    }
+                    STRING => {
+                        let text = reader.delimited()?;
+                        utf8(text)?;
+                        Node::String(self.span(text))
+                    }
+                    BOOL => Node::Bool(reader.varint()? != 0),
+                    OBJECT => {
+                        let inner = depth.checked_sub(1)?;
+                        Node::Object(self.object(reader.delimited()?, inner)?)
+                    }
+                    LIST => {
+                        let inner = depth.checked_sub(1)?;
+                        Node::List(self.list(reader.delimited()?, inner)?)
+                    }
+                    other => {
+                        reader.other(other, VALUE_NULL..=VALUE_LIST, depth)?;
+                        continue;
+                    }
+                };
+            }
+            Some(())
+        }
+
+        /// A ListValue's fields, as [`list`] reads them.
+        fn list(&mut self, bytes: &'b [u8], depth: u32) -> Option<Span> {
+            let mut reader = Reader(bytes);
+            let open = self.open_items.len();
+            while !reader.0.is_empty() {
+                match reader.key()? {
+                    ITEM => {
+                        let inner = depth.checked_sub(1)?;
+                        let mut item = Node::Null;
+                        self.value(reader.delimited()?, inner, &mut item)?;
+                        let item = self.node(item);
+                        self.open_items.push(item);
+                    }
+                    other => reader.other(other, LIST_VALUES..=LIST_VALUES, depth)?,
+                }
+            }
+            let start = self.items.len() as u32;
+            self.items.extend(self.open_items.drain(open..));
+            Some(Span {
+                start,
+                len: self.items.len() as u32 - start,
+            })
+        }
+    }
+
     /// A key or string as prost checks it: valid UTF-8.
     ///
     /// Nearly all are ASCII and short, where std's `from_utf8` (not inlined, then a loop set up
     /// for long input) cost about a hundred instructions each, 5% of a call: [`ascii`] answers
     /// for most in a few, and the rest go through `from_utf8`.
     #[inline(always)]
-    pub(in crate::proto::structpb) fn utf8(bytes: &[u8]) -> Option<&str> {
+    pub(in crate::proto) fn utf8(bytes: &[u8]) -> Option<&str> {
         if ascii(bytes) {
             // SAFETY: ASCII is valid UTF-8.
             Some(unsafe { std::str::from_utf8_unchecked(bytes) })

@@ -9,7 +9,7 @@ use prost::Message;
 use serde_json::json;
 
 /// An xorshift generator: reproducible shuffles and damage.
-fn generator(mut seed: u64) -> impl FnMut(usize) -> usize {
+pub(super) fn generator(mut seed: u64) -> impl FnMut(usize) -> usize {
     move |n: usize| {
         seed ^= seed << 13;
         seed ^= seed >> 7;
@@ -20,7 +20,10 @@ fn generator(mut seed: u64) -> impl FnMut(usize) -> usize {
 
 /// A Struct's fields encoded as Go's protobuf writes them (each field once, shortest varints,
 /// both fields of a map entry), with each object's entries in the order `random` picks.
-fn go_encoded(fields: &Map<String, Value>, random: &mut impl FnMut(usize) -> usize) -> Vec<u8> {
+pub(super) fn go_encoded(
+    fields: &Map<String, Value>,
+    random: &mut impl FnMut(usize) -> usize,
+) -> Vec<u8> {
     let mut entries: Vec<(&String, &Value)> = fields.iter().collect();
     for i in (1..entries.len()).rev() {
         entries.swap(i, random(i + 1));
@@ -64,7 +67,7 @@ fn delimited(tag: u32, bytes: &[u8], out: &mut Vec<u8>) {
 
 /// JSON values with numbers as the wire gives them (`json_number`), keys that share
 /// prefixes, and text of every UTF-8 width.
-fn json_tree() -> impl Strategy<Value = Value> {
+pub(super) fn json_tree() -> impl Strategy<Value = Value> {
     let scalar = prop_oneof![
         Just(Value::Null),
         any::<bool>().prop_map(Value::Bool),
@@ -82,7 +85,7 @@ fn json_tree() -> impl Strategy<Value = Value> {
     })
 }
 
-fn object(value: Value) -> Map<String, Value> {
+pub(super) fn object(value: Value) -> Map<String, Value> {
     match value {
         Value::Object(fields) => fields,
         other => Map::from_iter([("value".to_owned(), other)]),

@@ -18,6 +18,7 @@
 //! [`Struct`]); decoding reads each entry straight from the bytes and leaves to
 //! prost only what it does not accept (see `direct`).
 
+use crate::proto::view::{Index, Kind, Member, Node, ObjectView, Span, View};
 use prost::bytes::{Buf, BufMut, Bytes};
 use prost::encoding::{encode_varint, encoded_len_varint, skip_field, DecodeContext, WireType};
 use prost::DecodeError;
@@ -25,7 +26,7 @@ use serde_json::{Map, Number, Value};
 use std::borrow::Cow;
 use std::cell::Cell;
 use std::fmt;
-use std::sync::OnceLock;
+use std::sync::{Arc, OnceLock};
 
 mod decode;
 mod hash;
@@ -33,8 +34,11 @@ mod hash;
 mod hash_tests;
 #[cfg(test)]
 mod tests;
+#[cfg(test)]
+mod view_tests;
 mod write;
 
+pub(in crate::proto) use decode::direct::utf8;
 use decode::*;
 use write::*;
 pub use write::{ListWriter, ObjectWriter};
@@ -71,11 +75,13 @@ pub struct Struct {
 }
 
 /// A Struct's fields as received, kept as bytes (a slice of the request's buffer where the
-/// request was decoded from a `Bytes`), and the hash of their content.
+/// request was decoded from a `Bytes`), the hash of their content where it was taken, and
+/// their index where they were kept to be viewed ([`Struct::kept_from_wire`]).
 #[derive(Clone)]
 struct Wire {
     bytes: Bytes,
-    hash: u128,
+    hash: Option<u128>,
+    index: Option<Arc<Index>>,
 }
 
 /// A Struct's encoded fields: the bytes, but for the lengths of its messages of
@@ -189,9 +195,48 @@ impl Struct {
             encoded: OnceLock::new(),
             wire: Some(Wire {
                 bytes: buf.copy_to_bytes(len),
-                hash,
+                hash: Some(hash),
+                index: None,
             }),
         })
+    }
+
+    /// The Struct message at the start of `buf`, kept as its bytes, undecoded, with an index
+    /// of them made in the same walk that checks them: for a request's composites
+    /// (`proto::State`), which the function reads through [`Struct::view`]. `None`, with nothing
+    /// read, where the bytes would not decode as the direct decoder decodes them: the caller
+    /// then decodes the message as any other Struct, so what is refused and how stays prost's.
+    /// From a `Bytes` buffer the bytes are not copied.
+    pub(crate) fn kept_from_wire(buf: &mut impl Buf) -> Option<Struct> {
+        let chunk = buf.chunk();
+        let mut reader = decode::direct::Reader(chunk);
+        let fields = reader.delimited()?;
+        let mut index = direct::index(fields, direct::DEPTH)?;
+        let (header, len) = (chunk.len() - reader.0.len() - fields.len(), fields.len());
+        buf.advance(header);
+        let bytes = buf.copy_to_bytes(len);
+        index.bytes = bytes.clone();
+        Some(Struct {
+            fields: None,
+            decoded: OnceLock::new(),
+            encoded: OnceLock::new(),
+            wire: Some(Wire {
+                bytes,
+                hash: None,
+                index: Some(Arc::new(index)),
+            }),
+        })
+    }
+
+    /// The object as an [`ObjectView`]: of the bytes it was kept as where it came off the wire,
+    /// with nothing decoded; of its fields otherwise.
+    pub fn view(&self) -> ObjectView<'_> {
+        match &self.wire {
+            Some(Wire {
+                index: Some(index), ..
+            }) => ObjectView::Indexed(index, index.root),
+            _ => ObjectView::Json(self.fields()),
+        }
     }
 
     /// A 128-bit hash of the object's content: equal objects hash the same however their
@@ -199,8 +244,10 @@ impl Struct {
     /// ([`Struct::from_wire`]) answers without decoding.
     pub fn content_hash(&self) -> u128 {
         match &self.wire {
-            Some(wire) => wire.hash,
-            None => hash::tree(self.fields()),
+            Some(Wire {
+                hash: Some(hash), ..
+            }) => *hash,
+            _ => hash::tree(self.fields()),
         }
     }
 

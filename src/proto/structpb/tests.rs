@@ -323,7 +323,7 @@ fn both_decoders(bytes: &[u8]) -> (Result<Value, String>, Result<Value, String>)
 }
 
 /// A document with every kind of value, unknown fields and a repeated key, encoded.
-fn sample() -> Vec<u8> {
+pub(super) fn sample() -> Vec<u8> {
     let value = json!({
         "a": null, "b": true, "c": 3, "d": -1.5, "e": "text", "f": {"g": [1, "x", {"h": []}]},
         "long": "l".repeat(130), "": {"empty": {}}, "u": "\u{e9}t\u{e9}"

@@ -578,6 +578,28 @@ impl<'w> ObjectWriter<'w> {
         self.writer.member(name, value);
     }
 
+    /// A value viewed where it is held, as it is: the bytes [`ObjectWriter::value`] writes for
+    /// the same JSON.
+    pub fn view(&mut self, name: &str, value: View<'_>) {
+        match (value, value.kind()) {
+            (View::Json(value), _) => self.value(name, value),
+            (_, Kind::String(text)) => self.string(name, text),
+            (_, Kind::Bool(flag)) => self.bool(name, flag),
+            (_, Kind::Object(object)) => self.object(name, |inner| {
+                for (member, value) in object {
+                    inner.view(member, value);
+                }
+            }),
+            (_, Kind::List(items)) => self.list(name, |list| {
+                for item in items {
+                    list.view(item);
+                }
+            }),
+            (_, Kind::Null) => self.value(name, &Value::Null),
+            (_, Kind::Number(number)) => self.value(name, &Value::Number(number)),
+        }
+    }
+
     /// A JSON object as it is.
     pub fn map(&mut self, name: &str, map: &Map<String, Value>) {
         self.check_order(name);
@@ -664,5 +686,23 @@ impl ListWriter<'_> {
         self.wide = self.writer.item_message(self.wide, VALUE_STRUCT, |w| {
             write(&mut ObjectWriter::new(w))
         });
+    }
+
+    /// An item viewed where it is held, as it is.
+    pub fn view(&mut self, item: View<'_>) {
+        match item.kind() {
+            Kind::String(text) => self.string(text),
+            Kind::Object(object) => self.object(|inner| {
+                for (member, value) in object {
+                    inner.view(member, value);
+                }
+            }),
+            _ => {
+                let inner = self.writer.open(LIST_VALUES);
+                self.writer.value(&item.to_value());
+                self.writer.close(inner);
+                self.wide = false;
+            }
+        }
     }
 }

@@ -7,6 +7,7 @@
 //! as the defaulted map would hold them.
 
 use super::{CompiledSchema, Node};
+use crate::proto::{self, View};
 use serde_json::{Map, Value};
 use std::cmp::Ordering;
 use std::fmt;
@@ -19,6 +20,8 @@ pub enum Instance<'a> {
     Json(&'a Value),
     /// A JSON object, not in a `Value`.
     Object(&'a Map<String, Value>),
+    /// A value viewed where the request holds it (a claim's `forProvider` members).
+    View(View<'a>),
     /// A string.
     Text(&'a str),
     /// A list of strings.
@@ -49,6 +52,14 @@ impl<'a> Instance<'a> {
                 Value::Array(_) => Kind::Array,
                 Value::Object(_) => Kind::Object,
             },
+            Instance::View(view) => match view.kind() {
+                proto::Kind::Null => Kind::Null,
+                proto::Kind::Bool(_) => Kind::Bool,
+                proto::Kind::Number(_) => Kind::Number,
+                proto::Kind::String(_) => Kind::String,
+                proto::Kind::List(_) => Kind::Array,
+                proto::Kind::Object(_) => Kind::Object,
+            },
             Instance::Text(_) => Kind::String,
             Instance::Texts(_) => Kind::Array,
             Instance::Object(_) | Instance::Members(_) => Kind::Object,
@@ -59,13 +70,26 @@ impl<'a> Instance<'a> {
         match self {
             Instance::Json(Value::String(text)) => Some(text),
             Instance::Text(text) => Some(text),
+            Instance::View(view) => view.as_str(),
             _ => None,
         }
     }
 
-    pub(super) fn as_number(&self) -> Option<&'a serde_json::Number> {
+    pub(super) fn as_bool(&self) -> Option<bool> {
         match self {
-            Instance::Json(Value::Number(n)) => Some(n),
+            Instance::Json(value) => value.as_bool(),
+            Instance::View(view) => view.as_bool(),
+            _ => None,
+        }
+    }
+
+    pub(super) fn as_number(&self) -> Option<serde_json::Number> {
+        match self {
+            Instance::Json(Value::Number(n)) => Some(n.clone()),
+            Instance::View(view) => match view.kind() {
+                proto::Kind::Number(n) => Some(n),
+                _ => None,
+            },
             _ => None,
         }
     }
@@ -80,6 +104,10 @@ impl<'a> Instance<'a> {
         match self {
             Instance::Json(Value::Array(items)) => Items::Json(items.iter()),
             Instance::Texts(texts) => Items::Texts(texts.iter()),
+            Instance::View(view) => match view.as_list() {
+                Some(items) => Items::View(items.iter()),
+                None => Items::Json([].iter()),
+            },
             _ => Items::Json([].iter()),
         }
     }
@@ -95,6 +123,10 @@ impl<'a> Instance<'a> {
         let present = match self {
             Instance::Json(Value::Object(map)) | Instance::Object(map) => Members::Map(map.iter()),
             Instance::Members(members) => Members::Slice(members.iter()),
+            Instance::View(view) => match view.as_object() {
+                Some(object) => Members::View(object.iter()),
+                None => Members::Slice([].iter()),
+            },
             _ => Members::Slice([].iter()),
         };
         Defaulted {
@@ -108,6 +140,7 @@ impl<'a> Instance<'a> {
         let present = match self {
             Instance::Json(Value::Object(map)) | Instance::Object(map) => map.contains_key(name),
             Instance::Members(members) => members.iter().any(|(member, _)| *member == name),
+            Instance::View(view) => view.get(name).is_some(),
             _ => false,
         };
         present
@@ -128,6 +161,7 @@ impl<'a> Instance<'a> {
         match self {
             Instance::Json(value) => value.clone(),
             Instance::Object(map) => Value::Object(map.clone()),
+            Instance::View(view) => view.to_value(),
             Instance::Text(text) => Value::from(text),
             Instance::Texts(texts) => Value::from(texts),
             Instance::Members(members) => {
@@ -143,6 +177,9 @@ impl<'a> Instance<'a> {
         match self {
             Instance::Json(value) if !value.is_object() && !value.is_array() => value == other,
             Instance::Text(text) => other.as_str() == Some(text),
+            Instance::View(view) if view.as_list().is_none() && view.as_object().is_none() => {
+                view.to_value() == *other
+            }
             _ => self.to_json(node, schema) == *other,
         }
     }
@@ -152,6 +189,7 @@ impl<'a> Instance<'a> {
 pub(super) enum Items<'a> {
     Json(std::slice::Iter<'a, Value>),
     Texts(std::slice::Iter<'a, String>),
+    View(proto::Items<'a>),
 }
 
 impl<'a> Iterator for Items<'a> {
@@ -161,6 +199,7 @@ impl<'a> Iterator for Items<'a> {
         match self {
             Items::Json(items) => items.next().map(Instance::Json),
             Items::Texts(texts) => texts.next().map(|text| Instance::Text(text)),
+            Items::View(items) => items.next().map(Instance::View),
         }
     }
 
@@ -168,6 +207,7 @@ impl<'a> Iterator for Items<'a> {
         match self {
             Items::Json(items) => items.size_hint(),
             Items::Texts(texts) => texts.size_hint(),
+            Items::View(items) => items.size_hint(),
         }
     }
 }
@@ -178,6 +218,7 @@ impl ExactSizeIterator for Items<'_> {}
 enum Members<'a> {
     Map(serde_json::map::Iter<'a>),
     Slice(std::slice::Iter<'a, (&'a str, Instance<'a>)>),
+    View(proto::Members<'a>),
 }
 
 impl<'a> Iterator for Members<'a> {
@@ -189,6 +230,9 @@ impl<'a> Iterator for Members<'a> {
                 .next()
                 .map(|(name, value)| (name.as_str(), Instance::Json(value))),
             Members::Slice(members) => members.next().map(|(name, member)| (*name, *member)),
+            Members::View(members) => members
+                .next()
+                .map(|(name, value)| (name, Instance::View(value))),
         }
     }
 }

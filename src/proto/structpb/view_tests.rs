@@ -1,0 +1,173 @@
+//! The index of a Struct's bytes (`direct::index`) and the views of it (`proto::View`): a
+//! composite's Struct kept as its bytes (`proto::State`) is viewed as the object prost decodes
+//! from them, in every order of their entries, and is kept only where that decoding succeeds.
+
+use super::hash_tests::{generator, go_encoded, json_tree, object};
+use super::tests::sample;
+use super::*;
+use crate::proto::v1::{Resource, RunFunctionRequest, State};
+use proptest::prelude::*;
+use prost::Message;
+use serde_json::json;
+
+/// `bytes` as the first field of a message.
+fn first_field(bytes: &[u8]) -> Vec<u8> {
+    let mut out = Vec::new();
+    prost::encoding::encode_key(1, WireType::LengthDelimited, &mut out);
+    encode_varint(bytes.len() as u64, &mut out);
+    out.extend_from_slice(bytes);
+    out
+}
+
+/// The composite's Struct of a State whose composite's Struct is `fields`, decoded as the
+/// server decodes a request: from a `Bytes` buffer.
+fn composite_struct(fields: &[u8]) -> Result<Struct, prost::DecodeError> {
+    let bytes = prost::bytes::Bytes::from(first_field(&first_field(fields)));
+    State::decode(bytes).map(|state| {
+        state
+            .composite
+            .and_then(|composite| composite.resource)
+            .unwrap_or_default()
+    })
+}
+
+fn is_indexed(object: ObjectView) -> bool {
+    matches!(object, ObjectView::Indexed(..))
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(400))]
+
+    /// Entries in Go's random order are viewed sorted, and the view is the decoded object.
+    #[test]
+    fn a_kept_struct_is_viewed_as_the_object_prost_decodes(tree in json_tree(), seed in 1u64..) {
+        let fields = object(tree);
+        let bytes = go_encoded(&fields, &mut generator(seed));
+        let kept = composite_struct(&bytes).unwrap();
+        let view = kept.view();
+        prop_assert!(is_indexed(view));
+        prop_assert_eq!(view.to_map(), fields.clone());
+        let names: Vec<&str> = view.keys().collect();
+        prop_assert!(names.windows(2).all(|pair| pair[0] < pair[1]), "{:?}", names);
+        for (name, value) in &fields {
+            prop_assert_eq!(view.get(name).map(View::to_value), Some(value.clone()));
+        }
+        // The same object held as JSON is viewed the same, and the kept Struct is the object.
+        prop_assert!(view == Struct::from(fields.clone()).view());
+        prop_assert_eq!(kept.fields(), &fields);
+        // A kept Struct is written back as the bytes it came as.
+        prop_assert_eq!(kept.encode_to_vec(), bytes);
+    }
+
+    /// Whatever bytes the index takes, prost decodes, to the object the view shows; what it
+    /// refuses is decoded by prost, as before.
+    #[test]
+    fn only_bytes_that_decode_are_kept(
+        tree in json_tree(),
+        seed in 1u64..,
+        damage in prop::collection::vec((any::<usize>(), any::<u8>(), 0u8..4), 1..4),
+    ) {
+        let mut bytes = go_encoded(&object(tree), &mut generator(seed));
+        for (at, byte, how) in damage {
+            let at = at % (bytes.len() + 1);
+            match how {
+                0 if at < bytes.len() => bytes[at] = byte,
+                1 => bytes.insert(at, byte),
+                2 if at < bytes.len() => { bytes.remove(at); }
+                _ => bytes.truncate(at),
+            }
+        }
+        let prost = Struct::decode(bytes.as_slice()).map(Struct::into_fields);
+        match composite_struct(&bytes) {
+            Ok(kept) => {
+                prop_assert_eq!(kept.view().to_map(), prost.clone().unwrap());
+                prop_assert_eq!(kept.fields(), &prost.unwrap());
+            }
+            Err(error) => prop_assert!(prost.is_err(), "{}", error),
+        }
+    }
+}
+
+/// Unknown fields of every wire type, a key given twice (the last wins), an entry whose value
+/// field comes twice: kept, and viewed as prost decodes them.
+#[test]
+fn the_odd_but_valid_encodings_are_kept_and_viewed_as_prost_decodes_them() {
+    let bytes = sample();
+    let kept = composite_struct(&bytes).unwrap();
+    assert!(is_indexed(kept.view()));
+    let decoded = Struct::decode(bytes.as_slice()).unwrap().into_fields();
+    assert_eq!(kept.view().to_map(), decoded);
+    // Each name once, the last given.
+    assert_eq!(kept.view().len(), decoded.len());
+    let names: Vec<&str> = kept.view().keys().collect();
+    assert!(names.windows(2).all(|pair| pair[0] < pair[1]), "{names:?}");
+    assert_eq!(kept.view().get("c").map(View::to_value), Some(json!(true)));
+}
+
+/// The composite of a request decoded from a `Bytes` buffer is kept undecoded and viewed from
+/// the request's bytes; its numbers are JSON numbers as `json_number` makes them. A composed
+/// resource is decoded as before.
+#[test]
+fn a_requests_composite_is_viewed_from_its_bytes() {
+    let composite = json!({
+        "apiVersion": "x.example.org/v1", "kind": "X",
+        "spec": {"n": 3.0, "half": 0.5, "list": [1, "two", {"three": null}], "empty": {}}
+    });
+    let request = RunFunctionRequest {
+        observed: Some(State {
+            composite: Some(Resource {
+                resource: Some(Struct::from_value(composite.clone())),
+                ..Resource::default()
+            }),
+            resources: [(
+                "r".to_owned(),
+                Resource {
+                    resource: Some(Struct::from_value(json!({"kind": "Y"}))),
+                    ..Resource::default()
+                },
+            )]
+            .into(),
+        }),
+        ..RunFunctionRequest::default()
+    };
+    let bytes = prost::bytes::Bytes::from(request.encode_to_vec());
+    let decoded = RunFunctionRequest::decode(bytes.clone()).unwrap();
+    let kept = decoded
+        .observed
+        .as_ref()
+        .unwrap()
+        .composite
+        .as_ref()
+        .unwrap();
+    let view = kept.resource.as_ref().unwrap().view();
+    assert!(is_indexed(view));
+    let composed = &decoded.observed.as_ref().unwrap().resources["r"];
+    assert!(!is_indexed(composed.resource.as_ref().unwrap().view()));
+    // 3.0 comes back as the JSON integer 3, as decoding gives it.
+    let mut expected = composite.clone();
+    expected["spec"]["n"] = json!(3);
+    assert_eq!(Value::Object(view.to_map()), expected);
+    let spec = view.get("spec").unwrap();
+    assert_eq!(spec.get("n").map(View::to_value), Some(json!(3)));
+    assert_eq!(
+        spec.get("list").and_then(View::as_list).map(|l| l.len()),
+        Some(3)
+    );
+    assert!(spec
+        .get("list")
+        .unwrap()
+        .as_list()
+        .unwrap()
+        .iter()
+        .nth(2)
+        .unwrap()
+        .get("three")
+        .unwrap()
+        .is_null());
+    assert_eq!(
+        spec.get("empty").and_then(View::as_object).map(|o| o.len()),
+        Some(0)
+    );
+    // Passed through, the request is the bytes it came as.
+    assert_eq!(decoded.encode_to_vec(), bytes);
+}
