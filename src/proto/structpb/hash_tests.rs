@@ -85,6 +85,28 @@ pub(super) fn json_tree() -> impl Strategy<Value = Value> {
     })
 }
 
+/// One to three changes to bytes: where, a byte, and how (replaced, inserted, removed, or the
+/// bytes cut there).
+pub(super) fn damage() -> impl Strategy<Value = Vec<(usize, u8, u8)>> {
+    prop::collection::vec((any::<usize>(), any::<u8>(), 0u8..4), 1..4)
+}
+
+/// `bytes` with `damage` done to them.
+pub(super) fn damaged(mut bytes: Vec<u8>, damage: Vec<(usize, u8, u8)>) -> Vec<u8> {
+    for (at, byte, how) in damage {
+        let at = at % (bytes.len() + 1);
+        match how {
+            0 if at < bytes.len() => bytes[at] = byte,
+            1 => bytes.insert(at, byte),
+            2 if at < bytes.len() => {
+                bytes.remove(at);
+            }
+            _ => bytes.truncate(at),
+        }
+    }
+    bytes
+}
+
 pub(super) fn object(value: Value) -> Map<String, Value> {
     match value {
         Value::Object(fields) => fields,
@@ -122,18 +144,9 @@ proptest! {
     fn the_walk_vouches_only_for_what_prost_decodes_to_the_same_hash(
         tree in json_tree(),
         seed in 1u64..,
-        damage in prop::collection::vec((any::<usize>(), any::<u8>(), 0u8..4), 1..4),
+        damage in damage(),
     ) {
-        let mut bytes = go_encoded(&object(tree), &mut generator(seed));
-        for (at, byte, how) in damage {
-            let at = at % (bytes.len() + 1);
-            match how {
-                0 if at < bytes.len() => bytes[at] = byte,
-                1 => bytes.insert(at, byte),
-                2 if at < bytes.len() => { bytes.remove(at); }
-                _ => bytes.truncate(at),
-            }
-        }
+        let bytes = damaged(go_encoded(&object(tree), &mut generator(seed)), damage);
         if let Some(hash) = hash::wire(&bytes, direct::DEPTH) {
             let decoded = Struct::decode(bytes.as_slice());
             prop_assert!(decoded.is_ok(), "{:?}", decoded);

@@ -2,7 +2,7 @@
 //! composite's Struct kept as its bytes (`proto::State`) is viewed as the object prost decodes
 //! from them, in every order of their entries, and is kept only where that decoding succeeds.
 
-use super::hash_tests::{generator, go_encoded, json_tree, object};
+use super::hash_tests::{damage, damaged, generator, go_encoded, json_tree, object};
 use super::tests::sample;
 use super::*;
 use crate::proto::v1::{Resource, RunFunctionRequest, State};
@@ -65,18 +65,9 @@ proptest! {
     fn only_bytes_that_decode_are_kept(
         tree in json_tree(),
         seed in 1u64..,
-        damage in prop::collection::vec((any::<usize>(), any::<u8>(), 0u8..4), 1..4),
+        damage in damage(),
     ) {
-        let mut bytes = go_encoded(&object(tree), &mut generator(seed));
-        for (at, byte, how) in damage {
-            let at = at % (bytes.len() + 1);
-            match how {
-                0 if at < bytes.len() => bytes[at] = byte,
-                1 => bytes.insert(at, byte),
-                2 if at < bytes.len() => { bytes.remove(at); }
-                _ => bytes.truncate(at),
-            }
-        }
+        let bytes = damaged(go_encoded(&object(tree), &mut generator(seed)), damage);
         let prost = Struct::decode(bytes.as_slice()).map(Struct::into_fields);
         match composite_struct(&bytes) {
             Ok(kept) => {
