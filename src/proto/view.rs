@@ -35,7 +35,7 @@ pub struct Span {
 }
 
 impl Span {
-    fn range(self) -> std::ops::Range<usize> {
+    pub(crate) fn range(self) -> std::ops::Range<usize> {
         self.start as usize..(self.start + self.len) as usize
     }
 }

@@ -224,10 +224,7 @@ pub(super) mod direct {
         /// of a name given twice, the last (as a protobuf map keeps it).
         fn close_object(&mut self, open: usize) -> Span {
             let fields = self.fields;
-            let name = |member: &Member| {
-                let start = member.name.start as usize;
-                &fields[start..start + member.name.len as usize]
-            };
+            let name = |member: &Member| &fields[member.name.range()];
             let members = &mut self.open_members[open..];
             // Go writes a map's entries in random order; every other encoder sorts them.
             if !members.is_sorted_by(|a, b| name(a) < name(b)) {
