@@ -7,7 +7,10 @@
 //!   v2.2 sends once the function asked for them, on every later call;
 //! - reconcile: the two calls of one reconcile with every capability Crossplane v2.2 advertises:
 //!   the first without schemas or required resources, the second with what the first asked for
-//!   (the schemas, and no managed resource found for any key: a claim's first reconcile).
+//!   (the schemas, and no managed resource found for any key: a claim's first reconcile);
+//! - steady: the same two calls in a reconcile of a claim whose resources exist, as every
+//!   reconcile after its first: each resource the function composes observed as the provider
+//!   reports it, and found again by its key's lookup in the second call.
 
 #![allow(dead_code)]
 
@@ -123,6 +126,80 @@ pub fn reconcile_requests(n: usize, answers: &BTreeMap<String, Schema>) -> [RunF
         .map(|name| (name.clone(), Resources::default()))
         .collect();
     [first, second]
+}
+
+/// The two calls of a reconcile of a claim whose resources exist.
+pub fn steady_requests(n: usize, answers: &BTreeMap<String, Schema>) -> [RunFunctionRequest; 2] {
+    let [first, second] = reconcile_requests(n, answers);
+    let observed = observed_as_composed(&second);
+    [first, second].map(|request| with_observed(request, &observed))
+}
+
+/// The resources the function composes for `request`'s claim, as the provider reports them
+/// once they exist.
+pub fn observed_as_composed(request: &RunFunctionRequest) -> BTreeMap<String, Resource> {
+    // Without capabilities the call renders in full, whichever call of a reconcile it is.
+    let mut full = request.clone();
+    full.meta = None;
+    let desired = function_artifactory::run_function(&full)
+        .desired
+        .unwrap_or_default();
+    desired
+        .resources
+        .into_iter()
+        .map(|(name, resource)| {
+            let mut object = resource.resource.unwrap_or_default().into_value();
+            as_the_provider_reports_it(&mut object);
+            let resource = Resource {
+                resource: Some(Struct::from_value(object)),
+                ..Resource::default()
+            };
+            (name, resource)
+        })
+        .collect()
+}
+
+/// `request` in a reconcile of a claim whose resources exist: `observed` among its observed
+/// resources, and each `artifactory-key-<name>` lookup it answers finding resource `<name>`.
+pub fn with_observed(
+    mut request: RunFunctionRequest,
+    observed: &BTreeMap<String, Resource>,
+) -> RunFunctionRequest {
+    let state = request.observed.get_or_insert_with(State::default);
+    state.resources.extend(observed.clone());
+    for (requirement, found) in &mut request.required_resources {
+        let name = requirement.strip_prefix("artifactory-key-");
+        if let Some(resource) = name.and_then(|name| observed.get(name)) {
+            found.items = vec![resource.clone()];
+        }
+    }
+    request
+}
+
+/// What the API server and the provider add to a managed resource once it exists.
+fn as_the_provider_reports_it(object: &mut Value) {
+    let key = object["metadata"]["annotations"]["crossplane.io/external-name"].clone();
+    let description = object["spec"]["forProvider"]["description"].clone();
+    let metadata = &mut object["metadata"];
+    metadata["uid"] = json!("3f0c7a52-8d0e-4a8e-9d55-0c1f5c7f2a10");
+    metadata["generation"] = json!(1);
+    metadata["creationTimestamp"] = json!("2026-11-20T10:00:00Z");
+    metadata["resourceVersion"] = json!("123456");
+    metadata["finalizers"] = json!(["finalizer.managedresource.crossplane.io"]);
+    metadata["ownerReferences"] = json!([{
+        "apiVersion": "platform.example.org/v1alpha1", "kind": "XRepositories",
+        "name": "team-a-repos", "uid": "0b6f4c1e-6a0e-4e63-9d6c-3a7a4f7f3c11",
+        "controller": true, "blockOwnerDeletion": true
+    }]);
+    object["status"] = json!({
+        "atProvider": {"key": key, "id": key, "description": description},
+        "conditions": [
+            {"type": "Ready", "status": "True", "reason": "Available",
+             "lastTransitionTime": "2026-11-20T10:00:05Z", "observedGeneration": 1},
+            {"type": "Synced", "status": "True", "reason": "ReconcileSuccess",
+             "lastTransitionTime": "2026-11-20T10:00:03Z", "observedGeneration": 1}
+        ]
+    });
 }
 
 /// A message in a gRPC frame.

@@ -5,8 +5,9 @@
 //! - `google.protobuf.Struct` is our own [`crate::proto::Struct`], decoded
 //!   straight into `serde_json` values;
 //! - `Schema` is our own [`crate::proto::Schema`], which takes a live schema's
-//!   Struct off the wire undecoded, and `State` our own [`crate::proto::State`], which
-//!   keeps a composite's Struct as its bytes with an index of them;
+//!   Struct off the wire undecoded, `State` our own [`crate::proto::State`], which keeps a
+//!   composite's Struct as its bytes with an index of them, and `Resource` our own
+//!   [`crate::proto::Resource`], which keeps any other resource's Struct as its bytes, unread;
 //! - the v1beta1 package reuses the v1 messages (they are the same on the
 //!   wire), so only its service is generated;
 //! - the tonic server and client modules are behind the `server` feature, so
@@ -55,6 +56,10 @@ fn compile(includes: &Path, file: &str, package: &str, reuse_v1: bool) -> anyhow
         .extern_path(".google.protobuf.Struct", "crate::proto::Struct")
         .extern_path(".apiextensions.fn.proto.v1.Schema", "crate::proto::Schema")
         .extern_path(".apiextensions.fn.proto.v1.State", "crate::proto::State")
+        .extern_path(
+            ".apiextensions.fn.proto.v1.Resource",
+            "crate::proto::Resource",
+        )
         .emit_rerun_if_changed(false);
     if reuse_v1 {
         builder = builder.extern_path(".apiextensions.fn.proto.v1beta1", "crate::proto::v1");

@@ -99,9 +99,8 @@ pub(crate) fn read_versions(
             .iter()
             .filter_map(|item| item.resource.as_ref())
             .find_map(|object| {
-                object.fields().get("metadata")?["resourceVersion"]
-                    .as_str()
-                    .map(str::to_owned)
+                let metadata = object.view().get("metadata")?;
+                metadata.get("resourceVersion")?.as_str().map(str::to_owned)
             });
         match version {
             Some(version) => secret.version = Some(version),

@@ -5,15 +5,14 @@
 
 use crate::core::catalog::{catalog, package_family, Rclass};
 use crate::core::input::Input;
+use crate::core::observed::{text, Observed};
 use crate::core::plan::Planned;
 use crate::core::problems::{a_or_an, Findings};
 use crate::core::sorted;
 use crate::core::status;
 use crate::proto::v1::{Ready, Result as FnResult, Severity, Target};
-use serde_json::{Map, Value};
+use crate::proto::View;
 use std::collections::BTreeSet;
-
-type Object = Map<String, Value>;
 
 /// The host suffix of JFrog SaaS instances, which serve Docker registries as subdomains.
 const SAAS_SUFFIX: &str = ".jfrog.io";
@@ -26,7 +25,7 @@ const NAMED_ENTRIES_MAX: usize = 10;
 /// `live` is the observed resource of each planned repository.
 pub(crate) fn drift_warnings(
     planned: &[Planned],
-    live: &[Option<&Object>],
+    live: &[Option<Observed>],
     input: &Input,
     project_key: Option<&str>,
     findings: &mut Findings,
@@ -66,7 +65,7 @@ pub(crate) fn drift_warnings(
                 );
             }
         }
-        if let Some(dropped) = dropped_members(p, *observed) {
+        if let Some(dropped) = dropped_members(p, observed.as_ref()) {
             warn(
                 p,
                 "repositories",
@@ -155,18 +154,18 @@ fn lacks_project_environments(p: &Planned) -> bool {
 /// `metadata.generation`), and the members Artifactory reports (`status.atProvider.repositories`,
 /// "the effective list" in the provider's CRDs) still lack some. Without a generation to
 /// compare, whether the provider has seen the change cannot be told, and nothing is said.
-fn dropped_members(p: &Planned, live: Option<&Object>) -> Option<Vec<String>> {
+fn dropped_members(p: &Planned, live: Option<&Observed>) -> Option<Vec<String>> {
     if p.kind.rclass != Rclass::Virtual
         || (p.entry.repositories.is_none() && p.entry.external_repositories.is_none())
     {
         return None;
     }
     let live = live?;
-    let applied = strings(live.get("spec")?.get("forProvider")?.get("repositories")?)?;
+    let applied = strings(live.for_provider("repositories")?)?;
     if applied != p.member_keys || !reconciled_current_generation(live) {
         return None;
     }
-    let effective = strings(live.get("status")?.get("atProvider")?.get("repositories")?)?;
+    let effective = strings(live.status?.get("atProvider")?.get("repositories")?)?;
     // A set: a virtual may have hundreds of members.
     let effective: BTreeSet<&str> = sorted::set(effective.iter().map(String::as_str));
     let dropped: Vec<String> = p
@@ -179,24 +178,21 @@ fn dropped_members(p: &Planned, live: Option<&Object>) -> Option<Vec<String>> {
 }
 
 /// `Synced` is True for the resource's current generation.
-fn reconciled_current_generation(live: &Object) -> bool {
-    let Some(synced) = status::condition(live, "Synced") else {
+fn reconciled_current_generation(live: &Observed) -> bool {
+    let Some(synced) = live.synced else {
         return false;
     };
-    let generation = live
-        .get("metadata")
-        .and_then(|m| m.get("generation"))
-        .and_then(Value::as_i64);
+    let generation = live.generation;
     let observed = synced
         .get("observedGeneration")
-        .or_else(|| live.get("status")?.get("observedGeneration"))
-        .and_then(Value::as_i64);
-    synced["status"] == "True" && generation.is_some() && observed == generation
+        .or_else(|| live.status?.get("observedGeneration"))
+        .and_then(View::as_i64);
+    text(synced, "status") == Some("True") && generation.is_some() && observed == generation
 }
 
-fn strings(value: &Value) -> Option<Vec<String>> {
+fn strings(value: View) -> Option<Vec<String>> {
     value
-        .as_array()?
+        .as_list()?
         .iter()
         .map(|v| v.as_str().map(str::to_owned))
         .collect()
@@ -207,13 +203,13 @@ fn dropped_message(
     p: &Planned,
     dropped: &[String],
     planned: &[Planned],
-    live: &[Option<&Object>],
+    live: &[Option<Observed>],
 ) -> String {
     let family = package_family(&p.kind.package_type);
     let reasons: Vec<String> = dropped
         .iter()
         .map(|key| match planned.iter().zip(live).find(|(m, _)| m.key == *key) {
-            Some((m, observed)) if status::readiness(*observed) != Ready::True => format!(
+            Some((m, observed)) if status::readiness(observed.as_ref()) != Ready::True => format!(
                 "\"{key}\" (entry {}) was not ready, and Artifactory leaves out a member that does not exist: the provider adds it at a later update once it is ready, nothing to do unless it stays unready",
                 m.name
             ),

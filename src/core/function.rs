@@ -13,6 +13,7 @@ use crate::core::credentials;
 use crate::core::drift;
 use crate::core::input::{read_input, ApiChoice, Input, SettingsAt};
 use crate::core::lifecycle::{self, Retirement};
+use crate::core::observed::Observed;
 use crate::core::plan::{self, Planned};
 use crate::core::problems::{some_of, Category, Findings};
 use crate::core::size::ResponseSize;
@@ -25,11 +26,8 @@ use crate::proto::v1::{
     Status as ConditionStatus, Target,
 };
 use crate::proto::{ObjectView, Struct};
-use serde_json::{Map, Value};
 use std::cell::OnceCell;
 use std::collections::{BTreeMap, BTreeSet, HashSet};
-
-type Object = Map<String, Value>;
 
 /// Runs the function for one request. Pure: no I/O, clock or environment.
 pub fn run_function(request: &RunFunctionRequest) -> RunFunctionResponse {
@@ -92,9 +90,9 @@ fn run(
     };
     let mut planned = plan::plan(&ctx, findings);
     wiring::wire(&mut planned, &spec.repositories, findings);
-    let live: Vec<Option<&Object>> = planned
+    let live: Vec<Option<Observed>> = planned
         .iter()
-        .map(|p| observed_resource(request, p.name))
+        .map(|p| observed_resource(request, p.name).map(Observed::read))
         .collect();
     let renamed_by_project_key =
         lifecycle::check_project_key_change(&planned, &live, spec.project_key, findings);
@@ -177,7 +175,7 @@ fn run(
     for ((p, resource), live) in planned.iter().zip(resources).zip(&live) {
         // A moved key is handed over once the old resource is gone.
         if !held_back.contains(p.name) {
-            insert_desired(desired, p.name, resource, *live);
+            insert_desired(desired, p.name, resource, live.as_ref());
         }
     }
     for retirement in &retirements {
@@ -191,7 +189,9 @@ fn run(
                 desired,
                 name,
                 Struct::from_value(resource.clone()),
-                observed_resource(request, name),
+                observed_resource(request, name)
+                    .map(Observed::read)
+                    .as_ref(),
             );
         }
     }
@@ -200,7 +200,7 @@ fn run(
     let previous = status::PreviousStatus::read(composite);
     let leaks: Vec<bool> = live
         .iter()
-        .map(|l| l.is_some_and(lifecycle::leak_suspected))
+        .map(|l| l.as_ref().is_some_and(lifecycle::leak_suspected))
         .collect();
     // The input's warnings, taken before drift adds its own (which carry their own results).
     let input_warnings: Vec<FnResult> = composite_warnings(findings).collect();
@@ -284,7 +284,7 @@ fn composite_warnings(findings: &Findings) -> impl Iterator<Item = FnResult> + '
         })
 }
 
-fn insert_desired(desired: &mut State, name: &str, resource: Struct, live: Option<&Object>) {
+fn insert_desired(desired: &mut State, name: &str, resource: Struct, live: Option<&Observed>) {
     desired.resources.insert(
         name.to_owned(),
         Resource {
@@ -302,14 +302,14 @@ fn advertises(request: &RunFunctionRequest, capability: Capability) -> bool {
         .is_some_and(|m| m.capabilities.contains(&(capability as i32)))
 }
 
-fn observed_resources(request: &RunFunctionRequest) -> Vec<(&String, &Object)> {
+fn observed_resources(request: &RunFunctionRequest) -> Vec<(&String, ObjectView<'_>)> {
     let Some(observed) = request.observed.as_ref() else {
         return Vec::new();
     };
     observed
         .resources
         .iter()
-        .filter_map(|(name, r)| r.resource.as_ref().map(|s| (name, s.fields())))
+        .filter_map(|(name, r)| r.resource.as_ref().map(|s| (name, s.view())))
         .collect()
 }
 
@@ -387,7 +387,8 @@ fn observed_composite(request: &RunFunctionRequest) -> Option<ObjectView<'_>> {
     Some(resource.view())
 }
 
-fn observed_resource<'r>(request: &'r RunFunctionRequest, name: &str) -> Option<&'r Object> {
+/// An observed composed resource, read as a view of the request's bytes, as the composite is.
+fn observed_resource<'r>(request: &'r RunFunctionRequest, name: &str) -> Option<ObjectView<'r>> {
     let resource = request
         .observed
         .as_ref()?
@@ -395,7 +396,7 @@ fn observed_resource<'r>(request: &'r RunFunctionRequest, name: &str) -> Option<
         .get(name)?
         .resource
         .as_ref()?;
-    Some(resource.fields())
+    Some(resource.view())
 }
 
 /// `auto`: namespaced when the composite is namespaced (a namespaced composite composes only

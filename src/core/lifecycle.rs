@@ -7,45 +7,20 @@ use crate::core::catalog::ProviderApi;
 use crate::core::compose::EXTERNAL_NAME;
 use crate::core::composite::CompositeMeta;
 use crate::core::keys::{key_label_value, KEY_LABEL};
+use crate::core::observed::Observed;
 use crate::core::plan::Planned;
 use crate::core::policy::{effective_deletion, Deletion, DeletionPolicy};
 use crate::core::problems::{a_or_an, some_of, Category, Findings};
 use crate::core::sorted;
 use crate::proto::v1::{resource_selector::Match, MatchLabels, ResourceSelector, Resources};
+use crate::proto::{ObjectView, Struct, View};
 use foldhash::fast::RandomState;
 use serde_json::{json, Map, Value};
 use std::collections::{BTreeMap, HashMap, HashSet};
 
-type Object = Map<String, Value>;
-
 pub(crate) const CREATE_PENDING: &str = "crossplane.io/external-create-pending";
 pub(crate) const CREATE_SUCCEEDED: &str = "crossplane.io/external-create-succeeded";
 pub(crate) const CREATE_FAILED: &str = "crossplane.io/external-create-failed";
-
-fn annotation<'a>(object: &'a Object, name: &str) -> Option<&'a str> {
-    object
-        .get("metadata")?
-        .get("annotations")?
-        .get(name)?
-        .as_str()
-}
-
-fn label<'a>(object: &'a Object, name: &str) -> Option<&'a str> {
-    object.get("metadata")?.get("labels")?.get(name)?.as_str()
-}
-
-fn text<'a>(object: &'a Object, field: &str) -> &'a str {
-    object
-        .get(field)
-        .and_then(Value::as_str)
-        .unwrap_or_default()
-}
-
-/// The key a live managed resource points at: its external name, or, as the
-/// provider does when the annotation is missing, its `metadata.name`.
-pub(crate) fn live_key(object: &Object) -> Option<&str> {
-    annotation(object, EXTERNAL_NAME).or_else(|| object.get("metadata")?.get("name")?.as_str())
-}
 
 /// Keys and kinds are immutable: a live repository whose entry now yields
 /// another key or kind would be renamed (orphaning the old repository) or
@@ -55,12 +30,12 @@ pub(crate) fn live_key(object: &Object) -> Option<&str> {
 /// once for them all ([`check_project_key_change`]), so not again here.
 pub(crate) fn check_immutable(
     p: &Planned,
-    live: &Object,
+    live: &Observed,
     renamed_by_project_key: bool,
     findings: &mut Findings,
 ) {
     let entry = p.entry;
-    if let Some(live_key) = live_key(live) {
+    if let Some(live_key) = live.key() {
         if live_key != p.key && !renamed_by_project_key {
             findings.problem(
                 Category::UnsafeChange,
@@ -79,7 +54,7 @@ pub(crate) fn check_immutable(
             );
         }
     }
-    let (live_api_version, live_kind) = (text(live, "apiVersion"), text(live, "kind"));
+    let (live_api_version, live_kind) = (live.api_version, live.kind);
     if (live_api_version, live_kind) != (p.kind.api_version.as_str(), p.kind.kind.as_str()) {
         findings.problem(
             Category::UnsafeChange,
@@ -103,20 +78,23 @@ pub(crate) fn check_immutable(
 /// `spec.projectKey` with the repositories it would rename. Returns whether it was.
 pub(crate) fn check_project_key_change(
     planned: &[Planned],
-    live: &[Option<&Object>],
+    live: &[Option<Observed>],
     project_key: Option<&str>,
     findings: &mut Findings,
 ) -> bool {
     let Some(project_key) = project_key else {
         return false;
     };
-    let renames: Vec<(&str, &str, &Object)> = planned
+    let renames: Vec<(&str, &str, &Observed)> = planned
         .iter()
         .zip(live)
-        .filter_map(|(p, live)| Some((live_key((*live)?)?, p.key.as_str(), (*live)?)))
+        .filter_map(|(p, live)| {
+            let live = live.as_ref()?;
+            Some((live.key()?, p.key.as_str(), live))
+        })
         .filter(|(old, new, _)| old != new)
         .collect();
-    let from_project_key = |(old, new, _): &(&str, &str, &Object)| {
+    let from_project_key = |(old, new, _): &(&str, &str, &Observed)| {
         new.contains(project_key) && !old.contains(project_key)
     };
     if renames.is_empty() || !renames.iter().all(from_project_key) {
@@ -170,12 +148,14 @@ enum PreviousProjectKey<'a> {
 
 /// Read from the live resources' `spec.forProvider.projectKey`, which the function writes
 /// from `spec.projectKey`: the old value is gone from the composite, but not from them.
-fn previous_project_key<'a>(live: impl Iterator<Item = &'a Object>) -> PreviousProjectKey<'a> {
-    let mut values = live.map(|object| {
-        object
-            .get("spec")
+fn previous_project_key<'a, 'o: 'a>(
+    live: impl Iterator<Item = &'a Observed<'o>>,
+) -> PreviousProjectKey<'o> {
+    let mut values = live.map(|observed| {
+        observed
+            .spec
             .and_then(|spec| spec.get("forProvider"))
-            .map(|fields| fields.get("projectKey").and_then(Value::as_str))
+            .map(|fields| fields.get("projectKey").and_then(View::as_str))
     });
     let Some(Some(first)) = values.next() else {
         return PreviousProjectKey::Unknown;
@@ -191,13 +171,15 @@ fn previous_project_key<'a>(live: impl Iterator<Item = &'a Object>) -> PreviousP
 
 /// The provider may have created a repository it did not record: a create
 /// was started after the last recorded success or failure.
-pub(crate) fn leak_suspected(live: &Object) -> bool {
-    let Some(pending) = annotation(live, CREATE_PENDING).and_then(crate::core::time::parse_rfc3339)
+pub(crate) fn leak_suspected(live: &Observed) -> bool {
+    let Some(pending) = live
+        .annotation(CREATE_PENDING)
+        .and_then(crate::core::time::parse_rfc3339)
     else {
         return false;
     };
     let later_than = |name| {
-        annotation(live, name)
+        live.annotation(name)
             .and_then(crate::core::time::parse_rfc3339)
             .is_none_or(|t| pending > t)
     };
@@ -224,7 +206,7 @@ pub(crate) enum Retirement {
 /// The managed resources of this function that no entry claims any more.
 /// They carry the key label; resources of other pipeline steps do not.
 pub(crate) fn retire<'a>(
-    observed: impl IntoIterator<Item = (&'a String, &'a Object)>,
+    observed: impl IntoIterator<Item = (&'a String, ObjectView<'a>)>,
     planned: &[Planned],
     protection: bool,
 ) -> Vec<Retirement> {
@@ -234,16 +216,17 @@ pub(crate) fn retire<'a>(
     let mut keys = None;
     observed
         .into_iter()
-        .filter(|(name, live)| {
-            label(live, KEY_LABEL).is_some()
-                && !names
-                    .get_or_insert_with(|| planned.iter().map(|p| p.name).collect())
-                    .contains(name.as_str())
+        .filter(|(name, _)| {
+            !names
+                .get_or_insert_with(|| planned.iter().map(|p| p.name).collect())
+                .contains(name.as_str())
         })
+        .map(|(name, live)| (name, Observed::read(live)))
+        .filter(|(_, live)| live.label(KEY_LABEL).is_some())
         .map(|(name, live)| {
             let keys = keys.get_or_insert_with(|| planned_keys(planned));
-            let moving = live_key(live).is_some_and(|key| keys.contains_key(key));
-            retire_one(name, live, protection || moving)
+            let moving = live.key().is_some_and(|key| keys.contains_key(key));
+            retire_one(name, &live, protection || moving)
         })
         .collect()
 }
@@ -297,8 +280,8 @@ impl Retirement {
     }
 }
 
-fn retire_one(name: &str, live: &Object, protection: bool) -> Retirement {
-    let key = live_key(live).unwrap_or_default().to_owned();
+fn retire_one(name: &str, live: &Observed, protection: bool) -> Retirement {
+    let key = live.key().unwrap_or_default().to_owned();
     let name = name.to_owned();
     match (live_deletion(live), protection) {
         (Deletion::Orphan, _) => Retirement::Released { name, key },
@@ -312,16 +295,16 @@ fn retire_one(name: &str, live: &Object, protection: bool) -> Retirement {
 }
 
 /// Namespaced kinds live in the `.m.` groups.
-fn live_api(live: &Object) -> ProviderApi {
-    if text(live, "apiVersion").contains(".m.crossplane.io/") {
+fn live_api(live: &Observed) -> ProviderApi {
+    if live.api_version.contains(".m.crossplane.io/") {
         ProviderApi::Namespaced
     } else {
         ProviderApi::Cluster
     }
 }
 
-fn live_policies(live: &Object) -> Option<Vec<String>> {
-    let list = live.get("spec")?.get("managementPolicies")?.as_array()?;
+fn live_policies(live: &Observed) -> Option<Vec<String>> {
+    let list = live.spec?.get("managementPolicies")?.as_list()?;
     Some(
         list.iter()
             .filter_map(|p| p.as_str().map(str::to_owned))
@@ -330,11 +313,11 @@ fn live_policies(live: &Object) -> Option<Vec<String>> {
 }
 
 /// What deleting the live resource would do now.
-pub(crate) fn live_deletion(live: &Object) -> Deletion {
+fn live_deletion(live: &Observed) -> Deletion {
     let deletion_policy = match live
-        .get("spec")
+        .spec
         .and_then(|s| s.get("deletionPolicy"))
-        .and_then(Value::as_str)
+        .and_then(View::as_str)
     {
         Some("Orphan") => Some(DeletionPolicy::Orphan),
         _ => None,
@@ -348,12 +331,8 @@ pub(crate) fn live_deletion(live: &Object) -> Deletion {
 
 /// The live resource as a desired one, with deletion turned into Orphan and
 /// everything else as it is, so nothing about the repository changes.
-fn orphaning_desired(live: &Object) -> Value {
-    let spec = live.get("spec").cloned().unwrap_or_else(|| json!({}));
-    let mut spec = match spec {
-        Value::Object(map) => map,
-        _ => Map::new(),
-    };
+fn orphaning_desired(live: &Observed) -> Value {
+    let mut spec = live.spec.map(ObjectView::to_map).unwrap_or_default();
     if live_api(live) == ProviderApi::Namespaced {
         let policies = live_policies(live).unwrap_or_else(|| vec!["*".into()]);
         spec.insert(
@@ -363,15 +342,15 @@ fn orphaning_desired(live: &Object) -> Value {
     } else {
         spec.insert("deletionPolicy".into(), json!("Orphan"));
     }
-    let key = live_key(live).unwrap_or_default();
+    let key = live.key().unwrap_or_default();
     let mut annotations = Map::new();
     annotations.insert(EXTERNAL_NAME.into(), json!(key));
-    if let Some(paused) = annotation(live, crate::core::compose::PAUSED) {
+    if let Some(paused) = live.annotation(crate::core::compose::PAUSED) {
         annotations.insert(crate::core::compose::PAUSED.into(), json!(paused));
     }
     json!({
-        "apiVersion": text(live, "apiVersion"),
-        "kind": text(live, "kind"),
+        "apiVersion": live.api_version,
+        "kind": live.kind,
         "metadata": {"annotations": annotations, "labels": {KEY_LABEL: key_label_value(key)}},
         "spec": spec,
     })
@@ -424,7 +403,7 @@ pub(crate) fn check_conflicts(
     findings: &mut Findings,
 ) {
     for item in found.into_iter().flat_map(|r| &r.items) {
-        let Some(object) = item.resource.as_ref().map(|s| s.fields()) else {
+        let Some(object) = item.resource.as_ref().map(Struct::view) else {
             continue;
         };
         let Some(owner) = controller(object) else {
@@ -435,16 +414,13 @@ pub(crate) fn check_conflicts(
         }
         let owner_kind = owner
             .get("kind")
-            .and_then(Value::as_str)
+            .and_then(View::as_str)
             .unwrap_or("composite");
-        let owner_name = owner
-            .get("name")
-            .and_then(Value::as_str)
-            .unwrap_or_default();
+        let owner_name = owner.get("name").and_then(View::as_str).unwrap_or_default();
         let resource_name = object
             .get("metadata")
             .and_then(|m| m.get("name"))
-            .and_then(Value::as_str)
+            .and_then(View::as_str)
             .unwrap_or_default();
         findings.problem(
             Category::KeyConflict,
@@ -460,18 +436,18 @@ pub(crate) fn check_conflicts(
     }
 }
 
-fn controller(object: &Object) -> Option<&Object> {
+fn controller(object: ObjectView<'_>) -> Option<ObjectView<'_>> {
     object
         .get("metadata")?
         .get("ownerReferences")?
-        .as_array()?
+        .as_list()?
         .iter()
-        .filter_map(Value::as_object)
-        .find(|r| r.get("controller") == Some(&Value::Bool(true)))
+        .filter_map(View::as_object)
+        .find(|r| r.get("controller").and_then(View::as_bool) == Some(true))
 }
 
-fn is_me(owner: &Object, me: &CompositeMeta) -> bool {
-    let field = |name: &str| owner.get(name).and_then(Value::as_str);
+fn is_me(owner: ObjectView, me: &CompositeMeta) -> bool {
+    let field = |name: &str| owner.get(name).and_then(View::as_str);
     match (field("uid"), me.uid.as_deref()) {
         (Some(uid), Some(mine)) if !uid.is_empty() && !mine.is_empty() => uid == mine,
         _ => field("kind") == Some(me.kind.as_str()) && field("name") == Some(me.name.as_str()),

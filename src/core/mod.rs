@@ -26,6 +26,7 @@ pub(crate) mod function;
 pub(crate) mod input;
 pub(crate) mod keys;
 pub(crate) mod lifecycle;
+pub(crate) mod observed;
 pub(crate) mod path;
 pub(crate) mod plan;
 pub(crate) mod policy;

@@ -3,38 +3,26 @@
 use crate::core::catalog::Rclass;
 use crate::core::input::Input;
 use crate::core::lifecycle::Retirement;
+use crate::core::observed::{text, Observed};
 use crate::core::plan::Planned;
 use crate::core::problems::Findings;
 use crate::proto::v1::{Condition, Ready, Status, Target};
 use crate::proto::v1::{Resource, Result as FnResult, Severity, State};
 use crate::proto::{ListWriter, ObjectWriter, Struct};
 use crate::proto::{ObjectView, View};
-use serde_json::{Map, Value};
+use serde_json::Value;
 use std::collections::{BTreeMap, HashSet};
-
-type Object = Map<String, Value>;
 
 pub(crate) const CONDITION_TYPE: &str = "RepositoriesReady";
 
-/// The status of a condition type on an observed object: `Some("True")`, ...
-pub(crate) fn condition<'a>(object: &'a Object, type_: &str) -> Option<&'a Value> {
-    object
-        .get("status")?
-        .get("conditions")?
-        .as_array()?
-        .iter()
-        .find(|c| c["type"] == type_)
-}
-
-fn condition_true(object: Option<&Object>, type_: &str) -> bool {
-    object
-        .and_then(|o| condition(o, type_))
-        .is_some_and(|c| c["status"] == "True")
+/// Whether a condition is there with status `True`.
+fn is_true(condition: Option<ObjectView>) -> bool {
+    condition.is_some_and(|c| text(c, "status") == Some("True"))
 }
 
 /// READY_TRUE when the observed resource's `Ready` condition is `True`.
-pub(crate) fn readiness(observed: Option<&Object>) -> Ready {
-    if condition_true(observed, "Ready") {
+pub(crate) fn readiness(observed: Option<&Observed>) -> Ready {
+    if is_true(observed.and_then(|o| o.ready)) {
         Ready::True
     } else {
         Ready::False
@@ -46,7 +34,7 @@ pub(crate) fn readiness(observed: Option<&Object>) -> Ready {
 fn write_repository_status(
     item: &mut ObjectWriter,
     p: &Planned,
-    observed: Option<&Object>,
+    observed: Option<&Observed>,
     input: &Input,
     warnings: &[String],
     leak: bool,
@@ -65,8 +53,8 @@ fn write_repository_status(
     item.string("name", p.name);
     item.string("packageType", &p.kind.package_type);
     item.string("rclass", p.kind.rclass.as_str());
-    item.bool("ready", condition_true(observed, "Ready"));
-    item.bool("synced", condition_true(observed, "Synced"));
+    item.bool("ready", is_true(observed.and_then(|o| o.ready)));
+    item.bool("synced", is_true(observed.and_then(|o| o.synced)));
     if let Some(url) = input.repository_url(&p.key) {
         item.string("url", &url);
     }
@@ -79,15 +67,15 @@ fn write_repository_status(
 /// one reports a failure; else False (Creating).
 pub(crate) fn repositories_condition(
     planned: &[Planned],
-    observed: &[Option<&Object>],
+    observed: &[Option<Observed>],
 ) -> Condition {
     let not_ready: Vec<&str> = planned
         .iter()
         .zip(observed)
-        .filter(|(_, o)| !condition_true(**o, "Ready"))
+        .filter(|(_, o)| !is_true(o.and_then(|o| o.ready)))
         .map(|(p, _)| p.key.as_str())
         .collect();
-    let failing = observed.iter().flatten().any(|o| has_failure(o));
+    let failing = observed.iter().flatten().any(has_failure);
     let (status, reason, message) = if not_ready.is_empty() {
         (
             Status::ConditionTrue,
@@ -117,10 +105,13 @@ pub(crate) fn repositories_condition(
 }
 
 /// A Synced=False or a Ready=False that is not about creating.
-fn has_failure(object: &Object) -> bool {
-    let synced_false = condition(object, "Synced").is_some_and(|c| c["status"] == "False");
-    let unavailable = condition(object, "Ready")
-        .is_some_and(|c| c["status"] == "False" && c["reason"] == "Unavailable");
+fn has_failure(observed: &Observed) -> bool {
+    let synced_false = observed
+        .synced
+        .is_some_and(|c| text(c, "status") == Some("False"));
+    let unavailable = observed.ready.is_some_and(|c| {
+        text(c, "status") == Some("False") && text(c, "reason") == Some("Unavailable")
+    });
     synced_false || unavailable
 }
 
@@ -144,7 +135,7 @@ fn list(keys: &[&str]) -> String {
 pub(crate) struct Report<'a> {
     pub planned: &'a [Planned<'a>],
     /// The observed resource of each planned repository.
-    pub live: &'a [Option<&'a Object>],
+    pub live: &'a [Option<Observed<'a>>],
     /// Whether each planned repository's creation may have leaked.
     pub leaks: &'a [bool],
     pub retirements: &'a [Retirement],
@@ -210,7 +201,7 @@ pub(crate) fn set_composite_status(desired: &mut State, report: &Report) {
                 .get(&p.entry.index)
                 .map_or(&[][..], Vec::as_slice);
             list.object(|item| {
-                write_repository_status(item, p, *live, report.input, warnings, *leak)
+                write_repository_status(item, p, live.as_ref(), report.input, warnings, *leak)
             });
         }
     };

@@ -6,11 +6,13 @@
 #[cfg(feature = "server")]
 pub mod codec;
 pub mod json;
+mod resource;
 mod schema;
 mod state;
 mod structpb;
 mod view;
 
+pub use resource::Resource;
 pub use schema::Schema;
 pub use state::State;
 pub use structpb::{json_number, ListWriter, ObjectWriter, Struct};
@@ -40,7 +42,7 @@ pub fn not_a_request(error: prost::DecodeError) -> String {
 #[allow(clippy::all, clippy::pedantic, missing_docs)]
 pub mod v1 {
     include!("generated/v1.rs");
-    pub use super::{Schema, State};
+    pub use super::{Resource, Schema, State};
 }
 
 #[allow(clippy::all, clippy::pedantic, missing_docs)]

@@ -1,22 +1,19 @@
-//! `State` (`run_function.proto`), written by hand so that a composite is kept undecoded.
+//! `State` (`run_function.proto`), written by hand so that a composite is kept indexed.
 //!
-//! Every call carries the observed composite, and the function reads it field by field once:
-//! decoding it into a `serde_json` tree (a `String` and a map insert for every key and string)
-//! and dropping that tree again cost as much as the rest of a call without live schemas. So the
-//! composite's Struct is taken as its bytes, with an index of them made in the one walk that
-//! checks them ([`Struct::kept_from_wire`]), and the function reads it through a view of them
-//! ([`Struct::view`]). Where the walk refuses the bytes, the Struct is decoded by prost exactly
-//! as the generated code did, with the same errors.
+//! Every call carries the observed composite, and the function reads all of its spec, field by
+//! field, once: decoding it into a `serde_json` tree (a `String` and a map insert for every key
+//! and string) and dropping that tree again cost as much as the rest of a call without live
+//! schemas. So the composite's Struct is taken as its bytes, with an index of them made in the
+//! one walk that checks them ([`Struct::kept_from_wire`]), and the function reads it through a
+//! view of them ([`Struct::view`]). Where the walk refuses the bytes, the Struct is decoded by
+//! prost exactly as the generated code did, with the same errors.
 //!
-//! Only the composite: the composed resources are read (the observed ones) through their
-//! decoded fields or not at all (the desired ones of earlier steps, handed on as they came), so
-//! an index of them would be work on top of decoding, or work for nothing.
+//! The composed resources are [`Resource`]s as anywhere else in a request: kept unread.
 //!
 //! The generator names this type for the message (`extern_path` in `codegen::proto`), and
 //! `proto::v1` re-exports it, so the message is used as if it were generated.
 
-use crate::proto::v1::Resource;
-use crate::proto::Struct;
+use crate::proto::{Resource, Struct};
 use prost::bytes::{Buf, BufMut};
 use prost::encoding::{btree_map, message, skip_field, string, DecodeContext, WireType};
 use prost::DecodeError;
@@ -95,8 +92,9 @@ impl prost::Message for State {
     }
 }
 
-/// A composite's `Resource` while it is decoded: its Struct kept as bytes where the walk takes
-/// them, every other field (and a Struct it refuses) merged as the generated code merges it.
+/// A composite's `Resource` while it is decoded: its Struct kept as bytes with their index
+/// where the walk takes them, every other field (and a Struct it refuses) merged as
+/// [`Resource`] merges it.
 #[derive(Debug)]
 struct KeptResource<'r>(&'r mut Resource);
 
@@ -112,14 +110,17 @@ impl prost::Message for KeptResource<'_> {
         buf: &mut impl Buf,
         ctx: DecodeContext,
     ) -> Result<(), DecodeError> {
+        if tag != RESOURCE {
+            return self.0.merge_field(tag, wire_type, buf, ctx);
+        }
         // A second resource field merges into the first, as prost merges messages: decoded.
-        if tag == RESOURCE && wire_type == WireType::LengthDelimited && self.0.resource.is_none() {
+        if wire_type == WireType::LengthDelimited && self.0.resource.is_none() {
             if let Some(resource) = Struct::kept_from_wire(buf) {
                 self.0.resource = Some(resource);
                 return Ok(());
             }
         }
-        self.0.merge_field(tag, wire_type, buf, ctx)
+        self.0.merge_decoded(wire_type, buf, ctx)
     }
 
     fn encoded_len(&self) -> usize {

@@ -13,6 +13,7 @@
 //! [`Struct::view`](crate::proto::Struct::view) gives one for any Struct, however it is held;
 //! the same object gives the same view either way (`structpb/view_tests.rs` compares them).
 
+use super::structpb::lazy::{self, At, Wired};
 use prost::bytes::Bytes;
 use serde_json::{Map, Number, Value};
 
@@ -79,6 +80,9 @@ impl Index {
 pub enum View<'a> {
     /// A value in an [`Index`].
     Indexed(&'a Index, u32),
+    /// A value in a Struct's bytes read where they are: the bytes, and the value's place in
+    /// them (`structpb::lazy`).
+    Wire(&'a Bytes, At),
     /// A `serde_json` value.
     Json(&'a Value),
 }
@@ -89,6 +93,8 @@ pub enum View<'a> {
 pub enum ObjectView<'a> {
     /// An object in an [`Index`]: its members there.
     Indexed(&'a Index, Span),
+    /// An object in a Struct's bytes read where they are: the bytes, and the object's place.
+    Wire(&'a Bytes, At),
     /// A `serde_json` object.
     Json(&'a Map<String, Value>),
 }
@@ -98,6 +104,8 @@ pub enum ObjectView<'a> {
 pub enum ListView<'a> {
     /// A list in an [`Index`]: its items there.
     Indexed(&'a Index, Span),
+    /// A list in a Struct's bytes read where they are: the bytes, and the list's place.
+    Wire(&'a Bytes, At),
     /// A `serde_json` list.
     Json(&'a [Value]),
 }
@@ -121,6 +129,7 @@ pub enum Kind<'a> {
 
 impl<'a> View<'a> {
     /// What the value is.
+    #[inline]
     pub fn kind(self) -> Kind<'a> {
         match self {
             View::Indexed(index, at) => match index.nodes[at as usize] {
@@ -133,6 +142,17 @@ impl<'a> View<'a> {
                 Node::String(span) => Kind::String(index.text(span)),
                 Node::List(span) => Kind::List(ListView::Indexed(index, span)),
                 Node::Object(span) => Kind::Object(ObjectView::Indexed(index, span)),
+            },
+            View::Wire(bytes, at) => match lazy::read(bytes, at) {
+                Wired::Null => Kind::Null,
+                Wired::Bool(flag) => Kind::Bool(flag),
+                Wired::Number(number) => match super::json_number(number) {
+                    Value::Number(number) => Kind::Number(number),
+                    _ => Kind::Null,
+                },
+                Wired::String(text) => Kind::String(text),
+                Wired::List(_) => Kind::List(ListView::Wire(bytes, at)),
+                Wired::Object(_) => Kind::Object(ObjectView::Wire(bytes, at)),
             },
             View::Json(value) => match value {
                 Value::Null => Kind::Null,
@@ -150,6 +170,7 @@ impl<'a> View<'a> {
     pub fn to_value(self) -> Value {
         match self {
             View::Json(value) => value.clone(),
+            View::Wire(bytes, at) => lazy::to_value(bytes, at, lazy::TO_VALUE_DEPTH),
             View::Indexed(..) => match self.kind() {
                 Kind::Null => Value::Null,
                 Kind::Bool(flag) => Value::Bool(flag),
@@ -162,37 +183,62 @@ impl<'a> View<'a> {
     }
 
     /// Whether it is `null`.
+    #[inline]
     pub fn is_null(self) -> bool {
         match self {
             View::Indexed(index, at) => matches!(index.nodes[at as usize], Node::Null),
+            View::Wire(bytes, at) => matches!(lazy::read(bytes, at), Wired::Null),
             View::Json(value) => value.is_null(),
         }
     }
 
     /// Whether it is a string.
+    #[inline]
     pub fn is_string(self) -> bool {
         match self {
             View::Indexed(index, at) => matches!(index.nodes[at as usize], Node::String(_)),
+            View::Wire(bytes, at) => matches!(lazy::read(bytes, at), Wired::String(_)),
             View::Json(value) => value.is_string(),
         }
     }
 
     /// The text of a string.
+    #[inline]
     pub fn as_str(self) -> Option<&'a str> {
         match self {
             View::Indexed(index, at) => match index.nodes[at as usize] {
                 Node::String(span) => Some(index.text(span)),
                 _ => None,
             },
+            View::Wire(bytes, at) => match lazy::read(bytes, at) {
+                Wired::String(text) => Some(text),
+                _ => None,
+            },
             View::Json(value) => value.as_str(),
         }
     }
 
+    /// The number, where it is an integer that fits an `i64` (as `serde_json` reads one).
+    pub fn as_i64(self) -> Option<i64> {
+        match self {
+            View::Json(value) => value.as_i64(),
+            View::Indexed(..) | View::Wire(..) => match self.kind() {
+                Kind::Number(number) => number.as_i64(),
+                _ => None,
+            },
+        }
+    }
+
     /// The flag of a boolean.
+    #[inline]
     pub fn as_bool(self) -> Option<bool> {
         match self {
             View::Indexed(index, at) => match index.nodes[at as usize] {
                 Node::Bool(flag) => Some(flag),
+                _ => None,
+            },
+            View::Wire(bytes, at) => match lazy::read(bytes, at) {
+                Wired::Bool(flag) => Some(flag),
                 _ => None,
             },
             View::Json(value) => value.as_bool(),
@@ -200,10 +246,15 @@ impl<'a> View<'a> {
     }
 
     /// The items of a list.
+    #[inline]
     pub fn as_list(self) -> Option<ListView<'a>> {
         match self {
             View::Indexed(index, at) => match index.nodes[at as usize] {
                 Node::List(span) => Some(ListView::Indexed(index, span)),
+                _ => None,
+            },
+            View::Wire(bytes, at) => match lazy::read(bytes, at) {
+                Wired::List(_) => Some(ListView::Wire(bytes, at)),
                 _ => None,
             },
             View::Json(value) => value.as_array().map(|items| ListView::Json(items)),
@@ -211,10 +262,15 @@ impl<'a> View<'a> {
     }
 
     /// The members of an object.
+    #[inline]
     pub fn as_object(self) -> Option<ObjectView<'a>> {
         match self {
             View::Indexed(index, at) => match index.nodes[at as usize] {
                 Node::Object(span) => Some(ObjectView::Indexed(index, span)),
+                _ => None,
+            },
+            View::Wire(bytes, at) => match lazy::read(bytes, at) {
+                Wired::Object(_) => Some(ObjectView::Wire(bytes, at)),
                 _ => None,
             },
             View::Json(value) => value.as_object().map(ObjectView::Json),
@@ -245,7 +301,23 @@ impl<'a> ObjectView<'a> {
                 };
                 found.map(|member| View::Indexed(index, member.value))
             }
+            ObjectView::Wire(bytes, at) => {
+                let fields = lazy::object_fields(bytes, at);
+                lazy::get(bytes, fields, name).map(|at| View::Wire(bytes, at))
+            }
             ObjectView::Json(object) => object.get(name).map(View::Json),
+        }
+    }
+
+    /// The members `names` (each given once): for bytes read where they are, found in one
+    /// scan of the object rather than one each.
+    pub fn get_all<const N: usize>(self, names: [&str; N]) -> [Option<View<'a>>; N] {
+        match self {
+            ObjectView::Wire(bytes, at) => {
+                let fields = lazy::object_fields(bytes, at);
+                lazy::get_all(bytes, fields, names).map(|at| at.map(|at| View::Wire(bytes, at)))
+            }
+            _ => names.map(|name| self.get(name)),
         }
     }
 
@@ -253,6 +325,9 @@ impl<'a> ObjectView<'a> {
     pub fn len(self) -> usize {
         match self {
             ObjectView::Indexed(_, span) => span.len as usize,
+            ObjectView::Wire(bytes, at) => {
+                lazy::members(bytes, lazy::object_fields(bytes, at)).len()
+            }
             ObjectView::Json(object) => object.len(),
         }
     }
@@ -263,11 +338,16 @@ impl<'a> ObjectView<'a> {
     }
 
     /// The members, by name.
+    #[inline]
     pub fn iter(self) -> Members<'a> {
         match self {
             ObjectView::Indexed(index, span) => {
                 Members::Indexed(index, index.members[span.range()].iter())
             }
+            ObjectView::Wire(bytes, at) => Members::Wire(
+                bytes,
+                lazy::members(bytes, lazy::object_fields(bytes, at)).into_iter(),
+            ),
             ObjectView::Json(object) => Members::Json(object.iter()),
         }
     }
@@ -281,6 +361,9 @@ impl<'a> ObjectView<'a> {
     pub fn to_map(self) -> Map<String, Value> {
         match self {
             ObjectView::Json(object) => object.clone(),
+            ObjectView::Wire(bytes, at) => {
+                lazy::to_map(bytes, lazy::object_fields(bytes, at), lazy::TO_VALUE_DEPTH)
+            }
             ObjectView::Indexed(..) => self
                 .iter()
                 .map(|(name, value)| (name.to_owned(), value.to_value()))
@@ -293,6 +376,8 @@ impl<'a> ObjectView<'a> {
 pub enum Members<'a> {
     /// Of an object in an [`Index`].
     Indexed(&'a Index, std::slice::Iter<'a, Member>),
+    /// Of an object in a Struct's bytes: its members read and sorted, with their places.
+    Wire(&'a Bytes, std::vec::IntoIter<(&'a str, At)>),
     /// Of a `serde_json` object.
     Json(serde_json::map::Iter<'a>),
 }
@@ -306,6 +391,10 @@ impl<'a> Iterator for Members<'a> {
                 let member = members.next()?;
                 Some((index.text(member.name), View::Indexed(index, member.value)))
             }
+            Members::Wire(bytes, members) => {
+                let (name, at) = members.next()?;
+                Some((name, View::Wire(bytes, at)))
+            }
             Members::Json(members) => {
                 let (name, value) = members.next()?;
                 Some((name.as_str(), View::Json(value)))
@@ -316,6 +405,7 @@ impl<'a> Iterator for Members<'a> {
     fn size_hint(&self) -> (usize, Option<usize>) {
         match self {
             Members::Indexed(_, members) => members.size_hint(),
+            Members::Wire(_, members) => members.size_hint(),
             Members::Json(members) => members.size_hint(),
         }
     }
@@ -328,6 +418,7 @@ impl<'a> ListView<'a> {
     pub fn len(self) -> usize {
         match self {
             ListView::Indexed(_, span) => span.len as usize,
+            ListView::Wire(bytes, at) => lazy::item_count(lazy::list_fields(bytes, at)),
             ListView::Json(items) => items.len(),
         }
     }
@@ -338,10 +429,19 @@ impl<'a> ListView<'a> {
     }
 
     /// The items, in order.
+    #[inline]
     pub fn iter(self) -> Items<'a> {
         match self {
             ListView::Indexed(index, span) => {
                 Items::Indexed(index, index.items[span.range()].iter())
+            }
+            ListView::Wire(bytes, at) => {
+                let list = lazy::list_fields(bytes, at);
+                Items::Wire {
+                    bytes,
+                    list,
+                    left: lazy::item_count(list),
+                }
             }
             ListView::Json(items) => Items::Json(items.iter()),
         }
@@ -352,6 +452,15 @@ impl<'a> ListView<'a> {
 pub enum Items<'a> {
     /// Of a list in an [`Index`].
     Indexed(&'a Index, std::slice::Iter<'a, u32>),
+    /// Of a list in a Struct's bytes.
+    Wire {
+        /// The bytes.
+        bytes: &'a Bytes,
+        /// The list's fields not read yet.
+        list: &'a [u8],
+        /// How many items they hold.
+        left: usize,
+    },
     /// Of a `serde_json` list.
     Json(std::slice::Iter<'a, Value>),
 }
@@ -362,6 +471,11 @@ impl<'a> Iterator for Items<'a> {
     fn next(&mut self) -> Option<View<'a>> {
         match self {
             Items::Indexed(index, items) => Some(View::Indexed(index, *items.next()?)),
+            Items::Wire { bytes, list, left } => {
+                let at = lazy::next_item(bytes, list)?;
+                *left = left.saturating_sub(1);
+                Some(View::Wire(bytes, at))
+            }
             Items::Json(items) => items.next().map(View::Json),
         }
     }
@@ -369,6 +483,7 @@ impl<'a> Iterator for Items<'a> {
     fn size_hint(&self) -> (usize, Option<usize>) {
         match self {
             Items::Indexed(_, items) => items.size_hint(),
+            Items::Wire { left, .. } => (*left, Some(*left)),
             Items::Json(items) => items.size_hint(),
         }
     }

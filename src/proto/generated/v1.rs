@@ -72,7 +72,7 @@ pub struct CredentialData {
 #[derive(Clone, PartialEq, ::prost::Message)]
 pub struct Resources {
     #[prost(message, repeated, tag = "1")]
-    pub items: ::prost::alloc::vec::Vec<Resource>,
+    pub items: ::prost::alloc::vec::Vec<crate::proto::Resource>,
 }
 /// What a function returns.
 #[derive(Clone, PartialEq, ::prost::Message)]
@@ -180,22 +180,6 @@ pub struct ResponseMeta {
     /// How long the response may be cached.
     #[prost(message, optional, tag = "2")]
     pub ttl: ::core::option::Option<::prost_types::Duration>,
-}
-/// One resource.
-#[derive(Clone, PartialEq, ::prost::Message)]
-pub struct Resource {
-    /// The whole object as JSON.
-    #[prost(message, optional, tag = "1")]
-    pub resource: ::core::option::Option<crate::proto::Struct>,
-    /// Connection details, key to bytes.
-    #[prost(btree_map = "string, bytes", tag = "2")]
-    pub connection_details: ::prost::alloc::collections::BTreeMap<
-        ::prost::alloc::string::String,
-        ::prost::alloc::vec::Vec<u8>,
-    >,
-    /// Whether the resource is ready; unspecified lets Crossplane decide.
-    #[prost(enumeration = "Ready", tag = "3")]
-    pub ready: i32,
 }
 /// An event or error reported by a function.
 #[derive(Clone, PartialEq, Eq, Hash, ::prost::Message)]

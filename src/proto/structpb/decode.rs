@@ -26,16 +26,24 @@ pub(super) mod direct {
     // The keys (field number and wire type) the decoder expects, as the values of their varints:
     // each loop matches a key against these at once, and only another key is taken apart and
     // checked (`Reader::other`).
-    const STRUCT_ENTRY: u32 = key(STRUCT_FIELDS, WireType::LengthDelimited) as u32;
-    const KEY: u32 = key(ENTRY_KEY, WireType::LengthDelimited) as u32;
-    const VALUE: u32 = key(ENTRY_VALUE, WireType::LengthDelimited) as u32;
-    const NULL: u32 = key(VALUE_NULL, WireType::Varint) as u32;
-    const NUMBER: u32 = key(VALUE_NUMBER, WireType::SixtyFourBit) as u32;
-    const STRING: u32 = key(VALUE_STRING, WireType::LengthDelimited) as u32;
-    const BOOL: u32 = key(VALUE_BOOL, WireType::Varint) as u32;
-    const OBJECT: u32 = key(VALUE_STRUCT, WireType::LengthDelimited) as u32;
-    const LIST: u32 = key(VALUE_LIST, WireType::LengthDelimited) as u32;
-    const ITEM: u32 = key(LIST_VALUES, WireType::LengthDelimited) as u32;
+    pub(in crate::proto::structpb) const STRUCT_ENTRY: u32 =
+        key(STRUCT_FIELDS, WireType::LengthDelimited) as u32;
+    pub(in crate::proto::structpb) const KEY: u32 =
+        key(ENTRY_KEY, WireType::LengthDelimited) as u32;
+    pub(in crate::proto::structpb) const VALUE: u32 =
+        key(ENTRY_VALUE, WireType::LengthDelimited) as u32;
+    pub(in crate::proto::structpb) const NULL: u32 = key(VALUE_NULL, WireType::Varint) as u32;
+    pub(in crate::proto::structpb) const NUMBER: u32 =
+        key(VALUE_NUMBER, WireType::SixtyFourBit) as u32;
+    pub(in crate::proto::structpb) const STRING: u32 =
+        key(VALUE_STRING, WireType::LengthDelimited) as u32;
+    pub(in crate::proto::structpb) const BOOL: u32 = key(VALUE_BOOL, WireType::Varint) as u32;
+    pub(in crate::proto::structpb) const OBJECT: u32 =
+        key(VALUE_STRUCT, WireType::LengthDelimited) as u32;
+    pub(in crate::proto::structpb) const LIST: u32 =
+        key(VALUE_LIST, WireType::LengthDelimited) as u32;
+    pub(in crate::proto::structpb) const ITEM: u32 =
+        key(LIST_VALUES, WireType::LengthDelimited) as u32;
 
     /// One entry of a Struct (its length, then its fields) from the start of `bytes`: the key,
     /// the value and how many bytes it took.
@@ -425,7 +433,7 @@ pub(super) mod direct {
         /// byte; the lengths of 128 bytes to 16 KiB (descriptions, nested objects: a fifth of a
         /// live schema's entries) take two, read here too rather than in [`long_varint`].
         #[inline(always)]
-        fn varint(&mut self) -> Option<u64> {
+        pub(in crate::proto::structpb) fn varint(&mut self) -> Option<u64> {
             match *self.0 {
                 [byte, ..] if byte < 0x80 => {
                     self.0 = &self.0[1..];
@@ -446,14 +454,19 @@ pub(super) mod direct {
         /// A key, not yet checked: the loops match it against the keys they expect, and hand
         /// any other to [`Reader::other`].
         #[inline(always)]
-        fn key(&mut self) -> Option<u32> {
+        pub(in crate::proto::structpb) fn key(&mut self) -> Option<u32> {
             u32::try_from(self.varint()?).ok()
         }
 
         /// A key other than those expected: skipped as prost's `skip_field` would, refused
         /// where prost's `decode_key` errs (a wire type of 6 or 7, field number 0) or where
         /// prost's merge would (an expected field number, `known`, with another wire type).
-        fn other(&mut self, key: u32, known: RangeInclusive<u32>, depth: u32) -> Option<()> {
+        pub(in crate::proto::structpb) fn other(
+            &mut self,
+            key: u32,
+            known: RangeInclusive<u32>,
+            depth: u32,
+        ) -> Option<()> {
             let wire_type = WireType::try_from(u64::from(key & 0x07)).ok()?;
             let tag = key >> 3;
             if tag == 0 || known.contains(&tag) {
@@ -492,7 +505,7 @@ pub(super) mod direct {
             Some(field)
         }
 
-        fn double(&mut self) -> Option<f64> {
+        pub(in crate::proto::structpb) fn double(&mut self) -> Option<f64> {
             let (bytes, rest) = self.0.split_first_chunk::<8>()?;
             self.0 = rest;
             Some(f64::from_le_bytes(*bytes))

@@ -32,6 +32,9 @@ mod decode;
 mod hash;
 #[cfg(test)]
 mod hash_tests;
+pub(in crate::proto) mod lazy;
+#[cfg(test)]
+mod lazy_tests;
 #[cfg(test)]
 mod tests;
 #[cfg(test)]
@@ -201,6 +204,33 @@ impl Struct {
         })
     }
 
+    /// The Struct message at the start of `buf`, kept as its bytes with nothing read of them:
+    /// for the resources of a request other than its composites (`proto::Resource`), of which
+    /// the function reads a few fields, through [`Struct::view`], or none. `None`, with nothing
+    /// read, where the message's length runs past the buffer or its places would not fit a
+    /// view (`lazy::MAX_BYTES`): the caller then decodes it as any other Struct, as prost
+    /// does. From a `Bytes` buffer the bytes are not copied.
+    pub(crate) fn unread_from_wire(buf: &mut impl Buf) -> Option<Struct> {
+        let chunk = buf.chunk();
+        let mut reader = decode::direct::Reader(chunk);
+        let fields = reader.delimited()?;
+        if fields.len() > lazy::MAX_BYTES {
+            return None;
+        }
+        let (header, len) = (chunk.len() - reader.0.len() - fields.len(), fields.len());
+        buf.advance(header);
+        Some(Struct {
+            fields: None,
+            decoded: OnceLock::new(),
+            encoded: OnceLock::new(),
+            wire: Some(Wire {
+                bytes: buf.copy_to_bytes(len),
+                hash: None,
+                index: None,
+            }),
+        })
+    }
+
     /// The Struct message at the start of `buf`, kept as its bytes, undecoded, with an index
     /// of them made in the same walk that checks them: for a request's composites
     /// (`proto::State`), which the function reads through [`Struct::view`]. `None`, with nothing
@@ -229,13 +259,15 @@ impl Struct {
     }
 
     /// The object as an [`ObjectView`]: of the bytes it was kept as where it came off the wire,
-    /// with nothing decoded; of its fields otherwise.
+    /// with nothing decoded (through their index where they were indexed); of its fields
+    /// otherwise.
     pub fn view(&self) -> ObjectView<'_> {
         match &self.wire {
             Some(Wire {
                 index: Some(index), ..
             }) => ObjectView::Indexed(index, index.root),
-            _ => ObjectView::Json(self.fields()),
+            Some(Wire { bytes, .. }) => ObjectView::Wire(bytes, lazy::ROOT),
+            None => ObjectView::Json(self.fields()),
         }
     }
 
