@@ -124,18 +124,18 @@ pub(crate) fn get_all<const N: usize>(
 /// The members of the Struct whose fields are `fields`, sorted by name, each name once (the
 /// last given).
 pub(crate) fn members<'a>(base: &[u8], fields: &'a [u8]) -> Vec<(&'a str, At)> {
-    let mut named: Vec<(&str, &[u8])> = Entries(fields)
-        .filter_map(|entry| Some((utf8(entry_name(entry)?)?, entry)))
-        .collect();
-    // Stable: of equal names, the last given stays last.
-    named.sort_by(|a, b| a.0.cmp(b.0));
-    let mut members = Vec::with_capacity(named.len());
-    for (at, &(name, entry)) in named.iter().enumerate() {
-        if named.get(at + 1).is_none_or(|next| next.0 != name) {
-            members.push((name, place(base, entry_value(entry))));
+    // Inserted one by one (a later entry of a name replaces the earlier), not sorted: a sort
+    // is one more copy of the standard library's in the WebAssembly builds.
+    let mut named = std::collections::BTreeMap::new();
+    for entry in Entries(fields) {
+        if let Some(name) = entry_name(entry).and_then(utf8) {
+            named.insert(name, entry);
         }
     }
-    members
+    named
+        .into_iter()
+        .map(|(name, entry)| (name, place(base, entry_value(entry))))
+        .collect()
 }
 
 /// The next item of the ListValue whose unread fields are `list` (a part of `base`), which it
