@@ -7,7 +7,7 @@
 #   server, measures cold start, checks an answer, loads it with h2load and prints the figures.
 #
 #   scripts/bench-e2e.sh [--sizes 10,100,1000] [--requests 2000] [--concurrency 8] [--rounds 1]
-#                        [--scenarios plain,live,reconcile] [--before BIN]
+#                        [--scenarios plain,live,reconcile,steady] [--before BIN]
 #
 # Environment: SHARED_BENCH (default ../shared/bench relative to the repository).
 set -euo pipefail

@@ -4,7 +4,7 @@
 //!
 //! bench-e2e --ours BIN --noop BIN [--ts "node SCRIPT"] [--python "PY SCRIPT"]
 //!           [--peer-requests DIR] [--sizes 10,100,1000] [--requests 2000] [--concurrency 8]
-//!           [--rounds 1] [--before BIN] [--out DIR] [--scenarios plain,live,reconcile]
+//!           [--rounds 1] [--before BIN] [--out DIR] [--scenarios plain,live,reconcile,steady]
 //!           [--write-only]
 //!
 //! With `--rounds R`, each size is measured R times, every server once a round in turn, and the
@@ -19,12 +19,13 @@
 //! with the library, so it moves the same bytes as ours and the ratio to it is the function's
 //! own work.
 //!
-//! Three scenarios (`requests.rs`; `--scenarios plain,live,reconcile`): `plain`, a request
-//! without capabilities, for every server; `live`, the call carrying the live schemas
-//! (`OUT/live-schemas.bin`, written by `bench-schemas`), and `reconcile`, the two calls of a
-//! reconcile, each for ours and the reply floor (and `--before`): a reconcile's CPU is that of
-//! its two calls added, the latencies and rate those of its second call. Ours and the reply
-//! floor must answer each request with the library's reply, byte for byte.
+//! Four scenarios (`requests.rs`; `--scenarios plain,live,reconcile,steady`): `plain`, a
+//! request without capabilities, for every server; `live`, the call carrying the live schemas
+//! (`OUT/live-schemas.bin`, written by `bench-schemas`); `reconcile`, the two calls of a
+//! claim's first reconcile; and `steady`, the two calls of a reconcile once its resources
+//! exist: each but `plain` for ours and the reply floor (and `--before`). A reconcile's CPU is
+//! that of its two calls added, the latencies and rate those of its second call. Ours and the
+//! reply floor must answer each request with the library's reply, byte for byte.
 
 mod requests;
 
@@ -45,7 +46,7 @@ struct Server {
     peer_format: bool,
     /// What a good answer is.
     answer: Answer,
-    /// Whether it runs the live and reconcile scenarios too (ours, the reply floor, before).
+    /// Whether it runs the live, reconcile and steady scenarios too (ours, the reply floor, before).
     every_scenario: bool,
 }
 
@@ -407,7 +408,7 @@ fn main() {
     let write_only = args.iter().any(|a| a == "--write-only");
     let mut scenarios: Vec<&str> = arg(&args, "--scenarios")
         .map(|s| s.split(',').map(|s| s.to_owned().leak() as &str).collect())
-        .unwrap_or_else(|| vec!["plain", "live", "reconcile"]);
+        .unwrap_or_else(|| vec!["plain", "live", "reconcile", "steady"]);
     // The live schemas, as `bench-schemas` wrote them.
     let answers = match std::fs::read(out.join("live-schemas.bin")) {
         Ok(bytes) => {
@@ -417,7 +418,7 @@ fn main() {
         }
         Err(_) => {
             println!(
-                "live and reconcile scenarios: skipped (no {}/live-schemas.bin; run bench-schemas)",
+                "live, reconcile and steady scenarios: skipped (no {}/live-schemas.bin; run bench-schemas)",
                 out.display()
             );
             scenarios.retain(|s| *s == "plain");
@@ -471,6 +472,7 @@ fn main() {
                 "plain" => vec![our_request(n)],
                 "live" => vec![requests::live_request(n, &answers)],
                 "reconcile" => requests::reconcile_requests(n, &answers).to_vec(),
+                "steady" => requests::steady_requests(n, &answers).to_vec(),
                 other => panic!("unknown scenario {other}"),
             };
             // Each request's body and our reply to it, which the reply floor answers with.
@@ -622,7 +624,7 @@ fn find<'t>(table: &'t [Row], n: usize, scenario: &str, server: &str) -> Option<
 /// ratio to TypeScript: how far below TypeScript a function that did nothing would be.
 fn print_ratios(table: &[Row], sizes: &[usize]) {
     println!("\nRatios (CPU per call: theirs / ours, ours / floor; req/s: ours / theirs)\n");
-    for scenario in ["plain", "live", "reconcile"] {
+    for scenario in ["plain", "live", "reconcile", "steady"] {
         for &n in sizes {
             let Some(ours) = find(table, n, scenario, "ours") else {
                 continue;

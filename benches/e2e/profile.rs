@@ -7,10 +7,10 @@
 //!
 //! `--steady` first turns each body into the call of a reconcile whose resources exist: every
 //! resource the function composes for the claim comes back observed, as the provider reports
-//! one (uid, generation, owner, finalizer, `status.atProvider`, Ready and Synced), and a second
-//! call's `artifactory-key-*` lookups find them (`requests::with_observed`, as bench-e2e's
-//! `steady` scenario). The other scenarios' requests have none, and a claim's reconciles after
-//! its first all carry them.
+//! one (uid, generation, owner, finalizer, `managedFields`, `status.atProvider` with every
+//! field, Ready and Synced), and a second call's `artifactory-key-*` lookups find them
+//! (`requests::with_observed`, as bench-e2e's `steady` scenario). The other scenarios' requests
+//! have none, and a claim's reconciles after its first all carry them.
 //!
 //! valgrind --tool=callgrind target/profiling/examples/profile-call --steady target/bench-e2e/plain-100-0.bin 6
 

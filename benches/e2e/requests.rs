@@ -176,23 +176,77 @@ pub fn with_observed(
     request
 }
 
-/// What the API server and the provider add to a managed resource once it exists.
+/// What the API server and the provider add to a managed resource once it exists: its
+/// metadata, the managers of its fields (`managedFields`, which Crossplane sends as the API
+/// server keeps them), and a status with every field the provider reads back.
 fn as_the_provider_reports_it(object: &mut Value) {
     let key = object["metadata"]["annotations"]["crossplane.io/external-name"].clone();
-    let description = object["spec"]["forProvider"]["description"].clone();
+    let for_provider = object["spec"]["forProvider"].clone();
+    let fields = |object: &Value| -> Value {
+        let names = object.as_object().into_iter().flat_map(|o| o.keys());
+        Value::Object(names.map(|name| (format!("f:{name}"), json!({}))).collect())
+    };
+    let owner_uid = "0b6f4c1e-6a0e-4e63-9d6c-3a7a4f7f3c11";
+    let managed_fields = json!([
+        {
+            "apiVersion": object["apiVersion"], "fieldsType": "FieldsV1",
+            "manager": "apiextensions.crossplane.io/composed/7c0e5d9a4b2f", "operation": "Apply",
+            "time": "2026-11-20T10:00:00Z",
+            "fieldsV1": {
+                "f:metadata": {
+                    "f:annotations": fields(&object["metadata"]["annotations"]),
+                    "f:labels": fields(&object["metadata"]["labels"]),
+                    "f:ownerReferences": {format!("k:{{\"uid\":\"{owner_uid}\"}}"): {}}
+                },
+                "f:spec": {
+                    "f:forProvider": fields(&for_provider),
+                    "f:providerConfigRef": {"f:name": {}}
+                }
+            }
+        },
+        {
+            "apiVersion": object["apiVersion"], "fieldsType": "FieldsV1",
+            "manager": "provider-artifactory", "operation": "Update", "subresource": "status",
+            "time": "2026-11-20T10:00:05Z",
+            "fieldsV1": {"f:status": {
+                "f:atProvider": fields(&for_provider),
+                "f:conditions": {"k:{\"type\":\"Ready\"}": {}, "k:{\"type\":\"Synced\"}": {}}
+            }}
+        },
+        {
+            "apiVersion": object["apiVersion"], "fieldsType": "FieldsV1",
+            "manager": "provider-artifactory", "operation": "Update",
+            "time": "2026-11-20T10:00:04Z",
+            "fieldsV1": {"f:metadata": {
+                "f:annotations": {
+                    "f:crossplane.io/external-create-pending": {},
+                    "f:crossplane.io/external-create-succeeded": {}
+                },
+                "f:finalizers": {"v:\"finalizer.managedresource.crossplane.io\"": {}}
+            }}
+        }
+    ]);
     let metadata = &mut object["metadata"];
     metadata["uid"] = json!("3f0c7a52-8d0e-4a8e-9d55-0c1f5c7f2a10");
     metadata["generation"] = json!(1);
     metadata["creationTimestamp"] = json!("2026-11-20T10:00:00Z");
     metadata["resourceVersion"] = json!("123456");
     metadata["finalizers"] = json!(["finalizer.managedresource.crossplane.io"]);
+    metadata["annotations"]["crossplane.io/external-create-pending"] =
+        json!("2026-11-20T10:00:01Z");
+    metadata["annotations"]["crossplane.io/external-create-succeeded"] =
+        json!("2026-11-20T10:00:02Z");
     metadata["ownerReferences"] = json!([{
         "apiVersion": "platform.example.org/v1alpha1", "kind": "XRepositories",
-        "name": "team-a-repos", "uid": "0b6f4c1e-6a0e-4e63-9d6c-3a7a4f7f3c11",
+        "name": "team-a-repos", "uid": owner_uid,
         "controller": true, "blockOwnerDeletion": true
     }]);
+    metadata["managedFields"] = managed_fields;
+    let mut at_provider = for_provider;
+    at_provider["key"] = key.clone();
+    at_provider["id"] = key;
     object["status"] = json!({
-        "atProvider": {"key": key, "id": key, "description": description},
+        "atProvider": at_provider,
         "conditions": [
             {"type": "Ready", "status": "True", "reason": "Available",
              "lastTransitionTime": "2026-11-20T10:00:05Z", "observedGeneration": 1},
