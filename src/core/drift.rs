@@ -5,7 +5,7 @@
 
 use crate::core::catalog::{catalog, package_family, Rclass};
 use crate::core::input::Input;
-use crate::core::observed::{text, Observed};
+use crate::core::observed::Observed;
 use crate::core::plan::Planned;
 use crate::core::problems::{a_or_an, Findings};
 use crate::core::sorted;
@@ -184,10 +184,10 @@ fn reconciled_current_generation(live: &Observed) -> bool {
     };
     let generation = live.generation;
     let observed = synced
-        .get("observedGeneration")
+        .observed_generation
         .or_else(|| live.status?.get("observedGeneration"))
         .and_then(View::as_i64);
-    text(synced, "status") == Some("True") && generation.is_some() && observed == generation
+    synced.is("True") && generation.is_some() && observed == generation
 }
 
 fn strings(value: View) -> Option<Vec<String>> {

@@ -18,10 +18,6 @@ use foldhash::fast::RandomState;
 use serde_json::{json, Map, Value};
 use std::collections::{BTreeMap, HashMap, HashSet};
 
-pub(crate) const CREATE_PENDING: &str = "crossplane.io/external-create-pending";
-pub(crate) const CREATE_SUCCEEDED: &str = "crossplane.io/external-create-succeeded";
-pub(crate) const CREATE_FAILED: &str = "crossplane.io/external-create-failed";
-
 /// Keys and kinds are immutable: a live repository whose entry now yields
 /// another key or kind would be renamed (orphaning the old repository) or
 /// replaced. Both fail the call.
@@ -172,18 +168,18 @@ fn previous_project_key<'a, 'o: 'a>(
 /// The provider may have created a repository it did not record: a create
 /// was started after the last recorded success or failure.
 pub(crate) fn leak_suspected(live: &Observed) -> bool {
-    let Some(pending) = live
-        .annotation(CREATE_PENDING)
+    let annotations = live.annotations;
+    let Some(pending) = annotations
+        .create_pending
         .and_then(crate::core::time::parse_rfc3339)
     else {
         return false;
     };
-    let later_than = |name| {
-        live.annotation(name)
-            .and_then(crate::core::time::parse_rfc3339)
+    let later_than = |time: Option<&str>| {
+        time.and_then(crate::core::time::parse_rfc3339)
             .is_none_or(|t| pending > t)
     };
-    later_than(CREATE_SUCCEEDED) && later_than(CREATE_FAILED)
+    later_than(annotations.create_succeeded) && later_than(annotations.create_failed)
 }
 
 // ---- retiring removed repositories -----------------------------------------
@@ -222,7 +218,7 @@ pub(crate) fn retire<'a>(
                 .contains(name.as_str())
         })
         .map(|(name, live)| (name, Observed::read(live)))
-        .filter(|(_, live)| live.label(KEY_LABEL).is_some())
+        .filter(|(_, live)| live.key_label.is_some())
         .map(|(name, live)| {
             let keys = keys.get_or_insert_with(|| planned_keys(planned));
             let moving = live.key().is_some_and(|key| keys.contains_key(key));
@@ -345,7 +341,7 @@ fn orphaning_desired(live: &Observed) -> Value {
     let key = live.key().unwrap_or_default();
     let mut annotations = Map::new();
     annotations.insert(EXTERNAL_NAME.into(), json!(key));
-    if let Some(paused) = live.annotation(crate::core::compose::PAUSED) {
+    if let Some(paused) = live.annotations.paused {
         annotations.insert(crate::core::compose::PAUSED.into(), json!(paused));
     }
     json!({

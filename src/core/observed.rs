@@ -6,8 +6,13 @@
 //! (`proto::Resource`), where a member is found by scanning its object, so each object on the
 //! way to what is read is scanned once here, and the answers are kept.
 
-use crate::core::compose::EXTERNAL_NAME;
+use crate::core::compose::{EXTERNAL_NAME, PAUSED};
+use crate::core::keys::KEY_LABEL;
 use crate::proto::{ObjectView, View};
+
+pub(crate) const CREATE_PENDING: &str = "crossplane.io/external-create-pending";
+pub(crate) const CREATE_SUCCEEDED: &str = "crossplane.io/external-create-succeeded";
+pub(crate) const CREATE_FAILED: &str = "crossplane.io/external-create-failed";
 
 /// An observed composed resource, read.
 #[derive(Debug, Clone, Copy)]
@@ -20,13 +25,41 @@ pub(crate) struct Observed<'a> {
     pub name: Option<&'a str>,
     /// `metadata.generation`.
     pub generation: Option<i64>,
-    annotations: Option<ObjectView<'a>>,
-    labels: Option<ObjectView<'a>>,
+    /// The annotations the function reads.
+    pub annotations: Annotations<'a>,
+    /// The key label (`keys::KEY_LABEL`): the function's own resources carry it.
+    pub key_label: Option<&'a str>,
     pub status: Option<ObjectView<'a>>,
     /// The `Ready` condition (the first of that type, as the API server keeps one).
-    pub ready: Option<ObjectView<'a>>,
+    pub ready: Option<Condition<'a>>,
     /// The `Synced` condition.
-    pub synced: Option<ObjectView<'a>>,
+    pub synced: Option<Condition<'a>>,
+}
+
+/// The annotations of a managed resource the function reads, where they are strings.
+#[derive(Debug, Clone, Copy, Default)]
+pub(crate) struct Annotations<'a> {
+    pub external_name: Option<&'a str>,
+    pub create_pending: Option<&'a str>,
+    pub create_succeeded: Option<&'a str>,
+    pub create_failed: Option<&'a str>,
+    pub paused: Option<&'a str>,
+}
+
+/// A condition of `status.conditions`: what the function reads of it.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Condition<'a> {
+    pub status: Option<&'a str>,
+    pub reason: Option<&'a str>,
+    /// `observedGeneration`, where it is given (an integer or not).
+    pub observed_generation: Option<View<'a>>,
+}
+
+impl Condition<'_> {
+    /// Whether its status is `status`.
+    pub(crate) fn is(&self, status: &str) -> bool {
+        self.status == Some(status)
+    }
 }
 
 impl<'a> Observed<'a> {
@@ -47,28 +80,23 @@ impl<'a> Observed<'a> {
             kind: kind.and_then(View::as_str).unwrap_or_default(),
             name: name.and_then(View::as_str),
             generation: generation.and_then(View::as_i64),
-            annotations: annotations.and_then(View::as_object),
-            labels: labels.and_then(View::as_object),
+            annotations: annotations
+                .and_then(View::as_object)
+                .map(read_annotations)
+                .unwrap_or_default(),
+            key_label: labels
+                .and_then(|labels| labels.get(KEY_LABEL))
+                .and_then(View::as_str),
             status,
             ready,
             synced,
         }
     }
 
-    /// The annotation `name`, where it is a string.
-    pub(crate) fn annotation(&self, name: &str) -> Option<&'a str> {
-        self.annotations?.get(name)?.as_str()
-    }
-
-    /// The label `name`, where it is a string.
-    pub(crate) fn label(&self, name: &str) -> Option<&'a str> {
-        self.labels?.get(name)?.as_str()
-    }
-
     /// The key the managed resource points at: its external name, or, as the provider does
     /// when the annotation is missing, its `metadata.name`.
     pub(crate) fn key(&self) -> Option<&'a str> {
-        self.annotation(EXTERNAL_NAME).or(self.name)
+        self.annotations.external_name.or(self.name)
     }
 
     /// The member `name` of `spec.forProvider`.
@@ -77,23 +105,44 @@ impl<'a> Observed<'a> {
     }
 }
 
+fn read_annotations(annotations: ObjectView<'_>) -> Annotations<'_> {
+    let [external_name, create_pending, create_succeeded, create_failed, paused] = annotations
+        .get_all([
+            EXTERNAL_NAME,
+            CREATE_PENDING,
+            CREATE_SUCCEEDED,
+            CREATE_FAILED,
+            PAUSED,
+        ])
+        .map(|value| value.and_then(View::as_str));
+    Annotations {
+        external_name,
+        create_pending,
+        create_succeeded,
+        create_failed,
+        paused,
+    }
+}
+
 /// The `Ready` and `Synced` conditions of `status.conditions`, the first of each type.
-fn conditions(status: Option<ObjectView<'_>>) -> (Option<ObjectView<'_>>, Option<ObjectView<'_>>) {
+fn conditions(status: Option<ObjectView<'_>>) -> (Option<Condition<'_>>, Option<Condition<'_>>) {
     let (mut ready, mut synced) = (None, None);
     let conditions = status
         .and_then(|status| status.get("conditions"))
         .and_then(View::as_list);
     for condition in conditions.into_iter().flatten().filter_map(View::as_object) {
-        match condition.get("type").and_then(View::as_str) {
-            Some("Ready") if ready.is_none() => ready = Some(condition),
-            Some("Synced") if synced.is_none() => synced = Some(condition),
+        let [type_, status, reason, observed_generation] =
+            condition.get_all(["type", "status", "reason", "observedGeneration"]);
+        let read = || Condition {
+            status: status.and_then(View::as_str),
+            reason: reason.and_then(View::as_str),
+            observed_generation,
+        };
+        match type_.and_then(View::as_str) {
+            Some("Ready") if ready.is_none() => ready = Some(read()),
+            Some("Synced") if synced.is_none() => synced = Some(read()),
             _ => {}
         }
     }
     (ready, synced)
-}
-
-/// The member `name` of a condition (or any object), where it is a string.
-pub(crate) fn text<'a>(object: ObjectView<'a>, name: &str) -> Option<&'a str> {
-    object.get(name).and_then(View::as_str)
 }

@@ -3,7 +3,7 @@
 use crate::core::catalog::Rclass;
 use crate::core::input::Input;
 use crate::core::lifecycle::Retirement;
-use crate::core::observed::{text, Observed};
+use crate::core::observed::{self, Observed};
 use crate::core::plan::Planned;
 use crate::core::problems::Findings;
 use crate::proto::v1::{Condition, Ready, Status, Target};
@@ -16,8 +16,8 @@ use std::collections::{BTreeMap, HashSet};
 pub(crate) const CONDITION_TYPE: &str = "RepositoriesReady";
 
 /// Whether a condition is there with status `True`.
-fn is_true(condition: Option<ObjectView>) -> bool {
-    condition.is_some_and(|c| text(c, "status") == Some("True"))
+fn is_true(condition: Option<observed::Condition>) -> bool {
+    condition.is_some_and(|c| c.is("True"))
 }
 
 /// READY_TRUE when the observed resource's `Ready` condition is `True`.
@@ -106,12 +106,10 @@ pub(crate) fn repositories_condition(
 
 /// A Synced=False or a Ready=False that is not about creating.
 fn has_failure(observed: &Observed) -> bool {
-    let synced_false = observed
-        .synced
-        .is_some_and(|c| text(c, "status") == Some("False"));
-    let unavailable = observed.ready.is_some_and(|c| {
-        text(c, "status") == Some("False") && text(c, "reason") == Some("Unavailable")
-    });
+    let synced_false = observed.synced.is_some_and(|c| c.is("False"));
+    let unavailable = observed
+        .ready
+        .is_some_and(|c| c.is("False") && c.reason == Some("Unavailable"));
     synced_false || unavailable
 }
 
