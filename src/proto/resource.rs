@@ -26,8 +26,9 @@ use std::collections::BTreeMap;
 /// and whether it is ready, with the generated code's fields and encoding.
 ///
 /// Written by hand for one difference: the object's Struct is kept as its bytes, unread
-/// ([`Struct::unread_from_wire`]), wherever in a request the resource comes. Every other field,
-/// and a second object field, is merged as the generated code merges it.
+/// ([`Struct::unread_from_wire`]), wherever in a request the resource comes but as a composite
+/// (which `proto::State` keeps indexed). Every other field, and a second object field, is merged
+/// as the generated code merges it.
 #[derive(Clone, PartialEq, Default, Debug)]
 pub struct Resource {
     /// The whole object as JSON.

@@ -5,13 +5,17 @@
 //! meant a `String` and a `BTreeMap` insert for every key and string, and dropping them again,
 //! which cost as much as the rest of a call without live schemas (BENCHMARKS.md). A composite's
 //! Struct is instead kept as its bytes ([`State`](crate::proto::State)) with an [`Index`] of
-//! them, made in the one walk that also checks them when the request is decoded: every value's kind and place, each object's
-//! members sorted by name. A [`View`] is a handle into it (or into a `serde_json` value, for the
-//! objects `render` and the WebAssembly builds hand over as JSON), copied freely; keys and
-//! strings are read as slices of the bytes.
+//! them, made in the one walk that also checks them when the request is decoded: every value's
+//! kind and place, each object's members sorted by name. Every other resource of a request is
+//! kept as its bytes with nothing read of them ([`Resource`](crate::proto::Resource)), since
+//! the function reads a few fields of each: a view of those names a value by its place in the
+//! bytes and finds members by scanning (`structpb/lazy.rs`). A [`View`] is a handle into either
+//! (or into a `serde_json` value, for the objects `render` and the WebAssembly builds hand over
+//! as JSON), copied freely; keys and strings are read as slices of the bytes.
 //!
 //! [`Struct::view`](crate::proto::Struct::view) gives one for any Struct, however it is held;
-//! the same object gives the same view either way (`structpb/view_tests.rs` compares them).
+//! the same object gives the same view either way (`structpb/view_tests.rs` and
+//! `structpb/lazy_tests.rs` compare them).
 
 use super::structpb::lazy::{self, At, Wired};
 use prost::bytes::Bytes;
