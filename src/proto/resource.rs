@@ -70,17 +70,16 @@ impl prost::Message for Resource {
         ctx: DecodeContext,
     ) -> Result<(), DecodeError> {
         let (field, result) = match tag {
-            RESOURCE => {
-                // A second resource field merges into the first, as prost merges messages:
-                // decoded.
-                if wire_type == WireType::LengthDelimited && self.resource.is_none() {
-                    if let Some(resource) = Struct::unread_from_wire(buf) {
-                        self.resource = Some(resource);
-                        return Ok(());
-                    }
-                }
-                return self.merge_decoded(wire_type, buf, ctx);
-            }
+            RESOURCE => (
+                "resource",
+                Struct::merge_kept(
+                    &mut self.resource,
+                    wire_type,
+                    buf,
+                    ctx,
+                    Struct::unread_from_wire,
+                ),
+            ),
             CONNECTION_DETAILS => (
                 "connection_details",
                 btree_map::merge(
@@ -119,21 +118,5 @@ impl prost::Message for Resource {
 
     fn clear(&mut self) {
         *self = Resource::default();
-    }
-}
-
-impl Resource {
-    /// The object field merged as the generated code merges it: decoded, with prost's errors.
-    pub(crate) fn merge_decoded(
-        &mut self,
-        wire_type: WireType,
-        buf: &mut impl Buf,
-        ctx: DecodeContext,
-    ) -> Result<(), DecodeError> {
-        let resource = self.resource.get_or_insert_with(Struct::default);
-        message::merge(wire_type, resource, buf, ctx).map_err(|mut error| {
-            error.push("Resource", "resource");
-            error
-        })
     }
 }

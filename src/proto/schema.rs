@@ -43,19 +43,12 @@ impl prost::Message for Schema {
         if tag != OPENAPI_V3 {
             return skip_field(wire_type, tag, buf, ctx);
         }
-        // A second schema field merges into the first, as prost merges messages: decoded.
-        if wire_type == WireType::LengthDelimited && self.openapi_v3.is_none() {
-            if let Some(schema) = Struct::from_wire(buf) {
-                self.openapi_v3 = Some(schema);
-                return Ok(());
-            }
-        }
-        // What the generated code does.
-        let schema = self.openapi_v3.get_or_insert_with(Struct::default);
-        message::merge(wire_type, schema, buf, ctx).map_err(|mut error| {
-            error.push("Schema", "openapi_v3");
-            error
-        })
+        Struct::merge_kept(&mut self.openapi_v3, wire_type, buf, ctx, Struct::from_wire).map_err(
+            |mut error| {
+                error.push("Schema", "openapi_v3");
+                error
+            },
+        )
     }
 
     fn encoded_len(&self) -> usize {

@@ -113,14 +113,13 @@ impl prost::Message for KeptResource<'_> {
         if tag != RESOURCE {
             return self.0.merge_field(tag, wire_type, buf, ctx);
         }
-        // A second resource field merges into the first, as prost merges messages: decoded.
-        if wire_type == WireType::LengthDelimited && self.0.resource.is_none() {
-            if let Some(resource) = Struct::kept_from_wire(buf) {
-                self.0.resource = Some(resource);
-                return Ok(());
-            }
-        }
-        self.0.merge_decoded(wire_type, buf, ctx)
+        let resource = &mut self.0.resource;
+        Struct::merge_kept(resource, wire_type, buf, ctx, Struct::kept_from_wire).map_err(
+            |mut error| {
+                error.push("Resource", "resource");
+                error
+            },
+        )
     }
 
     fn encoded_len(&self) -> usize {

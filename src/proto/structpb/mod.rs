@@ -184,24 +184,14 @@ impl Struct {
     /// `hash`): the caller then decodes the message as any other Struct, so what is refused and
     /// how stays prost's. From a `Bytes` buffer the bytes are not copied.
     pub(crate) fn from_wire(buf: &mut impl Buf) -> Option<Struct> {
-        let chunk = buf.chunk();
-        let mut reader = decode::direct::Reader(chunk);
-        let fields = reader.delimited()?;
         // A Struct of a live schema sits less deep in a request than one of a resource, for
         // which `direct::DEPTH` is reckoned: never deeper than prost allows.
-        let hash = hash::wire(fields, decode::direct::DEPTH)?;
-        let (header, len) = (chunk.len() - reader.0.len() - fields.len(), fields.len());
-        buf.advance(header);
-        Some(Struct {
-            fields: None,
-            decoded: OnceLock::new(),
-            encoded: OnceLock::new(),
-            wire: Some(Wire {
-                bytes: buf.copy_to_bytes(len),
-                hash: Some(hash),
-                index: None,
-            }),
-        })
+        let (bytes, hash) = take_fields(buf, |fields| hash::wire(fields, direct::DEPTH))?;
+        Some(Struct::kept(Wire {
+            bytes,
+            hash: Some(hash),
+            index: None,
+        }))
     }
 
     /// The Struct message at the start of `buf`, kept as its bytes with nothing read of them:
@@ -211,24 +201,14 @@ impl Struct {
     /// view (`lazy::MAX_BYTES`): the caller then decodes it as any other Struct, as prost
     /// does. From a `Bytes` buffer the bytes are not copied.
     pub(crate) fn unread_from_wire(buf: &mut impl Buf) -> Option<Struct> {
-        let chunk = buf.chunk();
-        let mut reader = decode::direct::Reader(chunk);
-        let fields = reader.delimited()?;
-        if fields.len() > lazy::MAX_BYTES {
-            return None;
-        }
-        let (header, len) = (chunk.len() - reader.0.len() - fields.len(), fields.len());
-        buf.advance(header);
-        Some(Struct {
-            fields: None,
-            decoded: OnceLock::new(),
-            encoded: OnceLock::new(),
-            wire: Some(Wire {
-                bytes: buf.copy_to_bytes(len),
-                hash: None,
-                index: None,
-            }),
-        })
+        let (bytes, ()) = take_fields(buf, |fields| {
+            (fields.len() <= lazy::MAX_BYTES).then_some(())
+        })?;
+        Some(Struct::kept(Wire {
+            bytes,
+            hash: None,
+            index: None,
+        }))
     }
 
     /// The Struct message at the start of `buf`, kept as its bytes, undecoded, with an index
@@ -238,24 +218,44 @@ impl Struct {
     /// then decodes the message as any other Struct, so what is refused and how stays prost's.
     /// From a `Bytes` buffer the bytes are not copied.
     pub(crate) fn kept_from_wire(buf: &mut impl Buf) -> Option<Struct> {
-        let chunk = buf.chunk();
-        let mut reader = decode::direct::Reader(chunk);
-        let fields = reader.delimited()?;
-        let mut index = direct::index(fields, direct::DEPTH)?;
-        let (header, len) = (chunk.len() - reader.0.len() - fields.len(), fields.len());
-        buf.advance(header);
-        let bytes = buf.copy_to_bytes(len);
+        let (bytes, mut index) = take_fields(buf, |fields| direct::index(fields, direct::DEPTH))?;
         index.bytes = bytes.clone();
-        Some(Struct {
+        Some(Struct::kept(Wire {
+            bytes,
+            hash: None,
+            index: Some(Arc::new(index)),
+        }))
+    }
+
+    /// A Struct kept as it came off the wire.
+    fn kept(wire: Wire) -> Struct {
+        Struct {
             fields: None,
             decoded: OnceLock::new(),
             encoded: OnceLock::new(),
-            wire: Some(Wire {
-                bytes,
-                hash: None,
-                index: Some(Arc::new(index)),
-            }),
-        })
+            wire: Some(wire),
+        }
+    }
+
+    /// A field holding a Struct merged into `slot` as prost merges it, but that the first one is
+    /// taken off the wire by `take` where it takes it (`None`, with nothing read, where it does
+    /// not). A second one merges into the first, as prost merges messages: decoded. The caller
+    /// adds its message and field to an error.
+    pub(crate) fn merge_kept<B: Buf>(
+        slot: &mut Option<Struct>,
+        wire_type: WireType,
+        buf: &mut B,
+        ctx: DecodeContext,
+        take: impl FnOnce(&mut B) -> Option<Struct>,
+    ) -> Result<(), DecodeError> {
+        if wire_type == WireType::LengthDelimited && slot.is_none() {
+            if let Some(taken) = take(buf) {
+                *slot = Some(taken);
+                return Ok(());
+            }
+        }
+        let object = slot.get_or_insert_with(Struct::default);
+        prost::encoding::message::merge(wire_type, object, buf, ctx)
     }
 
     /// The object as an [`ObjectView`]: of the bytes it was kept as where it came off the wire,
@@ -351,6 +351,22 @@ impl Struct {
         self.encoded
             .get_or_init(|| encode_object_fields(self.fields()))
     }
+}
+
+/// The fields of the Struct message at the start of `buf` (after its length), taken where
+/// `check` makes something of them, with what it made; nothing read where it does not. From a
+/// `Bytes` buffer the bytes are not copied.
+fn take_fields<T>(
+    buf: &mut impl Buf,
+    check: impl FnOnce(&[u8]) -> Option<T>,
+) -> Option<(Bytes, T)> {
+    let chunk = buf.chunk();
+    let mut reader = direct::Reader(chunk);
+    let fields = reader.delimited()?;
+    let made = check(fields)?;
+    let (header, len) = (chunk.len() - reader.0.len() - fields.len(), fields.len());
+    buf.advance(header);
+    Some((buf.copy_to_bytes(len), made))
 }
 
 impl From<Map<String, Value>> for Struct {
