@@ -94,13 +94,8 @@ pub(crate) fn list_fields(base: &[u8], at: At) -> &[u8] {
 
 /// The member `name` of the Struct whose fields are `fields`, a part of `base`.
 pub(crate) fn get(base: &[u8], fields: &[u8], name: &str) -> Option<At> {
-    let mut found = None;
-    for entry in Entries(fields) {
-        if entry_name(entry) == Some(name.as_bytes()) {
-            found = Some(entry);
-        }
-    }
-    found.map(|entry| place(base, entry_value(entry)))
+    let [found] = get_all(base, fields, [name]);
+    found
 }
 
 /// The members `names` of the Struct whose fields are `fields`, found in one scan.
