@@ -39,6 +39,9 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
+/// The scenarios, in the order they run and are reported (`requests.rs`).
+const SCENARIOS: [&str; 4] = ["plain", "live", "reconcile", "steady"];
+
 struct Server {
     name: &'static str,
     command: Vec<String>,
@@ -408,7 +411,7 @@ fn main() {
     let write_only = args.iter().any(|a| a == "--write-only");
     let mut scenarios: Vec<&str> = arg(&args, "--scenarios")
         .map(|s| s.split(',').map(|s| s.to_owned().leak() as &str).collect())
-        .unwrap_or_else(|| vec!["plain", "live", "reconcile", "steady"]);
+        .unwrap_or_else(|| SCENARIOS.to_vec());
     // The live schemas, as `bench-schemas` wrote them.
     let answers = match std::fs::read(out.join("live-schemas.bin")) {
         Ok(bytes) => {
@@ -624,7 +627,7 @@ fn find<'t>(table: &'t [Row], n: usize, scenario: &str, server: &str) -> Option<
 /// ratio to TypeScript: how far below TypeScript a function that did nothing would be.
 fn print_ratios(table: &[Row], sizes: &[usize]) {
     println!("\nRatios (CPU per call: theirs / ours, ours / floor; req/s: ours / theirs)\n");
-    for scenario in ["plain", "live", "reconcile", "steady"] {
+    for scenario in SCENARIOS {
         for &n in sizes {
             let Some(ours) = find(table, n, scenario, "ours") else {
                 continue;
