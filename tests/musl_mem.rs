@@ -4,7 +4,7 @@
 
 #![cfg(target_arch = "x86_64")]
 
-use musl_x86_mem::{compare, copy, copy_overlapping, REP_MOVSB_FROM};
+use musl_x86_mem::{compare, copy, copy_overlapping, rep_movsb_suits, REP_MOVSB_FROM};
 use proptest::prelude::*;
 use std::cmp::Ordering;
 
@@ -114,5 +114,48 @@ proptest! {
         let common = n.min(other.len());
         let ours = unsafe { compare(bytes.as_ptr(), other.as_ptr(), common) }.signum();
         prop_assert_eq!(ours, sign(bytes[..common].cmp(&other[..common])));
+    }
+}
+
+#[test]
+fn rep_movsb_is_left_out_where_it_crawls() {
+    let n = REP_MOVSB_FROM;
+    assert!(!rep_movsb_suits(0x1000, 0x1000, n - 1), "short copies loop");
+    for src in [0x10000, 0x10007, 0x12030] {
+        for distance in (0..256)
+            .chain(4096..4096 + 256)
+            .chain(5 * 4096..5 * 4096 + 64)
+        {
+            let crawls = (1..16).contains(&(distance % 4096));
+            assert_eq!(
+                rep_movsb_suits(src + distance, src, n),
+                !crawls,
+                "dest {distance} bytes past src"
+            );
+        }
+        // `dest` before `src`: the distance wraps, to 4096 - 5 past a multiple of 4096.
+        assert!(rep_movsb_suits(src - 5, src, n));
+        assert!(
+            !rep_movsb_suits(src - 4096 + 5, src, n),
+            "5 past a multiple of 4096"
+        );
+    }
+}
+
+#[test]
+fn copies_on_both_sides_of_the_rep_movsb_rule_equal_the_standard_librarys() {
+    // Source and destination in one buffer, two pages and 0 to 33 bytes apart (not
+    // overlapping): both ways of copying, whatever the allocator's addresses.
+    for n in [REP_MOVSB_FROM, REP_MOVSB_FROM + 3, 5000] {
+        for distance in 8192..8192 + 34 {
+            let mut ours = pattern(n + distance + 64);
+            let mut std = ours.clone();
+            unsafe { copy(ours.as_mut_ptr().add(distance), ours.as_ptr(), n) };
+            std.copy_within(0..n, distance);
+            assert!(
+                ours == std,
+                "length {n}, destination {distance} bytes past the source"
+            );
+        }
     }
 }
