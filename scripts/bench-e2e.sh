@@ -6,28 +6,56 @@
 #   functions) under target/bench-peers when ../shared/bench exists; then the driver starts each
 #   server, measures cold start, checks an answer, loads it with h2load and prints the figures.
 #
-#   scripts/bench-e2e.sh [--sizes 10,100,1000] [--requests 2000] [--concurrency 8] [--rounds 1]
-#                        [--scenarios plain,live,reconcile,steady] [--before BIN]
+#   scripts/bench-e2e.sh [--build packaged|host] [--sizes 10,100,1000] [--requests 2000]
+#                        [--concurrency 8] [--rounds 1] [--scenarios plain,live,reconcile,steady]
+#                        [--before BIN [--before-name NAME]]
+#
+# `--build packaged` (the default on x86-64): ours is the binary the Function package runs, the
+# static musl build of scripts/build-xpkg.sh, and the floors are built the same way; `--build
+# host`: both are the host's glibc builds, the only choice on other machines.
 #
 # Environment: SHARED_BENCH (default ../shared/bench relative to the repository).
 set -euo pipefail
 repo=$(cd "$(dirname "$0")/.." && pwd)
 cd "$repo"
+# shellcheck source=lib/install.sh
+. scripts/lib/install.sh
 shared=${SHARED_BENCH:-$repo/../shared/bench}
 work=$repo/target/bench-peers
 mkdir -p "$work"
 
-if ! command -v h2load >/dev/null; then
-  echo "installing h2load (Debian nghttp2-client)" >&2
-  if [ "$(id -u)" = 0 ]; then apt-get install -y nghttp2-client >/dev/null || { apt-get update >/dev/null && apt-get install -y nghttp2-client >/dev/null; }
-  else sudo apt-get install -y nghttp2-client >/dev/null; fi
-fi
+build=host
+[ "$(uname -m)" = x86_64 ] && build=packaged
+args=()
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --build) build=$2; shift 2 ;;
+    *) args+=("$1"); shift ;;
+  esac
+done
+set -- "${args[@]}"
+
+install_debian "h2load" "${DEBIAN_SOAK[@]}" || { echo "bench-e2e needs h2load" >&2; exit 1; }
 
 echo "== writing the live schemas (the provider's v0.14.0 CRDs, crds/)" >&2
 cargo run --quiet --features codegen --example bench-schemas -- target/bench-e2e >&2
 
-echo "== building (release)" >&2
-cargo build --release --bin function-artifactory --example noop-function --example bench-e2e >&2
+echo "== building (release): the driver, and the servers ($build build)" >&2
+cargo build --release --example bench-e2e >&2
+case "$build" in
+  packaged)
+    [ "$(uname -m)" = x86_64 ] || { echo "--build packaged: on x86-64 only" >&2; exit 1; }
+    target=x86_64-unknown-linux-musl
+    install_rust_target "$target"
+    install_debian "the static build" "${DEBIAN_PACKAGE_BUILD_AMD64[@]}" || exit 1
+    export CC_x86_64_unknown_linux_musl=${CC_x86_64_unknown_linux_musl:-musl-gcc}
+    cargo build --release --target "$target" --bin function-artifactory --example noop-function >&2
+    servers=target/$target/release ;;
+  host)
+    cargo build --release --bin function-artifactory --example noop-function >&2
+    servers=target/release ;;
+  *) echo "--build packaged or host, not $build" >&2; exit 1 ;;
+esac
 
 peer_args=()
 if [ -d "$shared/peers" ]; then
@@ -55,7 +83,8 @@ else
 fi
 
 echo "== machine: $(nproc) CPUs, $(lscpu | sed -n 's/^Model name: *//p')" >&2
+echo "== measuring the $build build ($servers)" >&2
 exec target/release/examples/bench-e2e \
-  --ours target/release/function-artifactory \
-  --noop target/release/examples/noop-function \
+  --ours "$servers/function-artifactory" \
+  --noop "$servers/examples/noop-function" \
   --out target/bench-e2e "${peer_args[@]}" "$@"

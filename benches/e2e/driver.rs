@@ -4,7 +4,8 @@
 //!
 //! bench-e2e --ours BIN --noop BIN [--ts "node SCRIPT"] [--python "PY SCRIPT"]
 //!           [--peer-requests DIR] [--sizes 10,100,1000] [--requests 2000] [--concurrency 8]
-//!           [--rounds 1] [--before BIN] [--out DIR] [--scenarios plain,live,reconcile,steady]
+//!           [--rounds 1] [--before BIN [--before-name NAME]] [--out DIR]
+//!           [--scenarios plain,live,reconcile,steady]
 //!           [--write-only]
 //!
 //! With `--rounds R`, each size is measured R times, every server once a round in turn, and the
@@ -446,10 +447,11 @@ fn main() {
             true,
         ),
     ];
-    // Another build of ours (`--before BIN`, such as main's before a change): before and after
-    // side by side in one run.
+    // Another build of ours (`--before BIN`, such as main's before a change, or the host's
+    // glibc build beside the packaged one: `--before-name glibc`), side by side in one run.
     if let Some(before) = arg(&args, "--before") {
-        servers.push(server("before", vec![before], Answer::SameCount, true));
+        let name = arg(&args, "--before-name").map_or("before", |name| name.leak());
+        servers.push(server(name, vec![before], Answer::SameCount, true));
     }
     for (flag, name) in [("--ts", "ts"), ("--python", "python")] {
         match (arg(&args, flag), &peer_requests) {
@@ -633,7 +635,7 @@ fn print_ratios(table: &[Row], sizes: &[usize]) {
                 continue;
             };
             let mut parts = Vec::new();
-            for peer in ["before", "ts", "python"] {
+            for peer in others(table) {
                 if let Some(p) = find(table, n, scenario, peer) {
                     parts.push(format!(
                         "{peer}/ours CPU {:.1}x, req/s {:.1}x",
@@ -663,6 +665,18 @@ fn print_ratios(table: &[Row], sizes: &[usize]) {
             println!("- {scenario}, {n} repos: {}", parts.join("; "));
         }
     }
+}
+
+/// The servers of the table other than ours and the floors (another build, the peers), in the
+/// order they ran.
+fn others(table: &[Row]) -> Vec<&'static str> {
+    let mut names: Vec<&'static str> = Vec::new();
+    for row in table {
+        if !["ours", "floor", "floor-reply"].contains(&row.server) && !names.contains(&row.server) {
+            names.push(row.server);
+        }
+    }
+    names
 }
 
 /// The goals of issues #6 and #26, checked against this run, each where the run measured what

@@ -22,6 +22,16 @@ use tonic::body::Body;
 use tonic::codegen::{http, BoxFuture, Service};
 use tonic::server::{NamedService, UnaryService};
 
+// In the static musl build, the server's allocator and copies (src/main.rs) in place of musl's:
+// with musl's malloc and memcpy the floor cost as much as our whole server (BENCHMARKS.md, "The
+// packaged build measured"). glibc's malloc is kept where there is one: it cost the floor less
+// than mimalloc, and the floor is the least a server on this transport can cost.
+#[cfg(all(target_arch = "x86_64", target_env = "musl"))]
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+#[cfg(all(target_arch = "x86_64", target_env = "musl"))]
+use musl_x86_mem as _;
+
 /// RunFunctionRequest with every sub-message left undecoded: the maps (required resources and
 /// schemas among them) as their entries' bytes.
 #[derive(Clone, PartialEq, prost::Message)]
