@@ -83,6 +83,41 @@ fn lengths_around_128_and_16384_bytes_match_prost_types() {
     }
 }
 
+/// Strings and bools are written in one go while the entry or list item holding them stays
+/// under 128 bytes; on either side of that, by their name's length or their text's, the bytes
+/// are prost's.
+#[test]
+fn entries_written_in_one_go_match_prost_types_on_both_sides_of_128_bytes() {
+    let prost = |value: Value| {
+        let encoded = Struct::from_value(value).encode_to_vec();
+        prost_types::Struct::decode(encoded.as_slice())
+            .unwrap()
+            .encode_to_vec()
+    };
+    for name_len in [1, 60, 115, 119, 120, 121, 122, 127, 128, 130] {
+        let name = "n".repeat(name_len);
+        for text_len in (0..8).chain(100..132) {
+            let text = "t".repeat(text_len);
+            let written = Struct::write(|o| o.string(&name, &text));
+            assert_eq!(
+                written.encode_to_vec(),
+                prost(json!({ &name: text })),
+                "{name_len} {text_len}"
+            );
+            let list = Struct::write(|o| o.strings(&name, [text.as_str(), "x"]));
+            assert_eq!(
+                list.encode_to_vec(),
+                prost(json!({ &name: [text, "x"] })),
+                "{name_len} {text_len}"
+            );
+        }
+        for flag in [false, true] {
+            let written = Struct::write(|o| o.bool(&name, flag));
+            assert_eq!(written.encode_to_vec(), prost(json!({ &name: flag })));
+        }
+    }
+}
+
 /// Trees of every kind of value whose messages fall on both sides of each size the writer
 /// treats apart (one-, two- and three-byte lengths), with pending lengths beside, inside
 /// and before one another and before lengths written at once, written both ways.
