@@ -26,24 +26,16 @@ pub(super) mod direct {
     // The keys (field number and wire type) the decoder expects, as the values of their varints:
     // each loop matches a key against these at once, and only another key is taken apart and
     // checked (`Reader::other`).
-    pub(in crate::proto::structpb) const STRUCT_ENTRY: u32 =
-        key(STRUCT_FIELDS, WireType::LengthDelimited) as u32;
-    pub(in crate::proto::structpb) const KEY: u32 =
-        key(ENTRY_KEY, WireType::LengthDelimited) as u32;
-    pub(in crate::proto::structpb) const VALUE: u32 =
-        key(ENTRY_VALUE, WireType::LengthDelimited) as u32;
-    pub(in crate::proto::structpb) const NULL: u32 = key(VALUE_NULL, WireType::Varint) as u32;
-    pub(in crate::proto::structpb) const NUMBER: u32 =
-        key(VALUE_NUMBER, WireType::SixtyFourBit) as u32;
-    pub(in crate::proto::structpb) const STRING: u32 =
-        key(VALUE_STRING, WireType::LengthDelimited) as u32;
-    pub(in crate::proto::structpb) const BOOL: u32 = key(VALUE_BOOL, WireType::Varint) as u32;
-    pub(in crate::proto::structpb) const OBJECT: u32 =
-        key(VALUE_STRUCT, WireType::LengthDelimited) as u32;
-    pub(in crate::proto::structpb) const LIST: u32 =
-        key(VALUE_LIST, WireType::LengthDelimited) as u32;
-    pub(in crate::proto::structpb) const ITEM: u32 =
-        key(LIST_VALUES, WireType::LengthDelimited) as u32;
+    pub(in crate::proto::structpb) const STRUCT_ENTRY: u32 = field_keys::ENTRY as u32;
+    pub(in crate::proto::structpb) const KEY: u32 = field_keys::NAME as u32;
+    pub(in crate::proto::structpb) const VALUE: u32 = field_keys::VALUE as u32;
+    pub(in crate::proto::structpb) const NULL: u32 = field_keys::NULL as u32;
+    pub(in crate::proto::structpb) const NUMBER: u32 = field_keys::NUMBER as u32;
+    pub(in crate::proto::structpb) const STRING: u32 = field_keys::STRING as u32;
+    pub(in crate::proto::structpb) const BOOL: u32 = field_keys::BOOL as u32;
+    pub(in crate::proto::structpb) const OBJECT: u32 = field_keys::OBJECT as u32;
+    pub(in crate::proto::structpb) const LIST: u32 = field_keys::LIST as u32;
+    pub(in crate::proto::structpb) const ITEM: u32 = field_keys::ITEM as u32;
 
     /// One entry of a Struct (its length, then its fields) from the start of `bytes`: the key,
     /// the value and how many bytes it took.

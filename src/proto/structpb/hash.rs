@@ -35,22 +35,11 @@
 //! 127-bit prints to collide.
 
 use super::decode::direct::{utf8, Reader};
+use super::field_keys::{BOOL, ENTRY, ITEM, LIST, NAME, NULL, NUMBER, OBJECT, STRING, VALUE};
 use super::*;
 use std::ops::RangeInclusive;
 use std::sync::Mutex;
 use twox_hash::XxHash3_128;
-
-/// The bytes that start the fields the canonical encoding writes.
-const ENTRY_FIELD: u8 = key(STRUCT_FIELDS, WireType::LengthDelimited);
-const KEY_FIELD: u8 = key(ENTRY_KEY, WireType::LengthDelimited);
-const VALUE_FIELD: u8 = key(ENTRY_VALUE, WireType::LengthDelimited);
-const NULL: u8 = key(VALUE_NULL, WireType::Varint);
-const NUMBER: u8 = key(VALUE_NUMBER, WireType::SixtyFourBit);
-const STRING: u8 = key(VALUE_STRING, WireType::LengthDelimited);
-const BOOL: u8 = key(VALUE_BOOL, WireType::Varint);
-const OBJECT: u8 = key(VALUE_STRUCT, WireType::LengthDelimited);
-const LIST: u8 = key(VALUE_LIST, WireType::LengthDelimited);
-const ITEM: u8 = key(LIST_VALUES, WireType::LengthDelimited);
 
 /// What a mix of two hashes stands for, so that an object entry, a list entry and a list item
 /// of the same hashes hash apart; and the first byte of an object's and a list's summary, which
@@ -220,7 +209,7 @@ impl Walk<'_> {
         let mut reader = Reader(bytes);
         let (mut count, mut sum) = (0u64, 0u128);
         while !reader.0.is_empty() {
-            if reader.byte()? != ENTRY_FIELD {
+            if reader.byte()? != ENTRY {
                 return None;
             }
             sum = sum.wrapping_add(self.entry(reader.delimited()?, depth)?);
@@ -239,14 +228,14 @@ impl Walk<'_> {
     fn entry(&mut self, entry: &[u8], depth: u32) -> Option<u128> {
         let depth = depth.checked_sub(1)?;
         let mut reader = Reader(entry);
-        if reader.byte()? != KEY_FIELD {
+        if reader.byte()? != NAME {
             return None;
         }
         let key = reader.shortest_delimited()?;
         utf8(key)?;
         self.keys.push(key_print(key));
         let key_field = &entry[..entry.len() - reader.0.len()];
-        if reader.byte()? != VALUE_FIELD {
+        if reader.byte()? != VALUE {
             return None;
         }
         let before = reader.0.len();
@@ -362,7 +351,7 @@ fn tree_object(fields: &Map<String, Value>, scratch: &mut Vec<u8>) -> u128 {
 
 fn tree_entry(name: &str, value: &Value, scratch: &mut Vec<u8>) -> u128 {
     scratch.clear();
-    scratch.push(KEY_FIELD);
+    scratch.push(NAME);
     encode_varint(name.len() as u64, scratch);
     scratch.extend_from_slice(name.as_bytes());
     match value {
@@ -375,7 +364,7 @@ fn tree_entry(name: &str, value: &Value, scratch: &mut Vec<u8>) -> u128 {
             mix(key, tree_list(items, scratch), LIST_ENTRY)
         }
         scalar => {
-            scratch.push(VALUE_FIELD);
+            scratch.push(VALUE);
             encode_varint(scalar_len(scalar) as u64, scratch);
             write_scalar(scalar, scratch);
             bytes_hash(scratch)

@@ -422,6 +422,24 @@ const VALUE_STRUCT: u32 = 5;
 const VALUE_LIST: u32 = 6;
 const LIST_VALUES: u32 = 1;
 
+/// The key byte (field number and wire type) of each field of struct.proto, as the encoder
+/// writes it, the decoder matches it and the content hash reads it.
+mod field_keys {
+    use super::write::key;
+    use super::*;
+
+    pub(super) const ENTRY: u8 = key(STRUCT_FIELDS, WireType::LengthDelimited);
+    pub(super) const NAME: u8 = key(ENTRY_KEY, WireType::LengthDelimited);
+    pub(super) const VALUE: u8 = key(ENTRY_VALUE, WireType::LengthDelimited);
+    pub(super) const NULL: u8 = key(VALUE_NULL, WireType::Varint);
+    pub(super) const NUMBER: u8 = key(VALUE_NUMBER, WireType::SixtyFourBit);
+    pub(super) const STRING: u8 = key(VALUE_STRING, WireType::LengthDelimited);
+    pub(super) const BOOL: u8 = key(VALUE_BOOL, WireType::Varint);
+    pub(super) const OBJECT: u8 = key(VALUE_STRUCT, WireType::LengthDelimited);
+    pub(super) const LIST: u8 = key(VALUE_LIST, WireType::LengthDelimited);
+    pub(super) const ITEM: u8 = key(LIST_VALUES, WireType::LengthDelimited);
+}
+
 impl prost::Message for Struct {
     fn encode_raw(&self, buf: &mut impl BufMut) {
         match &self.wire {

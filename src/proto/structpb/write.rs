@@ -1,6 +1,7 @@
 //! Encoding: Structs given as JSON, and objects written field by field
 //! ([`ObjectWriter`], [`ListWriter`]) straight into their wire format.
 
+use super::field_keys::{BOOL, ENTRY, ITEM, NAME, NULL, NUMBER, STRING, VALUE};
 use super::*;
 
 thread_local! {
@@ -14,15 +15,6 @@ thread_local! {
     /// [`Writer::wide`]).
     pub(super) static WIDE: Cell<u64> = const { Cell::new(0) };
 }
-
-/// The key bytes of the fields written most: a map entry, its name and value, a list item,
-/// and a Value's string and bool.
-const ENTRY: u8 = key(STRUCT_FIELDS, WireType::LengthDelimited);
-const NAME: u8 = key(ENTRY_KEY, WireType::LengthDelimited);
-const VALUE: u8 = key(ENTRY_VALUE, WireType::LengthDelimited);
-const ITEM: u8 = key(LIST_VALUES, WireType::LengthDelimited);
-const STRING: u8 = key(VALUE_STRING, WireType::LengthDelimited);
-const BOOL: u8 = key(VALUE_BOOL, WireType::Varint);
 
 /// A scratch buffer larger than this is not kept for the next Struct: one unusually large
 /// object must not hold its memory for the life of the thread.
@@ -293,13 +285,11 @@ impl Writer {
     #[inline]
     fn scalar(&mut self, value: &Value) {
         match value {
-            Value::Null => self
-                .out
-                .extend_from_slice(&[key(VALUE_NULL, WireType::Varint), 0]),
+            Value::Null => self.out.extend_from_slice(&[NULL, 0]),
             Value::Bool(b) => self.boolean(*b),
             Value::Number(n) => {
                 let number = n.as_f64().unwrap_or(0.0).to_le_bytes();
-                let mut field = [key(VALUE_NUMBER, WireType::SixtyFourBit); 9];
+                let mut field = [NUMBER; 9];
                 field[1..].copy_from_slice(&number);
                 self.out.extend_from_slice(&field);
             }
