@@ -15,7 +15,10 @@
 
 use crate::proto::{Resource, Struct};
 use prost::bytes::{Buf, BufMut};
-use prost::encoding::{btree_map, message, skip_field, string, DecodeContext, WireType};
+use prost::encoding::{
+    btree_map, encode_key, encode_varint, encoded_len_varint, key_len, message, skip_field, string,
+    DecodeContext, WireType,
+};
 use prost::DecodeError;
 use std::collections::BTreeMap;
 
@@ -38,15 +41,22 @@ impl prost::Message for State {
         if let Some(composite) = &self.composite {
             message::encode(COMPOSITE, composite, buf);
         }
-        btree_map::encode(
-            string::encode,
-            string::encoded_len,
-            message::encode,
-            message::encoded_len,
-            RESOURCES,
-            &self.resources,
-            buf,
-        );
+        // As `btree_map::encode` writes the map, measuring each resource once rather than
+        // twice (for its entry's length, then for its own).
+        for (name, resource) in &self.resources {
+            let value_len = value_len(resource);
+            let entry_len = key_field_len(name) + value_field_len(value_len);
+            encode_key(RESOURCES, WireType::LengthDelimited, buf);
+            encode_varint(entry_len as u64, buf);
+            if !name.is_empty() {
+                string::encode(MAP_KEY, name, buf);
+            }
+            if let Some(len) = value_len {
+                encode_key(MAP_VALUE, WireType::LengthDelimited, buf);
+                encode_varint(len as u64, buf);
+                resource.encode_raw(buf);
+            }
+        }
     }
 
     fn merge_field(
@@ -78,18 +88,49 @@ impl prost::Message for State {
         self.composite
             .as_ref()
             .map_or(0, |composite| message::encoded_len(COMPOSITE, composite))
-            + btree_map::encoded_len(
-                string::encoded_len,
-                message::encoded_len,
-                RESOURCES,
-                &self.resources,
-            )
+            + self
+                .resources
+                .iter()
+                .map(|(name, resource)| {
+                    let entry = key_field_len(name) + value_field_len(value_len(resource));
+                    key_len(RESOURCES) + encoded_len_varint(entry as u64) + entry
+                })
+                .sum::<usize>()
     }
 
     fn clear(&mut self) {
         self.composite = None;
         self.resources.clear();
     }
+}
+
+/// The fields of a map entry (`map<string, Resource>`): its key, then its value.
+const MAP_KEY: u32 = 1;
+const MAP_VALUE: u32 = 2;
+
+/// The bytes of a map entry's key field, left out for the empty key as prost leaves it out.
+fn key_field_len(name: &str) -> usize {
+    if name.is_empty() {
+        0
+    } else {
+        key_len(MAP_KEY) + encoded_len_varint(name.len() as u64) + name.len()
+    }
+}
+
+/// The length of a map entry's value, a resource; `None` for the default resource, which
+/// prost leaves out of the entry.
+fn value_len(resource: &Resource) -> Option<usize> {
+    let default = resource.resource.is_none()
+        && resource.connection_details.is_empty()
+        && resource.ready == 0;
+    (!default).then(|| prost::Message::encoded_len(resource))
+}
+
+/// The bytes of a map entry's value field of `len` bytes.
+fn value_field_len(len: Option<usize>) -> usize {
+    len.map_or(0, |len| {
+        key_len(MAP_VALUE) + encoded_len_varint(len as u64) + len
+    })
 }
 
 /// A composite's `Resource` while it is decoded: its Struct kept as bytes with their index
@@ -128,5 +169,70 @@ impl prost::Message for KeptResource<'_> {
 
     fn clear(&mut self) {
         self.0.clear();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use prost::Message;
+    use serde_json::json;
+
+    /// The map as prost's generic encoder writes it, measuring each value twice.
+    fn prost_resources(resources: &BTreeMap<String, Resource>) -> Vec<u8> {
+        let mut buf = Vec::new();
+        btree_map::encode(
+            string::encode,
+            string::encoded_len,
+            message::encode,
+            message::encoded_len,
+            RESOURCES,
+            resources,
+            &mut buf,
+        );
+        buf
+    }
+
+    #[test]
+    fn resources_are_written_as_prosts_map_encoding_writes_them() {
+        let object = |name: &str| Some(Struct::from_value(json!({"metadata": {"name": name}})));
+        let long = "x".repeat(200);
+        let resources: BTreeMap<String, Resource> = [
+            // prost leaves out an empty key and a default value: each on its own and both.
+            (String::new(), Resource::default()),
+            ("default".to_owned(), Resource::default()),
+            (
+                "ready".to_owned(),
+                Resource {
+                    ready: 1,
+                    ..Resource::default()
+                },
+            ),
+            (
+                "details".to_owned(),
+                Resource {
+                    resource: object("details"),
+                    connection_details: [("password".to_owned(), b"secret".to_vec())].into(),
+                    ready: 2,
+                },
+            ),
+            // A resource and a name of more than 127 bytes: two-byte lengths.
+            (
+                long.clone(),
+                Resource {
+                    resource: object(&long),
+                    ..Resource::default()
+                },
+            ),
+        ]
+        .into();
+        let state = State {
+            composite: None,
+            resources,
+        };
+        let ours = state.encode_to_vec();
+        assert_eq!(ours, prost_resources(&state.resources));
+        assert_eq!(state.encoded_len(), ours.len());
+        assert_eq!(State::decode(ours.as_slice()).unwrap(), state);
     }
 }
