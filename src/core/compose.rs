@@ -10,7 +10,7 @@ use crate::core::path::FieldPath;
 use crate::core::plan::{Planned, Setting};
 use crate::core::problems::{quoted_at, suggestion, Category, Findings};
 use crate::core::validation;
-use crate::proto::{ObjectView, ObjectWriter, Struct, View};
+use crate::proto::{EncodedMembers, ObjectView, ObjectWriter, Struct, View};
 use serde_json::{json, Map, Value};
 use std::borrow::Cow;
 
@@ -28,6 +28,10 @@ pub(crate) struct Composer<'a> {
     /// The schemas the cluster serves, where Crossplane sent them: they replace the
     /// built-in ones.
     live: Option<&'a LiveSchemas<'a>>,
+    /// The composite-wide providerConfigRef as a member, encoded the first time an entry
+    /// without its own uses it (most entries do), then copied into each resource: which map
+    /// it is (its address, only compared), and its bytes.
+    shared_reference: Option<(*const Map<String, Value>, EncodedMembers)>,
 }
 
 impl<'a> Composer<'a> {
@@ -37,6 +41,7 @@ impl<'a> Composer<'a> {
             project_key,
             shared_reference_checked: Vec::new(),
             live: None,
+            shared_reference: None,
         }
     }
 
@@ -72,11 +77,20 @@ impl<'a> Composer<'a> {
                 self.check_provider_config_ref(p, reference, findings);
             }
         }
+        self.encode_shared(p);
+        let shared_reference = match (&p.provider_config_ref, &self.shared_reference) {
+            (Some(reference), Some((map, encoded))) if std::ptr::eq(reference.value, *map) => {
+                Some(encoded)
+            }
+            _ => None,
+        };
         let resource = Struct::write(|resource| {
             resource.string("apiVersion", &p.kind.api_version);
             resource.string("kind", &p.kind.kind);
             resource.object("metadata", |metadata| write_metadata(p, metadata));
-            resource.object("spec", |spec| write_spec(p, &for_provider, spec));
+            resource.object("spec", |spec| {
+                write_spec(p, &for_provider, shared_reference, spec)
+            });
         });
         if let Some(LiveSchema::Served(schema)) = live {
             check_live(p, &for_provider, schema, findings);
@@ -85,6 +99,25 @@ impl<'a> Composer<'a> {
             check_remote_url(p, &for_provider, findings);
         }
         resource
+    }
+
+    /// Encodes the composite-wide providerConfigRef that `p` uses, if it uses one not
+    /// encoded yet.
+    fn encode_shared(&mut self, p: &Planned) {
+        let Some(reference) = p.provider_config_ref.as_ref().filter(|r| r.shared) else {
+            return;
+        };
+        let map: *const Map<String, Value> = reference.value;
+        if self
+            .shared_reference
+            .as_ref()
+            .is_none_or(|(known, _)| !std::ptr::eq(*known, map))
+        {
+            let encoded = EncodedMembers::write(|member| {
+                member.map("providerConfigRef", reference.value);
+            });
+            self.shared_reference = Some((map, encoded));
+        }
     }
 
     fn check_provider_config_ref(
@@ -129,7 +162,14 @@ fn write_metadata(p: &Planned, metadata: &mut ObjectWriter) {
 
 /// `spec`, its members in key order: deletionPolicy, forProvider, managementPolicies,
 /// providerConfigRef.
-fn write_spec(p: &Planned, for_provider: &Fields, spec: &mut ObjectWriter) {
+/// `shared_reference` is the providerConfigRef member already encoded, where the entry uses
+/// the composite-wide one.
+fn write_spec(
+    p: &Planned,
+    for_provider: &Fields,
+    shared_reference: Option<&EncodedMembers>,
+    spec: &mut ObjectWriter,
+) {
     if let Some(policy) = p.deletion_policy {
         spec.string("deletionPolicy", policy.as_str());
     }
@@ -145,8 +185,10 @@ fn write_spec(p: &Planned, for_provider: &Fields, spec: &mut ObjectWriter) {
     if let Some(policies) = &p.management_policies {
         spec.strings("managementPolicies", policies.iter().map(String::as_str));
     }
-    if let Some(reference) = &p.provider_config_ref {
-        spec.map("providerConfigRef", reference.value);
+    match (shared_reference, &p.provider_config_ref) {
+        (Some(encoded), _) => spec.members(encoded),
+        (None, Some(reference)) => spec.map("providerConfigRef", reference.value),
+        (None, None) => {}
     }
 }
 

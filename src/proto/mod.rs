@@ -15,7 +15,7 @@ mod view;
 pub use resource::Resource;
 pub use schema::Schema;
 pub use state::State;
-pub use structpb::{json_number, ListWriter, ObjectWriter, Struct};
+pub use structpb::{json_number, EncodedMembers, ListWriter, ObjectWriter, Struct};
 pub use view::{Index, Items, Kind, ListView, Members, ObjectView, View};
 
 /// The largest request the function takes: the gRPC server's default `--max-recv-message-size`

@@ -44,7 +44,7 @@ mod write;
 pub(in crate::proto) use decode::direct::utf8;
 use decode::*;
 use write::*;
-pub use write::{ListWriter, ObjectWriter};
+pub use write::{EncodedMembers, ListWriter, ObjectWriter};
 
 /// A JSON object as carried by `google.protobuf.Struct`.
 ///

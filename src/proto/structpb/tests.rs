@@ -118,6 +118,54 @@ fn entries_written_in_one_go_match_prost_types_on_both_sides_of_128_bytes() {
     }
 }
 
+/// Members encoded once and copied into objects give the bytes of the same members written
+/// in place, whether the copies or the objects around them take one-, two- or three-byte
+/// lengths, and after Structs of another shape (whose length guesses they inherit).
+#[test]
+fn members_encoded_once_copy_in_as_written_in_place() {
+    for len in (0..4).chain(100..132).chain(16_370..16_390) {
+        let text = "s".repeat(len);
+        let map = Map::from_iter([("t".to_owned(), json!(text))]);
+        let members = EncodedMembers::write(|m| {
+            m.map("m", &map);
+            m.string("s", &text);
+        });
+        // One member alone: its first name is its last.
+        let last = EncodedMembers::write(|m| m.string("z", "last"));
+        let json = Struct::from_value(json!({
+            "a": "x",
+            "b": {"m": {"t": text}, "s": text},
+            "c": {"k": "v", "m": {"t": text}, "s": text},
+            "z": "last",
+        }));
+        for copied in [true, false, true] {
+            let add = |o: &mut ObjectWriter<'_>| {
+                if copied {
+                    o.members(&members);
+                } else {
+                    o.map("m", &map);
+                    o.string("s", &text);
+                }
+            };
+            let written = Struct::write(|o| {
+                o.string("a", "x");
+                o.object("b", add);
+                o.object("c", |c| {
+                    c.string("k", "v");
+                    add(c);
+                });
+                o.members(&last);
+            });
+            assert_eq!(
+                written.encode_to_vec(),
+                json.encode_to_vec(),
+                "{len} {copied}"
+            );
+            assert_eq!(written.encoded_len(), json.encoded_len(), "{len} {copied}");
+        }
+    }
+}
+
 /// Trees of every kind of value whose messages fall on both sides of each size the writer
 /// treats apart (one-, two- and three-byte lengths), with pending lengths beside, inside
 /// and before one another and before lengths written at once, written both ways.

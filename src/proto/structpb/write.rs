@@ -587,7 +587,9 @@ impl Writer {
 /// the equivalent `Map` (a BTreeMap, so keys in byte order), which a debug build checks.
 pub struct ObjectWriter<'w> {
     writer: &'w mut Writer,
-    /// The last key written, to check the order.
+    /// The first and last keys written, to check the order.
+    #[cfg(debug_assertions)]
+    first: Option<String>,
     #[cfg(debug_assertions)]
     last: Option<String>,
 }
@@ -596,6 +598,8 @@ impl<'w> ObjectWriter<'w> {
     pub(super) fn new(writer: &'w mut Writer) -> Self {
         ObjectWriter {
             writer,
+            #[cfg(debug_assertions)]
+            first: None,
             #[cfg(debug_assertions)]
             last: None,
         }
@@ -611,10 +615,25 @@ impl<'w> ObjectWriter<'w> {
                 "members out of order: {:?} then {name:?}",
                 self.last
             );
+            if self.first.is_none() {
+                self.first = Some(name.to_owned());
+            }
             self.last = Some(name.to_owned());
         }
         #[cfg(not(debug_assertions))]
         let _ = name;
+    }
+
+    /// Members encoded before, copied in where they fall in the key order.
+    pub fn members(&mut self, members: &EncodedMembers) {
+        #[cfg(debug_assertions)]
+        if let Some((first, last)) = &members.names {
+            self.check_order(first);
+            if last != first {
+                self.check_order(last);
+            }
+        }
+        self.writer.out.extend_from_slice(&members.bytes);
     }
 
     /// Writes a member `name` with a string value.
@@ -712,6 +731,32 @@ impl<'w> ObjectWriter<'w> {
         }
         for own in pending {
             write(self, own);
+        }
+    }
+}
+
+/// Members encoded once and copied, as they are, into many objects: the members every
+/// resource of a call has the same (its kind's `apiVersion` and `kind`, a composite-wide
+/// `providerConfigRef`) cost one copy each rather than one write each.
+pub struct EncodedMembers {
+    bytes: Box<[u8]>,
+    /// The first and last names, for the order check of a debug build.
+    #[cfg(debug_assertions)]
+    names: Option<(String, String)>,
+}
+
+impl EncodedMembers {
+    /// The members `write` writes, in key order, as [`ObjectWriter`] writes them anywhere.
+    pub fn write(write: impl FnOnce(&mut ObjectWriter<'_>)) -> EncodedMembers {
+        let mut writer = Writer::new();
+        let mut members = ObjectWriter::new(&mut writer);
+        write(&mut members);
+        #[cfg(debug_assertions)]
+        let names = members.first.take().zip(members.last.take());
+        EncodedMembers {
+            bytes: writer.bytes(),
+            #[cfg(debug_assertions)]
+            names,
         }
     }
 }
