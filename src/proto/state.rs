@@ -4,7 +4,7 @@
 //! field, once: decoding it into a `serde_json` tree (a `String` and a map insert for every key
 //! and string) and dropping that tree again cost as much as the rest of a call without live
 //! schemas. So the composite's Struct is taken as its bytes, with an index of them made in the
-//! one walk that checks them ([`Struct::kept_from_wire`]), and the function reads it through a
+//! one walk that checks them ([`Struct::merge_indexed`]), and the function reads it through a
 //! view of them ([`Struct::view`]). Where the walk refuses the bytes, the Struct is decoded by
 //! prost exactly as the generated code did, with the same errors.
 //!
@@ -155,12 +155,10 @@ impl prost::Message for KeptResource<'_> {
             return self.0.merge_field(tag, wire_type, buf, ctx);
         }
         let resource = &mut self.0.resource;
-        Struct::merge_kept(resource, wire_type, buf, ctx, Struct::kept_from_wire).map_err(
-            |mut error| {
-                error.push("Resource", "resource");
-                error
-            },
-        )
+        Struct::merge_indexed(resource, wire_type, buf, ctx).map_err(|mut error| {
+            error.push("Resource", "resource");
+            error
+        })
     }
 
     fn encoded_len(&self) -> usize {

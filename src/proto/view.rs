@@ -24,12 +24,12 @@ use serde_json::{Map, Number, Value};
 /// A Struct's bytes and where its values are in them.
 #[derive(Debug)]
 pub struct Index {
-    pub(crate) bytes: Bytes,
-    pub(crate) nodes: Vec<Node>,
-    pub(crate) members: Vec<Member>,
-    pub(crate) items: Vec<u32>,
+    bytes: Bytes,
+    nodes: Vec<Node>,
+    members: Vec<Member>,
+    items: Vec<u32>,
     /// The Struct's own members, in `members`.
-    pub(crate) root: Span,
+    root: Span,
 }
 
 /// A range of `Index::bytes`, `Index::members` or `Index::items`: where it starts, how long.
@@ -68,10 +68,41 @@ pub struct Member {
 }
 
 impl Index {
+    /// An index of `bytes`: `nodes`, `members` and `items` as `structpb`'s walk made them,
+    /// `root` the Struct's own members.
+    ///
+    /// # Safety
+    ///
+    /// Every [`Node::String`] and every [`Member`] name must be a range of `bytes` that is
+    /// valid UTF-8: [`Index::text`] reads them without checking them again.
+    pub(crate) unsafe fn new(
+        bytes: Bytes,
+        nodes: Vec<Node>,
+        members: Vec<Member>,
+        items: Vec<u32>,
+        root: Span,
+    ) -> Self {
+        Index {
+            bytes,
+            nodes,
+            members,
+            items,
+            root,
+        }
+    }
+
+    /// The Struct's own members.
+    pub(crate) fn root(&self) -> Span {
+        self.root
+    }
+
+    /// A string or member name. Reading the composite reads a few dozen a repository entry,
+    /// and checking each again cost 2.5% of a call (BENCHMARKS.md).
     fn text(&self, span: Span) -> &str {
-        // Checked as UTF-8 when the bytes were indexed (this check again is a few instructions
-        // for the ASCII nearly all are); were they ever not, the text is empty, not a panic.
-        super::structpb::utf8(&self.bytes[span.range()]).unwrap_or_default()
+        // SAFETY: the spans of strings and names are UTF-8 in `bytes`, as the caller of
+        // `Index::new` vouched, and neither changes after (the fields are private, and a
+        // `Bytes` is never written).
+        unsafe { std::str::from_utf8_unchecked(&self.bytes[span.range()]) }
     }
 
     fn name_bytes(&self, member: &Member) -> &[u8] {

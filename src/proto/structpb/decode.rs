@@ -153,9 +153,9 @@ pub(super) mod direct {
     /// An [`Index`] of a Struct's fields (a Struct message without its tag and length), made
     /// in one walk that reads them as [`object`] does, taking what it takes and refusing what it
     /// refuses: so the bytes a Struct is kept as undecoded are exactly those it would have
-    /// decoded from. Places are offsets from the start of `fields`, so the index stays true of
-    /// a copy of them (`Index::bytes`, set by the caller).
-    pub(in crate::proto::structpb) fn index(fields: &[u8], depth: u32) -> Option<Index> {
+    /// decoded from. The index keeps `fields`, and every text in it was checked as UTF-8 here,
+    /// in those very bytes, so reading one needs no check again.
+    pub(in crate::proto::structpb) fn index(fields: &Bytes, depth: u32) -> Option<Index> {
         if u32::try_from(fields.len()).is_err() {
             return None;
         }
@@ -169,12 +169,16 @@ pub(super) mod direct {
             open_items: Vec::new(),
         };
         let root = indexer.object(fields, depth)?;
-        Some(Index {
-            bytes: Bytes::new(),
-            nodes: indexer.nodes,
-            members: indexer.members,
-            items: indexer.items,
-            root,
+        // SAFETY: every string and member name the walk put in the index went through `utf8`
+        // first (`Indexer::entry`, `Indexer::value`), over `fields`, which a `Bytes` never changes.
+        Some(unsafe {
+            Index::new(
+                fields.clone(),
+                indexer.nodes,
+                indexer.members,
+                indexer.items,
+                root,
+            )
         })
     }
 

@@ -41,7 +41,6 @@ mod tests;
 mod view_tests;
 mod write;
 
-pub(in crate::proto) use decode::direct::utf8;
 use decode::*;
 use write::*;
 pub use write::{EncodedMembers, ListWriter, ObjectWriter};
@@ -79,7 +78,7 @@ pub struct Struct {
 
 /// A Struct's fields as received, kept as bytes (a slice of the request's buffer where the
 /// request was decoded from a `Bytes`), the hash of their content where it was taken, and
-/// their index where they were kept to be viewed ([`Struct::kept_from_wire`]).
+/// their index where they were kept to be viewed ([`Struct::merge_indexed`]).
 #[derive(Clone)]
 struct Wire {
     bytes: Bytes,
@@ -211,20 +210,43 @@ impl Struct {
         }))
     }
 
-    /// The Struct message at the start of `buf`, kept as its bytes, undecoded, with an index
-    /// of them made in the same walk that checks them: for a request's composites
-    /// (`proto::State`), which the function reads through [`Struct::view`]. `None`, with nothing
-    /// read, where the bytes would not decode as the direct decoder decodes them: the caller
-    /// then decodes the message as any other Struct, so what is refused and how stays prost's.
-    /// From a `Bytes` buffer the bytes are not copied.
-    pub(crate) fn kept_from_wire(buf: &mut impl Buf) -> Option<Struct> {
-        let (bytes, mut index) = take_fields(buf, |fields| direct::index(fields, direct::DEPTH))?;
-        index.bytes = bytes.clone();
-        Some(Struct::kept(Wire {
+    /// A field holding a Struct merged into `slot` as prost merges it, but that the first one
+    /// is kept as its bytes, undecoded, with an index of them made in the one walk that checks
+    /// them: for a request's composites (`proto::State`), which the function reads through
+    /// [`Struct::view`]. From a `Bytes` buffer the bytes are not copied.
+    ///
+    /// The bytes are taken off the buffer first and walked where they then are, so the index's
+    /// texts, checked as UTF-8 by the walk, are those of the bytes it keeps and are never
+    /// checked again as they are read (`direct::index`). Where the walk refuses
+    /// them, prost decodes the same bytes as it would have from the buffer, with the same
+    /// recursion budget: what is refused and how stays prost's. The caller adds its message
+    /// and field to an error.
+    pub(crate) fn merge_indexed<B: Buf>(
+        slot: &mut Option<Struct>,
+        wire_type: WireType,
+        buf: &mut B,
+        ctx: DecodeContext,
+    ) -> Result<(), DecodeError> {
+        let taken = (wire_type == WireType::LengthDelimited && slot.is_none())
+            .then(|| take_field(buf))
+            .flatten();
+        let Some(bytes) = taken else {
+            let object = slot.get_or_insert_with(Struct::default);
+            return prost::encoding::message::merge(wire_type, object, buf, ctx);
+        };
+        let Some(index) = direct::index(&bytes, direct::DEPTH) else {
+            let object = slot.get_or_insert_with(Struct::default);
+            let mut length = Vec::with_capacity(4);
+            encode_varint(bytes.len() as u64, &mut length);
+            let mut field = length.as_slice().chain(bytes);
+            return prost::encoding::message::merge(wire_type, object, &mut field, ctx);
+        };
+        *slot = Some(Struct::kept(Wire {
             bytes,
             hash: None,
             index: Some(Arc::new(index)),
-        }))
+        }));
+        Ok(())
     }
 
     /// A Struct kept as it came off the wire.
@@ -265,7 +287,7 @@ impl Struct {
         match &self.wire {
             Some(Wire {
                 index: Some(index), ..
-            }) => ObjectView::Indexed(index, index.root),
+            }) => ObjectView::Indexed(index, index.root()),
             Some(Wire { bytes, .. }) => ObjectView::Wire(bytes, lazy::ROOT),
             None => ObjectView::Json(self.fields()),
         }
@@ -367,6 +389,16 @@ fn take_fields<T>(
     let (header, len) = (chunk.len() - reader.0.len() - fields.len(), fields.len());
     buf.advance(header);
     Some((buf.copy_to_bytes(len), made))
+}
+
+/// The length-delimited field at the start of `buf` (its length, then its bytes), taken off
+/// the buffer: `None`, with nothing read, where its length runs past the buffer's chunk.
+fn take_field(buf: &mut impl Buf) -> Option<Bytes> {
+    let chunk = buf.chunk();
+    let mut reader = direct::Reader(chunk);
+    let len = reader.delimited()?.len();
+    buf.advance(chunk.len() - reader.0.len() - len);
+    Some(buf.copy_to_bytes(len))
 }
 
 impl From<Map<String, Value>> for Struct {
