@@ -97,7 +97,7 @@ impl Index {
     }
 
     /// A string or member name. Reading the composite reads a few dozen a repository entry,
-    /// and checking each again cost 2.5% of a call (BENCHMARKS.md).
+    /// and checking each again cost 2.3% of a call (BENCHMARKS.md).
     fn text(&self, span: Span) -> &str {
         // SAFETY: the spans of strings and names are UTF-8 in `bytes`, as the caller of
         // `Index::new` vouched, and neither changes after (the fields are private, and a

@@ -392,7 +392,8 @@ fn take_fields<T>(
 }
 
 /// The length-delimited field at the start of `buf` (its length, then its bytes), taken off
-/// the buffer: `None`, with nothing read, where its length runs past the buffer's chunk.
+/// the buffer: `None`, with nothing read, where its length is not a varint or runs past the
+/// buffer's chunk.
 fn take_field(buf: &mut impl Buf) -> Option<Bytes> {
     let chunk = buf.chunk();
     let mut reader = direct::Reader(chunk);
