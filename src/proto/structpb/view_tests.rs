@@ -7,6 +7,7 @@ use super::tests::sample;
 use super::*;
 use crate::proto::v1::{Resource, RunFunctionRequest, State};
 use proptest::prelude::*;
+use prost::bytes::Buf;
 use prost::Message;
 use serde_json::json;
 
@@ -159,6 +160,64 @@ fn a_requests_composite_is_viewed_from_its_bytes() {
     );
     // Passed through, the request is the bytes it came as.
     assert_eq!(decoded.encode_to_vec(), bytes);
+}
+
+/// A request whose buffer comes in two pieces, split at every byte: a composite whole in one
+/// piece is indexed, one split between them is decoded as prost decodes it, and either way the
+/// composite reads the same. A composite with a string that is not UTF-8 fails to decode
+/// wherever the split falls.
+#[test]
+fn a_composite_split_across_a_buffers_pieces_reads_the_same() {
+    let composite = json!({"kind": "X", "spec": {"name": "é-unicode", "list": ["a", {"b": true}]}});
+    let request = |composite: Struct| RunFunctionRequest {
+        observed: Some(State {
+            composite: Some(Resource {
+                resource: Some(composite),
+                ..Resource::default()
+            }),
+            ..State::default()
+        }),
+        ..RunFunctionRequest::default()
+    };
+    let bytes = request(Struct::from_value(composite.clone())).encode_to_vec();
+    let fields = Struct::from_value(composite.clone()).encode_to_vec();
+    let at = bytes.len() - fields.len();
+    let mut indexed = 0;
+    for split in 0..=bytes.len() {
+        let mut buf = (&bytes[..split]).chain(&bytes[split..]);
+        let decoded = RunFunctionRequest::decode(&mut buf).unwrap();
+        let kept = decoded
+            .observed
+            .unwrap()
+            .composite
+            .unwrap()
+            .resource
+            .unwrap();
+        assert_eq!(
+            Value::Object(kept.view().to_map()),
+            composite,
+            "split at {split}"
+        );
+        // The Struct's length is at `at - 1`: from there to the end in one piece, it is kept.
+        let whole = split < at || split == bytes.len();
+        assert_eq!(is_indexed(kept.view()), whole, "split at {split}");
+        indexed += usize::from(whole);
+    }
+    assert!(indexed > 0);
+    // "é" (0xc3 0xa9) made 0xc3 0x28: not UTF-8.
+    let at = bytes
+        .windows(2)
+        .position(|pair| pair == [0xc3, 0xa9])
+        .unwrap();
+    let mut damaged = bytes.clone();
+    damaged[at + 1] = 0x28;
+    for split in 0..=damaged.len() {
+        let mut buf = (&damaged[..split]).chain(&damaged[split..]);
+        assert!(
+            RunFunctionRequest::decode(&mut buf).is_err(),
+            "split at {split}"
+        );
+    }
 }
 
 /// `Resource` as prost generates it from `run_function.proto`: the hand-written one must
