@@ -77,13 +77,7 @@ impl<'a> Composer<'a> {
                 self.check_provider_config_ref(p, reference, findings);
             }
         }
-        self.encode_shared(p);
-        let shared_reference = match (&p.provider_config_ref, &self.shared_reference) {
-            (Some(reference), Some((map, encoded))) if std::ptr::eq(reference.value, *map) => {
-                Some(encoded)
-            }
-            _ => None,
-        };
+        let shared_reference = self.shared_reference(p);
         let resource = Struct::write(|resource| {
             resource.string("apiVersion", &p.kind.api_version);
             resource.string("kind", &p.kind.kind);
@@ -101,12 +95,10 @@ impl<'a> Composer<'a> {
         resource
     }
 
-    /// Encodes the composite-wide providerConfigRef that `p` uses, if it uses one not
-    /// encoded yet.
-    fn encode_shared(&mut self, p: &Planned) {
-        let Some(reference) = p.provider_config_ref.as_ref().filter(|r| r.shared) else {
-            return;
-        };
+    /// The composite-wide providerConfigRef member, where `p` uses it, encoded the first
+    /// time; `None` where `p` has its own or none.
+    fn shared_reference(&mut self, p: &Planned) -> Option<&EncodedMembers> {
+        let reference = p.provider_config_ref.as_ref().filter(|r| r.shared)?;
         let map: *const Map<String, Value> = reference.value;
         if self
             .shared_reference
@@ -118,6 +110,7 @@ impl<'a> Composer<'a> {
             });
             self.shared_reference = Some((map, encoded));
         }
+        self.shared_reference.as_ref().map(|(_, encoded)| encoded)
     }
 
     fn check_provider_config_ref(

@@ -395,11 +395,7 @@ fn take_fields<T>(
 /// the buffer: `None`, with nothing read, where its length is not a varint or runs past the
 /// buffer's chunk.
 fn take_field(buf: &mut impl Buf) -> Option<Bytes> {
-    let chunk = buf.chunk();
-    let mut reader = direct::Reader(chunk);
-    let len = reader.delimited()?.len();
-    buf.advance(chunk.len() - reader.0.len() - len);
-    Some(buf.copy_to_bytes(len))
+    take_fields(buf, |_| Some(())).map(|(bytes, ())| bytes)
 }
 
 impl From<Map<String, Value>> for Struct {

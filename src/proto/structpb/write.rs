@@ -735,9 +735,9 @@ impl<'w> ObjectWriter<'w> {
     }
 }
 
-/// Members encoded once and copied, as they are, into many objects: the members every
-/// resource of a call has the same (its kind's `apiVersion` and `kind`, a composite-wide
-/// `providerConfigRef`) cost one copy each rather than one write each.
+/// Members encoded once and copied, as they are, into many objects: a member every resource
+/// of a call has the same (the composite-wide `providerConfigRef`) costs one copy each rather
+/// than one write each.
 pub struct EncodedMembers {
     bytes: Box<[u8]>,
     /// The first and last names, for the order check of a debug build.
