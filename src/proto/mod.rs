@@ -6,6 +6,7 @@
 #[cfg(feature = "server")]
 pub mod codec;
 pub mod json;
+pub mod request_key;
 mod resource;
 mod schema;
 mod state;

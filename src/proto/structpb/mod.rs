@@ -375,6 +375,12 @@ impl Struct {
     }
 }
 
+/// The content hash of a Struct message's fields given as their bytes, as [`Struct::content_hash`]
+/// gives it; `None` where the bytes are not in the canonical form the hash reads (`hash`).
+pub(crate) fn wire_content_hash(fields: &[u8]) -> Option<u128> {
+    hash::wire(fields, direct::DEPTH)
+}
+
 /// The fields of the Struct message at the start of `buf` (after its length), taken where
 /// `check` makes something of them, with what it made; nothing read where it does not. From a
 /// `Bytes` buffer the bytes are not copied.
