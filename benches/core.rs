@@ -242,7 +242,7 @@ fn live_schemas_lookup(bencher: divan::Bencher, repositories: usize) {
 /// --features codegen -- metrics`).
 #[divan::bench(args = [10, 100])]
 fn metrics_per_call(bencher: divan::Bencher, repositories: usize) {
-    use function_artifactory::server::metrics::metrics;
+    use function_artifactory::server::metrics::{metrics, Rendered};
     const SERVICE: &str = "apiextensions.fn.proto.v1.FunctionRunnerService";
     let request = rendered_request(repositories);
     // A fresh response each time, as the server's.
@@ -256,7 +256,8 @@ fn metrics_per_call(bencher: divan::Bencher, repositories: usize) {
                 tonic::Code::Ok,
                 std::time::Duration::from_micros(200),
             );
-            metrics.rendered(divan::black_box(findings), divan::black_box(response));
+            let rendered = Rendered::of(divan::black_box(findings), divan::black_box(response));
+            metrics.rendered(&rendered);
         });
 }
 

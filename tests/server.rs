@@ -467,6 +467,12 @@ async fn wait_closed(connection: &mut tokio::net::TcpStream, within: Duration) -
 /// One RunFunction call over raw HTTP/2 with `body` as the whole request body; returns
 /// grpc-status and grpc-message, from the headers (a trailers-only answer) or the trailers.
 async fn raw_call(server: &Server, body: Bytes) -> (String, String) {
+    let (status, message, _) = raw_exchange(server, body).await;
+    (status, message)
+}
+
+/// [`raw_call`], with the response's body as received.
+async fn raw_exchange(server: &Server, body: Bytes) -> (String, String, Vec<u8>) {
     let tcp = tokio::net::TcpStream::connect(server.addr).await.unwrap();
     let (client, connection) = h2::client::handshake(tcp).await.unwrap();
     tokio::spawn(connection);
@@ -489,16 +495,20 @@ async fn raw_call(server: &Server, body: Bytes) -> (String, String) {
     };
     if let Some(status) = text(response.headers(), "grpc-status") {
         let message = text(response.headers(), "grpc-message").unwrap_or_default();
-        return (status, message);
+        return (status, message, Vec::new());
     }
     let mut body = response.into_body();
+    let mut received = Vec::new();
     while let Some(chunk) = body.data().await {
-        let _ = chunk.unwrap();
+        let chunk = chunk.unwrap();
+        let _ = body.flow_control().release_capacity(chunk.len());
+        received.extend_from_slice(&chunk);
     }
     let trailers = body.trailers().await.unwrap().expect("trailers");
     (
         text(&trailers, "grpc-status").expect("grpc-status"),
         text(&trailers, "grpc-message").unwrap_or_default(),
+        received,
     )
 }
 
@@ -659,6 +669,101 @@ async fn metrics_count_the_calls_and_readyz_flips_on_sigterm() {
     assert_eq!(status, "0");
     let exit = server.wait_exit(Duration::from_secs(5)).expect("exits");
     assert_eq!(exit.code(), Some(0), "{exit}");
+}
+
+/// A request answered before is answered again with the same bytes, whatever the order of its
+/// maps' entries, from the memo; a request with other content is rendered. With
+/// `--answer-memo-size 0` every call is rendered, to the same bytes.
+#[tokio::test]
+async fn a_request_answered_before_is_answered_again_byte_for_byte_from_memory() {
+    use function_artifactory::proto::v1::RequestMeta;
+    use function_artifactory::proto::State;
+    let observed = |name: &str| {
+        serde_json::json!({"apiVersion": "local.artifactory.jfrog.crossplane.io/v1alpha1",
+            "kind": "MavenRepository", "metadata": {"name": name}, "spec": {"forProvider": {}}})
+    };
+    let build = |first: &str| {
+        let spec = serde_json::json!({"repositories": [
+            {"name": first, "rclass": "local", "packageType": "maven"},
+            {"name": "npm", "rclass": "local", "packageType": "npm"},
+        ]});
+        support::requests::request(support::requests::composite(spec))
+            .observed("a", observed("a"))
+            .observed("b", observed("b"))
+            .build()
+    };
+    let request = build("libs");
+    // The same request with its observed resources written b before a, as Go may write them:
+    // its fields in their numbers' order, the map's entries one by one.
+    let mut reordered = RunFunctionRequest {
+        meta: request.meta.clone(),
+        ..RunFunctionRequest::default()
+    }
+    .encode_to_vec();
+    let state = request.observed.as_ref().unwrap();
+    let mut observed_bytes = State {
+        composite: state.composite.clone(),
+        ..State::default()
+    }
+    .encode_to_vec();
+    for name in ["b", "a"] {
+        let mut one = State::default();
+        one.resources
+            .insert(name.to_owned(), state.resources[name].clone());
+        observed_bytes.extend(one.encode_to_vec());
+    }
+    prost::encoding::bytes::encode(2, &observed_bytes, &mut reordered);
+    reordered.extend(
+        RunFunctionRequest {
+            meta: None::<RequestMeta>,
+            observed: None,
+            ..request.clone()
+        }
+        .encode_to_vec(),
+    );
+    assert_ne!(reordered, request.encode_to_vec());
+    assert_eq!(
+        RunFunctionRequest::decode(reordered.as_slice()).unwrap(),
+        request
+    );
+
+    let expected = frame_of(&function_artifactory::run_function(&request).encode_to_vec());
+    let changed = build("maven");
+    let changed_expected = frame_of(&function_artifactory::run_function(&changed).encode_to_vec());
+    for (args, lookups) in [
+        (&["--insecure"][..], ["miss\"} 2", "hit\"} 3"]),
+        (
+            &["--insecure", "--answer-memo-size", "0"][..],
+            ["off\"} 5", "off\"} 5"],
+        ),
+    ] {
+        let server = Server::start(args);
+        let start = server
+            .wait_for_log(Duration::from_secs(5), |l| l["message"] == "serving")
+            .unwrap();
+        let metrics = start["metrics_address"].as_str().unwrap().to_owned();
+        for body in [&request.encode_to_vec(), &reordered, &reordered] {
+            let (status, message, answer) = raw_exchange(&server, frame_of(body)).await;
+            assert_eq!((status.as_str(), message.as_str()), ("0", ""));
+            assert_eq!(answer, expected, "{args:?}");
+        }
+        for _ in 0..2 {
+            let (status, _, answer) =
+                raw_exchange(&server, frame_of(&changed.encode_to_vec())).await;
+            assert_eq!(status, "0");
+            assert_eq!(answer, changed_expected, "{args:?}");
+        }
+        let (_, text) = http_get(&metrics, "/metrics").await;
+        for outcome in lookups {
+            let series = format!("function_artifactory_answer_lookups_total{{outcome=\"{outcome}");
+            assert!(text.contains(&series), "{series}\nnot in\n{text}");
+        }
+        // Counted as the calls that rendered them were.
+        assert!(
+            text.contains("function_artifactory_repositories_rendered_total 10"),
+            "{text}"
+        );
+    }
 }
 
 #[test]

@@ -57,6 +57,40 @@ struct Api {
     provider_api: &'static str,
 }
 
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct Outcome {
+    outcome: &'static str,
+}
+
+/// What one call rendered, as the metrics count it. A remembered answer keeps it, so that a
+/// call answered from the memo counts as the call that computed the answer did.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Rendered {
+    fatal_reason: Option<String>,
+    provider_api: &'static str,
+    repositories: u64,
+}
+
+impl Rendered {
+    /// What `response` rendered, with the core's `findings`.
+    pub fn of(findings: &Findings, response: &RunFunctionResponse) -> Rendered {
+        let fatal_reason = response
+            .results
+            .iter()
+            .find(|r| r.severity == Severity::Fatal as i32)
+            .map(|fatal| fatal.reason.clone().unwrap_or_default());
+        let (provider_api, repositories) = match findings.rendered {
+            Some((api, repositories)) => (api.as_str(), repositories as u64),
+            None => ("none", 0),
+        };
+        Rendered {
+            fatal_reason,
+            provider_api,
+            repositories,
+        }
+    }
+}
+
 /// Every series, registered once per process.
 pub struct Metrics {
     registry: Registry,
@@ -66,6 +100,7 @@ pub struct Metrics {
     repositories: Counter,
     fatal: Family<Reason, Counter>,
     calls: Family<Api, Counter>,
+    memo: Family<Outcome, Counter>,
     /// Ready for `/readyz`: set once gRPC listens, cleared when draining.
     ready: AtomicBool,
 }
@@ -92,6 +127,7 @@ impl Metrics {
         let repositories = Counter::default();
         let fatal = Family::<Reason, Counter>::default();
         let calls = Family::<Api, Counter>::default();
+        let memo = Family::<Outcome, Counter>::default();
         registry.register(
             "grpc_server_started",
             "RPCs started on the server",
@@ -122,6 +158,12 @@ impl Metrics {
             "Calls by the provider API rendered for (none: nothing rendered)",
             calls.clone(),
         );
+        registry.register(
+            "function_artifactory_answer_lookups",
+            "Calls by how their request was looked up among the remembered answers: hit, miss, \
+             unkeyed (no content key) or off (--answer-memo-size 0)",
+            memo.clone(),
+        );
         Metrics {
             registry,
             started,
@@ -130,6 +172,7 @@ impl Metrics {
             repositories,
             fatal,
             calls,
+            memo,
             ready: AtomicBool::new(false),
         }
     }
@@ -155,21 +198,21 @@ impl Metrics {
     }
 
     /// What a call rendered: its repositories, its fatal result, the provider API.
-    pub fn rendered(&self, findings: &Findings, response: &RunFunctionResponse) {
-        let fatal = response
-            .results
-            .iter()
-            .find(|r| r.severity == Severity::Fatal as i32);
-        if let Some(fatal) = fatal {
-            let reason = fatal.reason.clone().unwrap_or_default();
+    pub fn rendered(&self, rendered: &Rendered) {
+        if let Some(reason) = &rendered.fatal_reason {
+            let reason = reason.clone();
             self.fatal.get_or_create(&Reason { reason }).inc();
         }
-        let (api, repositories) = match findings.rendered {
-            Some((api, repositories)) => (api.as_str(), repositories),
-            None => ("none", 0),
+        self.repositories.inc_by(rendered.repositories);
+        let api = Api {
+            provider_api: rendered.provider_api,
         };
-        self.repositories.inc_by(repositories as u64);
-        self.calls.get_or_create(&Api { provider_api: api }).inc();
+        self.calls.get_or_create(&api).inc();
+    }
+
+    /// How a call's request was looked up among the remembered answers (`memo`).
+    pub fn looked_up(&self, outcome: &'static str) {
+        self.memo.get_or_create(&Outcome { outcome }).inc();
     }
 
     /// Whether `/readyz` answers 200 (serving) or 503 (starting or draining).

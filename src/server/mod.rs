@@ -6,6 +6,7 @@ mod connections;
 mod control;
 mod error;
 mod logging;
+mod memo;
 pub mod metrics;
 mod preface;
 mod runner;
@@ -98,6 +99,13 @@ pub struct ServeArgs {
     #[arg(long, default_value_t = 16, value_name = "N",
           value_parser = clap::value_parser!(u32).range(1..=65_536))]
     pub max_metrics_connections: u32,
+
+    /// Answers remembered by their request's content, in MiB: a request the function has
+    /// answered before (every reconcile of an unchanged claim) is answered again without being
+    /// decoded or rendered. The oldest answers go first; 0 remembers none.
+    #[arg(long, env = "ANSWER_MEMO_SIZE", default_value_t = 16, value_name = "MIB",
+          value_parser = clap::value_parser!(u16).range(0..=4096))]
+    pub answer_memo_size: u16,
 }
 
 /// A Go duration greater than zero, for the flags.
@@ -187,7 +195,7 @@ async fn run(args: &ServeArgs, tls: Option<ServerTlsConfig>) -> Result<(), Start
         source,
     })?;
     let limit = usize::from(args.max_recv_message_size) * MIB;
-    let (v1, v1beta1) = services(limit);
+    let (v1, v1beta1) = services(limit, usize::from(args.answer_memo_size) * MIB);
     let (health, health_service) = tonic_health::server::health_reporter();
     set_health(&health, ServingStatus::Serving).await;
     // Probes, metrics and signals are served on a thread that never runs the core.
@@ -211,6 +219,7 @@ async fn run(args: &ServeArgs, tls: Option<ServerTlsConfig>) -> Result<(), Start
         max_recv_message_size_bytes = limit,
         max_connections = args.max_connections,
         max_connection_idle_s = args.max_connection_idle.as_secs(),
+        answer_memo_size_mib = args.answer_memo_size,
         version = env!("CARGO_PKG_VERSION"),
         "serving"
     );
@@ -228,9 +237,9 @@ async fn run(args: &ServeArgs, tls: Option<ServerTlsConfig>) -> Result<(), Start
     Ok(())
 }
 
-/// Both package names over one runner, with the message size limits.
-fn services(max_request_bytes: usize) -> (V1Service, V1beta1Service) {
-    let runner = Runner::new(cores());
+/// Both package names over one runner, with the message size limits and the memo's.
+fn services(max_request_bytes: usize, memo_bytes: usize) -> (V1Service, V1beta1Service) {
+    let runner = Runner::new(cores(), memo_bytes);
     let max_response_bytes = max_request_bytes.saturating_mul(transport::RESPONSE_TO_REQUEST_RATIO);
     let v1 = V1Service::new(runner.clone(), max_request_bytes, max_response_bytes);
     let v1beta1 = V1beta1Service::new(runner, max_request_bytes, max_response_bytes);

@@ -1,5 +1,8 @@
 //! One `RunFunction` call, from the request's bytes to the response's, on one thread.
 
+use super::memo::{Memo, Remembered};
+use super::metrics::{metrics, Rendered};
+use crate::proto::request_key::content_key;
 use crate::proto::v1::{RunFunctionRequest, RunFunctionResponse};
 use prost::bytes::Bytes;
 use prost::encoding::{decode_key, skip_field, DecodeContext};
@@ -16,12 +19,22 @@ pub(super) struct Runner {
     /// Core calls at once. The core is CPU-bound, so more calls than cores only add memory:
     /// the others wait here (bounded by the request timeout) instead of piling up threads.
     cores: Arc<Semaphore>,
+    /// The answers given before, by their request's content.
+    memo: Arc<Memo>,
+}
+
+/// A call's answer: the response as computed, or its bytes where the memo keeps them.
+pub(super) enum Answer {
+    Computed(Box<RunFunctionResponse>),
+    Encoded(Bytes),
 }
 
 impl Runner {
-    pub(super) fn new(parallel_calls: usize) -> Self {
+    /// A runner of `parallel_calls` calls at once that remembers up to `memo_bytes` of answers.
+    pub(super) fn new(parallel_calls: usize, memo_bytes: usize) -> Self {
         Self {
             cores: Arc::new(Semaphore::new(parallel_calls.max(1))),
+            memo: Arc::new(Memo::new(memo_bytes)),
         }
     }
 
@@ -30,7 +43,7 @@ impl Runner {
         &self,
         package: &'static str,
         request: Bytes,
-    ) -> Result<RunFunctionResponse, Status> {
+    ) -> Result<Answer, Status> {
         // Owned, and moved into the blocking task: a call whose handler timed out still holds its
         // permit until the core returns, so the bound is on cores busy, not on handlers waiting.
         let permit = Arc::clone(&self.cores)
@@ -41,15 +54,16 @@ impl Runner {
             // A handoff to a blocking thread cost more CPU than the core itself at 10
             // repositories (BENCHMARKS.md); a small call holds the transport for well under 1 ms.
             drop(permit);
-            return answer(package, request);
+            return answer(package, request, &self.memo);
         }
         // Off the async workers, so a long call cannot stall health checks, keepalives or
         // accepts. Decoding, the core and the request's drop happen on this one thread: the
         // request's tree is built, read and freed where it stays in the cache. The response is
         // encoded by the transport (`service.rs`): its resources are bytes already, which
         // encoding copies once, into the transport's buffer.
+        let memo = Arc::clone(&self.memo);
         tokio::task::spawn_blocking(move || {
-            let response = answer(package, request);
+            let response = answer(package, request, &memo);
             drop(permit);
             response
         })
@@ -83,20 +97,54 @@ fn carries_schemas(mut bytes: &[u8]) -> bool {
     false
 }
 
-/// Decodes and runs one call. A request that does not decode is answered as tonic's prost
-/// codec answers it: INTERNAL, with prost's message. Decoded from the `Bytes` it came in, so
-/// that the live schemas it carries stay slices of it (`proto::Schema`), not copies.
-fn answer(package: &'static str, request: Bytes) -> Result<RunFunctionResponse, Status> {
-    let request =
+/// Answers one call: from the memo where a request of the same content was answered before;
+/// otherwise decoded and run, and its answer remembered. A request that does not decode is
+/// answered as tonic's prost codec answers it: INTERNAL, with prost's message. Decoded from the
+/// `Bytes` it came in, so that the live schemas it carries stay slices of it (`proto::Schema`),
+/// not copies.
+fn answer(package: &'static str, request: Bytes, memo: &Memo) -> Result<Answer, Status> {
+    let key = if memo.is_on() {
+        content_key(&request)
+    } else {
+        metrics().looked_up("off");
+        None
+    };
+    if let Some(key) = key {
+        if let Some(remembered) = memo.get(key) {
+            metrics().looked_up("hit");
+            metrics().rendered(&remembered.rendered);
+            tracing::debug!(package, remembered = true, "RunFunction");
+            return Ok(Answer::Encoded(remembered.answer));
+        }
+        metrics().looked_up("miss");
+    } else if memo.is_on() {
+        metrics().looked_up("unkeyed");
+    }
+    let decoded =
         RunFunctionRequest::decode(request).map_err(|error| Status::internal(error.to_string()))?;
-    run_logged(package, &request)
+    let (response, rendered) = run_logged(package, &decoded)?;
+    drop(decoded);
+    metrics().rendered(&rendered);
+    let Some(key) = key else {
+        return Ok(Answer::Computed(Box::new(response)));
+    };
+    let answer = Bytes::from(response.encode_to_vec());
+    drop(response);
+    memo.remember(
+        key,
+        Remembered {
+            answer: answer.clone(),
+            rendered,
+        },
+    );
+    Ok(Answer::Encoded(answer))
 }
 
 /// Runs the core once and logs the call: at debug level, or as an error if the core panicked.
 fn run_logged(
     package: &'static str,
     request: &RunFunctionRequest,
-) -> Result<RunFunctionResponse, Status> {
+) -> Result<(RunFunctionResponse, Rendered), Status> {
     let started = Instant::now();
     let tag = request.meta.as_ref().map_or("", |m| m.tag.as_str());
     let (response, findings) =
@@ -105,7 +153,7 @@ fn run_logged(
                 tracing::error!(package, tag, "RunFunction panicked; answered INTERNAL");
             },
         )?;
-    super::metrics::metrics().rendered(&findings, &response);
+    let rendered = Rendered::of(&findings, &response);
     tracing::debug!(
         package,
         tag,
@@ -114,7 +162,7 @@ fn run_logged(
         duration_us = u64::try_from(started.elapsed().as_micros()).unwrap_or(u64::MAX),
         "RunFunction"
     );
-    Ok(response)
+    Ok((response, rendered))
 }
 
 /// Turns a panic of the core into INTERNAL, so a bug answers one call with an error instead of

@@ -13,9 +13,8 @@
 //! The generated servers stay (the codegen drift test keeps them), unused by `serve`; the
 //! generated clients and their codec (`codec.rs`) serve the tests and benchmarks.
 
-use super::runner::Runner;
-use crate::proto::v1::RunFunctionResponse;
-use prost::bytes::{Buf, Bytes};
+use super::runner::{Answer, Runner};
+use prost::bytes::{Buf, BufMut, Bytes};
 use prost::Message;
 use std::convert::Infallible;
 use std::future::Future;
@@ -132,8 +131,8 @@ struct RunFunction {
 }
 
 impl UnaryService<Bytes> for RunFunction {
-    type Response = RunFunctionResponse;
-    type Future = BoxFuture<Response<RunFunctionResponse>, Status>;
+    type Response = Answer;
+    type Future = BoxFuture<Response<Answer>, Status>;
 
     fn call(&mut self, request: Request<Bytes>) -> Self::Future {
         let runner = self.runner.clone();
@@ -152,12 +151,13 @@ impl UnaryService<Bytes> for RunFunction {
     }
 }
 
-/// The request as bytes, as received, for the runner to decode; the response as a message.
+/// The request as bytes, as received, for the runner to decode; the response as a message, or
+/// as the bytes the memo keeps.
 #[derive(Debug, Clone, Copy, Default)]
 pub(super) struct RequestBytesCodec;
 
 impl Codec for RequestBytesCodec {
-    type Encode = RunFunctionResponse;
+    type Encode = Answer;
     type Decode = Bytes;
     type Encoder = RequestBytesCodec;
     type Decoder = RequestBytesCodec;
@@ -172,14 +172,19 @@ impl Codec for RequestBytesCodec {
 }
 
 impl Encoder for RequestBytesCodec {
-    type Item = RunFunctionResponse;
+    type Item = Answer;
     type Error = Status;
 
     /// Straight into the transport's buffer: the composed resources are bytes already
     /// (`Struct::write`), so encoding is mostly copying them, once.
     fn encode(&mut self, item: Self::Item, buf: &mut EncodeBuf<'_>) -> Result<(), Status> {
-        buf.reserve(item.encoded_len());
-        item.encode_raw(buf);
+        match item {
+            Answer::Computed(response) => {
+                buf.reserve(response.encoded_len());
+                response.encode_raw(buf);
+            }
+            Answer::Encoded(bytes) => buf.put_slice(&bytes),
+        }
         Ok(())
     }
 
