@@ -58,9 +58,9 @@ impl Runner {
         }
         // Off the async workers, so a long call cannot stall health checks, keepalives or
         // accepts. Decoding, the core and the request's drop happen on this one thread: the
-        // request's tree is built, read and freed where it stays in the cache. The response is
-        // encoded by the transport (`service.rs`): its resources are bytes already, which
-        // encoding copies once, into the transport's buffer.
+        // request's tree is built, read and freed where it stays in the cache. A response the
+        // memo keeps is encoded here, into the memo's buffer; one it does not is encoded by the
+        // transport (`service.rs`), straight into its buffer.
         let memo = Arc::clone(&self.memo);
         tokio::task::spawn_blocking(move || {
             let response = answer(package, request, &memo);

@@ -5,9 +5,11 @@
 //! its tree decoded on one thread, read and replaced on another, encoded and dropped back on
 //! the first. At 1,000 repositories that split cost more CPU than the work it moved
 //! (BENCHMARKS.md). This service takes the request as bytes ([`RequestBytesCodec`]), so the
-//! runner decodes, runs and drops it on one thread, whichever that is. The response is encoded
-//! by the transport straight into its buffer: its resources are bytes already, so that is one
-//! copy, where encoding it on the runner's thread made two. Decoding errors are what tonic's
+//! runner decodes, runs and drops it on one thread, whichever that is. A response the runner
+//! does not remember (`memo.rs`) is encoded by the transport straight into its buffer: its
+//! resources are bytes already, so that is one copy, where encoding it on the runner's thread
+//! made two. One it remembers is encoded once, into the memo, and copied from there on every
+//! call that it answers. Decoding errors are what tonic's
 //! prost codec answers: INTERNAL with prost's message.
 //!
 //! The generated servers stay (the codegen drift test keeps them), unused by `serve`; the
