@@ -127,6 +127,8 @@ fn undecodable_requests_give_the_committed_errors() {
 
 /// The gRPC server answers every committed request with the committed bytes, on both
 /// package names, and refuses what does not decode as INVALID_ARGUMENT with the committed message.
+/// Every committed request has a content key, so the second package's call of each is answered
+/// from the server's memo of answers, held to the committed bytes too.
 #[tokio::test]
 async fn the_server_answers_the_committed_bytes() {
     if blessing() {
@@ -142,6 +144,12 @@ async fn the_server_answers_the_committed_bytes() {
             assert_eq!(body, expected, "{} over {package}", vector.name);
         }
     }
+    let hits = format!(
+        "function_artifactory_answer_lookups_total{{outcome=\"hit\"}} {}",
+        vectors().len()
+    );
+    let metrics = metrics_text(&server.metrics_address());
+    assert!(metrics.contains(&hits), "{hits}\nnot in\n{metrics}");
     let committed: Value =
         serde_json::from_slice(&std::fs::read(dir().join("undecodable.json")).unwrap()).unwrap();
     for case in committed.as_array().unwrap() {
@@ -159,6 +167,18 @@ async fn the_server_answers_the_committed_bytes() {
             case["name"]
         );
     }
+}
+
+/// The server's `/metrics`, over HTTP/1.0.
+fn metrics_text(address: &str) -> String {
+    use std::io::{Read, Write};
+    let mut connection = std::net::TcpStream::connect(address).unwrap();
+    connection
+        .write_all(b"GET /metrics HTTP/1.0\r\n\r\n")
+        .unwrap();
+    let mut text = String::new();
+    connection.read_to_string(&mut text).unwrap();
+    text
 }
 
 /// One unary gRPC call over raw HTTP/2: grpc-status, grpc-message, and the response message bytes.
