@@ -13,10 +13,16 @@
 //! have none, and a claim's reconciles after its first all carry them.
 //!
 //! valgrind --tool=callgrind target/profiling/examples/profile-call --steady target/bench-e2e/plain-100-0.bin 6
+//!
+//! `--key` first reads each body for its content key, as the server does before it looks for a
+//! remembered answer, and decodes it after (`KeyedRequest`): with it, a call is what a request
+//! the server has not seen costs it (`server::memo`; the answer is encoded into a buffer of its
+//! own there too).
 
 #[path = "requests.rs"]
 mod requests;
 
+use function_artifactory::proto::request_key::KeyedRequest;
 use function_artifactory::proto::v1::RunFunctionRequest;
 use function_artifactory::run_function;
 use prost::bytes::Bytes;
@@ -28,10 +34,15 @@ static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 fn main() {
     let mut args: Vec<String> = std::env::args().skip(1).collect();
-    let steady = args.first().is_some_and(|arg| arg == "--steady");
-    if steady {
-        args.remove(0);
-    }
+    let mut flag = |name: &str| {
+        let given = args.first().is_some_and(|arg| arg == name);
+        if given {
+            args.remove(0);
+        }
+        given
+    };
+    let keyed = flag("--key");
+    let steady = flag("--steady");
     let calls: usize = match args.last().map(|s| s.parse()) {
         Some(Ok(calls)) if args.len() > 1 => {
             args.pop();
@@ -54,7 +65,14 @@ fn main() {
     let mut bytes = 0;
     for _ in 0..calls {
         for body in &bodies {
-            let request = RunFunctionRequest::decode(body.clone()).expect("a request");
+            let request = if keyed {
+                let keyed = KeyedRequest::read(body.clone());
+                std::hint::black_box(keyed.key().expect("a request with a content key"));
+                keyed.decode()
+            } else {
+                RunFunctionRequest::decode(body.clone())
+            };
+            let request = request.expect("a request");
             bytes += run_function(&request).encode_to_vec().len();
         }
     }

@@ -23,8 +23,11 @@
 //! key given twice, a `Struct` that is not in the canonical form its hash reads, or bytes that
 //! do not parse. The caller then answers without a key, as if it had never seen the request.
 
-use super::structpb::wire_content_hash;
+use super::structpb::{wire_content_hash, with_known_hashes, KnownHash};
+use super::v1::RunFunctionRequest;
+use prost::bytes::Bytes;
 use prost::encoding::{decode_varint, skip_field, DecodeContext, WireType};
+use prost::{DecodeError, Message};
 use twox_hash::XxHash3_128;
 
 /// What a field holds, as far as the key reads it.
@@ -33,6 +36,9 @@ enum Shape {
     Bytes,
     /// A `google.protobuf.Struct`: its content hash.
     Struct,
+    /// A live schema's `Struct`, whose hash decoding asks for again (`Struct::from_wire`): its
+    /// place and hash are noted for it.
+    SchemaStruct,
     /// A message whose length-delimited fields listed here are read by their shape; any other
     /// field is hashed as its bytes.
     Message(&'static [(u32, Shape)]),
@@ -54,7 +60,7 @@ const CREDENTIALS: Shape =
     Shape::Message(&[(1, Shape::Message(&[(1, Shape::Map(&Shape::Bytes))]))]);
 
 /// `Schema`: `openapi_v3`.
-const SCHEMA: Shape = Shape::Message(&[(1, Shape::Struct)]);
+const SCHEMA: Shape = Shape::Message(&[(1, Shape::SchemaStruct)]);
 
 /// `RunFunctionRequest`, v1 and v1beta1 alike; `meta` (field 1) is hashed as its bytes.
 const REQUEST: &[(u32, Shape)] = &[
@@ -84,110 +90,165 @@ const ENTRY_VALUE_BYTE: u8 = 0x12;
 /// The content key of a `RunFunctionRequest` given as its bytes; `None` where the walk cannot
 /// vouch that another request with this key decodes to the same message.
 pub fn content_key(request: &[u8]) -> Option<u128> {
-    let mut keys = Vec::new();
-    message(request, REQUEST, &mut keys)
+    content_key_noting(request, &mut Vec::new())
 }
 
-/// A message's fields, folded in order.
-fn message(mut bytes: &[u8], fields: &[(u32, Shape)], keys: &mut Vec<u64>) -> Option<u128> {
-    let mut folded = XxHash3_128::new();
-    while !bytes.is_empty() {
-        let start = bytes;
-        let key = decode_varint(&mut bytes).ok()?;
-        let (number, wire_type) = (u32::try_from(key >> 3).ok()?, key & 0x07);
-        let shape = (wire_type == WireType::LengthDelimited as u64)
-            .then(|| fields.iter().find(|(n, _)| *n == number))
-            .flatten();
+/// A request read for its content key, to decode only where no answer is remembered for it.
+pub struct KeyedRequest {
+    bytes: Bytes,
+    key: Option<u128>,
+    /// Where each live schema's `Struct` is in `bytes`, with its hash.
+    schemas: Vec<KnownHash>,
+}
+
+impl KeyedRequest {
+    /// Reads `bytes` for their content key ([`content_key`]).
+    pub fn read(bytes: Bytes) -> KeyedRequest {
+        let mut schemas = Vec::new();
+        let key = content_key_noting(&bytes, &mut schemas);
+        KeyedRequest {
+            bytes,
+            key,
+            schemas,
+        }
+    }
+
+    /// The content key; `None` where the walk could not vouch for one.
+    pub fn key(&self) -> Option<u128> {
+        self.key
+    }
+
+    /// The request, decoded as prost decodes it, from the bytes read. The live schemas' hashes
+    /// the key's walk made are taken as they are (`Struct::from_wire`), not made again by a
+    /// second walk over the same schemas: the bytes are held here, unchanged, since.
+    pub fn decode(self) -> Result<RunFunctionRequest, DecodeError> {
+        let KeyedRequest { bytes, schemas, .. } = self;
+        with_known_hashes(schemas, || RunFunctionRequest::decode(bytes))
+    }
+}
+
+/// [`content_key`], noting the place and hash of each live schema's `Struct` in `schemas`.
+fn content_key_noting(request: &[u8], schemas: &mut Vec<KnownHash>) -> Option<u128> {
+    let mut walk = Walk {
+        keys: Vec::new(),
+        schemas,
+    };
+    walk.message(request, REQUEST)
+}
+
+/// What a walk keeps as it goes: the key prints of the map runs open, the schemas noted.
+struct Walk<'n> {
+    keys: Vec<u64>,
+    schemas: &'n mut Vec<KnownHash>,
+}
+
+impl Walk<'_> {
+    /// A message's fields, folded in order.
+    fn message(&mut self, mut bytes: &[u8], fields: &[(u32, Shape)]) -> Option<u128> {
+        let mut folded = XxHash3_128::new();
+        while !bytes.is_empty() {
+            let start = bytes;
+            let key = decode_varint(&mut bytes).ok()?;
+            let (number, wire_type) = (u32::try_from(key >> 3).ok()?, key & 0x07);
+            let shape = (wire_type == WireType::LengthDelimited as u64)
+                .then(|| fields.iter().find(|(n, _)| *n == number))
+                .flatten();
+            match shape {
+                None => {
+                    let wire_type = WireType::try_from(wire_type).ok()?;
+                    skip_field(wire_type, number, &mut bytes, DecodeContext::default()).ok()?;
+                    let field = &start[..start.len() - bytes.len()];
+                    folded.write(&[FIELD_BYTES]);
+                    folded.write(&(field.len() as u64).to_le_bytes());
+                    folded.write(field);
+                }
+                Some((_, Shape::Map(value))) => {
+                    bytes = start;
+                    let (count, sum) = self.map_run(&mut bytes, key, value)?;
+                    folded.write(&[FIELD_MAP]);
+                    folded.write(&number.to_le_bytes());
+                    folded.write(&count.to_le_bytes());
+                    folded.write(&sum.to_le_bytes());
+                }
+                Some((_, shape)) => {
+                    let hash = self.nested(delimited(&mut bytes)?, shape)?;
+                    folded.write(&[FIELD_NESTED]);
+                    folded.write(&number.to_le_bytes());
+                    folded.write(&hash.to_le_bytes());
+                }
+            }
+        }
+        Some(folded.finish_128())
+    }
+
+    /// The hash of a field's value of `shape`.
+    fn nested(&mut self, bytes: &[u8], shape: &Shape) -> Option<u128> {
         match shape {
-            None => {
-                let wire_type = WireType::try_from(wire_type).ok()?;
-                skip_field(wire_type, number, &mut bytes, DecodeContext::default()).ok()?;
-                let field = &start[..start.len() - bytes.len()];
-                folded.write(&[FIELD_BYTES]);
-                folded.write(&(field.len() as u64).to_le_bytes());
-                folded.write(field);
+            Shape::Bytes => Some(XxHash3_128::oneshot(bytes)),
+            Shape::Struct => wire_content_hash(bytes),
+            Shape::SchemaStruct => {
+                let hash = wire_content_hash(bytes)?;
+                self.schemas.push(KnownHash::of(bytes, hash));
+                Some(hash)
             }
-            Some((_, Shape::Map(value))) => {
-                bytes = start;
-                let (count, sum) = map_run(&mut bytes, key, value, keys)?;
-                folded.write(&[FIELD_MAP]);
-                folded.write(&number.to_le_bytes());
-                folded.write(&count.to_le_bytes());
-                folded.write(&sum.to_le_bytes());
-            }
-            Some((_, shape)) => {
-                let hash = nested(delimited(&mut bytes)?, shape, keys)?;
-                folded.write(&[FIELD_NESTED]);
-                folded.write(&number.to_le_bytes());
-                folded.write(&hash.to_le_bytes());
-            }
+            Shape::Message(fields) => self.message(bytes, fields),
+            Shape::Map(_) => None,
         }
     }
-    Some(folded.finish_128())
-}
 
-/// The hash of a field's value of `shape`.
-fn nested(bytes: &[u8], shape: &Shape, keys: &mut Vec<u64>) -> Option<u128> {
-    match shape {
-        Shape::Bytes => Some(XxHash3_128::oneshot(bytes)),
-        Shape::Struct => wire_content_hash(bytes),
-        Shape::Message(fields) => message(bytes, fields, keys),
-        Shape::Map(_) => None,
-    }
-}
-
-/// A run of map entries, all with the field key `key`, at the start of `bytes`: their number
-/// and the sum of their hashes, the run read off `bytes`; `None` if two of them share a key.
-fn map_run(bytes: &mut &[u8], key: u64, value: &Shape, keys: &mut Vec<u64>) -> Option<(u64, u128)> {
-    let first_key = keys.len();
-    let (mut count, mut sum) = (0u64, 0u128);
-    loop {
-        let mut next = *bytes;
-        match decode_varint(&mut next) {
-            Ok(k) if k == key => {}
-            _ => break,
-        }
-        let entry = delimited(&mut next)?;
-        *bytes = next;
-        let (name, hash) = map_entry(entry, value, keys)?;
-        // A print of the key: two keys that share one count as repeated (no key, slower, never wrong).
-        keys.push(XxHash3_128::oneshot(name) as u64);
-        sum = sum.wrapping_add(hash);
-        count += 1;
-    }
-    let run = &mut keys[first_key..];
-    run.sort_unstable();
-    let repeated = run.windows(2).any(|pair| pair[0] == pair[1]);
-    keys.truncate(first_key);
-    (!repeated).then_some((count, sum))
-}
-
-/// One map entry: its key field, then its value field or nothing. Its key's bytes and its hash.
-fn map_entry<'a>(entry: &'a [u8], value: &Shape, keys: &mut Vec<u64>) -> Option<(&'a [u8], u128)> {
-    let mut rest = entry;
-    let (&first, after) = rest.split_first()?;
-    if first != ENTRY_KEY_BYTE {
-        return None;
-    }
-    rest = after;
-    let name = delimited(&mut rest)?;
-    let mut hashed = XxHash3_128::new();
-    hashed.write(&(name.len() as u64).to_le_bytes());
-    hashed.write(name);
-    match rest.split_first() {
-        None => hashed.write(&[ENTRY_NO_VALUE]),
-        Some((&ENTRY_VALUE_BYTE, after)) => {
-            rest = after;
-            let value = nested(delimited(&mut rest)?, value, keys)?;
-            if !rest.is_empty() {
-                return None;
+    /// A run of map entries, all with the field key `key`, at the start of `bytes`: their number
+    /// and the sum of their hashes, the run read off `bytes`; `None` if two of them share a key.
+    fn map_run(&mut self, bytes: &mut &[u8], key: u64, value: &Shape) -> Option<(u64, u128)> {
+        let first_key = self.keys.len();
+        let (mut count, mut sum) = (0u64, 0u128);
+        loop {
+            let mut next = *bytes;
+            match decode_varint(&mut next) {
+                Ok(k) if k == key => {}
+                _ => break,
             }
-            hashed.write(&[ENTRY_VALUE]);
-            hashed.write(&value.to_le_bytes());
+            let entry = delimited(&mut next)?;
+            *bytes = next;
+            let (name, hash) = self.map_entry(entry, value)?;
+            // A print of the key: two keys that share one count as repeated (no key, slower, never wrong).
+            self.keys.push(XxHash3_128::oneshot(name) as u64);
+            sum = sum.wrapping_add(hash);
+            count += 1;
         }
-        Some(_) => return None,
+        let run = &mut self.keys[first_key..];
+        run.sort_unstable();
+        let repeated = run.windows(2).any(|pair| pair[0] == pair[1]);
+        self.keys.truncate(first_key);
+        (!repeated).then_some((count, sum))
     }
-    Some((name, hashed.finish_128()))
+
+    /// One map entry: its key field, then its value field or nothing. Its key's bytes and its hash.
+    fn map_entry<'a>(&mut self, entry: &'a [u8], value: &Shape) -> Option<(&'a [u8], u128)> {
+        let mut rest = entry;
+        let (&first, after) = rest.split_first()?;
+        if first != ENTRY_KEY_BYTE {
+            return None;
+        }
+        rest = after;
+        let name = delimited(&mut rest)?;
+        let mut hashed = XxHash3_128::new();
+        hashed.write(&(name.len() as u64).to_le_bytes());
+        hashed.write(name);
+        match rest.split_first() {
+            None => hashed.write(&[ENTRY_NO_VALUE]),
+            Some((&ENTRY_VALUE_BYTE, after)) => {
+                rest = after;
+                let value = self.nested(delimited(&mut rest)?, value)?;
+                if !rest.is_empty() {
+                    return None;
+                }
+                hashed.write(&[ENTRY_VALUE]);
+                hashed.write(&value.to_le_bytes());
+            }
+            Some(_) => return None,
+        }
+        Some((name, hashed.finish_128()))
+    }
 }
 
 /// A length-delimited field's bytes, read off `bytes`.
@@ -499,6 +560,51 @@ mod tests {
         put_delimited(4, &twice, &mut bytes);
         assert!(decoded(&bytes).is_some());
         assert!(content_key(&bytes).is_none());
+    }
+
+    /// Decoded after its key, a request is what prost decodes, its live schemas hashed by the
+    /// key's walk alone: each schema's hash is the one handed over, which a wrong one shows.
+    #[test]
+    fn a_keyed_request_decodes_as_prost_does_taking_the_schemas_hashes_handed_over() {
+        use crate::proto::structpb::{with_known_hashes, KnownHash};
+        use crate::proto::Struct;
+        let bytes = Bytes::from(request());
+        let keyed = KeyedRequest::read(bytes.clone());
+        assert_eq!(keyed.key(), content_key(&bytes));
+        assert_eq!(keyed.schemas.len(), 1, "s1's openapiV3; s2 has none");
+        let handed = keyed.schemas[0];
+        let decoded = keyed.decode().unwrap();
+        let plain = RunFunctionRequest::decode(bytes.clone()).unwrap();
+        assert_eq!(request_to_json(&decoded), request_to_json(&plain));
+        let hash = |r: &RunFunctionRequest| {
+            r.required_schemas["s1"]
+                .openapi_v3
+                .as_ref()
+                .unwrap()
+                .content_hash()
+        };
+        assert_eq!(hash(&decoded), hash(&plain));
+
+        // A place handed over is taken as it is, while the decoding it was handed to runs, and
+        // forgotten after: a wrong hash shows where it was taken.
+        let schema = &plain.required_schemas["s1"];
+        let fields = schema.openapi_v3.as_ref().unwrap().encode_to_vec();
+        let mut message = Vec::new();
+        prost::encoding::encode_varint(fields.len() as u64, &mut message);
+        message.extend_from_slice(&fields);
+        let message = Bytes::from(message);
+        let place = KnownHash::of(&message[message.len() - fields.len()..], 42);
+        let taken = with_known_hashes(vec![place], || Struct::from_wire(&mut message.clone()));
+        assert_eq!(taken.unwrap().content_hash(), 42);
+        let walked = Struct::from_wire(&mut message.clone())
+            .unwrap()
+            .content_hash();
+        assert_eq!(walked, hash(&plain));
+        assert_eq!(
+            handed.hash(),
+            hash(&plain),
+            "the key's walk hashed s1 as decoding does"
+        );
     }
 
     /// Damaged requests: any two with one key decode to the same request (or both fail to).

@@ -2,7 +2,7 @@
 
 use super::memo::{Memo, Remembered};
 use super::metrics::{metrics, Rendered};
-use crate::proto::request_key::content_key;
+use crate::proto::request_key::KeyedRequest;
 use crate::proto::v1::{RunFunctionRequest, RunFunctionResponse};
 use prost::bytes::Bytes;
 use prost::encoding::{decode_key, skip_field, DecodeContext};
@@ -98,36 +98,28 @@ fn carries_schemas(mut bytes: &[u8]) -> bool {
 }
 
 /// Answers one call: from the memo where a request of the same content was answered before;
-/// otherwise decoded and run, and its answer remembered. A request that does not decode is
-/// answered as tonic's prost codec answers it: INTERNAL, with prost's message. Decoded from the
-/// `Bytes` it came in, so that the live schemas it carries stay slices of it (`proto::Schema`),
-/// not copies.
+/// otherwise decoded and run, and its answer remembered. Decoded from the `Bytes` it came in,
+/// so that the live schemas it carries stay slices of it (`proto::Schema`), not copies.
 fn answer(package: &'static str, request: Bytes, memo: &Memo) -> Result<Answer, Status> {
-    let key = if memo.is_on() {
-        content_key(&request)
-    } else {
+    if !memo.is_on() {
         metrics().looked_up("off");
-        None
-    };
-    if let Some(key) = key {
-        if let Some(remembered) = memo.get(key) {
-            metrics().looked_up("hit");
-            metrics().rendered(&remembered.rendered);
-            tracing::debug!(package, remembered = true, "RunFunction");
-            return Ok(Answer::Encoded(remembered.answer));
-        }
-        metrics().looked_up("miss");
-    } else if memo.is_on() {
-        metrics().looked_up("unkeyed");
+        let (response, _) = render(package, RunFunctionRequest::decode(request))?;
+        return Ok(Answer::Computed(Box::new(response)));
     }
-    let decoded =
-        RunFunctionRequest::decode(request).map_err(|error| Status::internal(error.to_string()))?;
-    let (response, rendered) = run_logged(package, &decoded)?;
-    drop(decoded);
-    metrics().rendered(&rendered);
-    let Some(key) = key else {
+    let request = KeyedRequest::read(request);
+    let Some(key) = request.key() else {
+        metrics().looked_up("unkeyed");
+        let (response, _) = render(package, request.decode())?;
         return Ok(Answer::Computed(Box::new(response)));
     };
+    if let Some(remembered) = memo.get(key) {
+        metrics().looked_up("hit");
+        metrics().rendered(&remembered.rendered);
+        tracing::debug!(package, remembered = true, "RunFunction");
+        return Ok(Answer::Encoded(remembered.answer));
+    }
+    metrics().looked_up("miss");
+    let (response, rendered) = render(package, request.decode())?;
     let answer = Bytes::from(response.encode_to_vec());
     drop(response);
     memo.remember(
@@ -138,6 +130,20 @@ fn answer(package: &'static str, request: Bytes, memo: &Memo) -> Result<Answer, 
         },
     );
     Ok(Answer::Encoded(answer))
+}
+
+/// Runs the core on a decoded request, counts the call in the metrics and drops the request,
+/// on this thread. A request that does not decode is answered as tonic's prost codec answers
+/// it: INTERNAL, with prost's message.
+fn render(
+    package: &'static str,
+    decoded: Result<RunFunctionRequest, prost::DecodeError>,
+) -> Result<(RunFunctionResponse, Rendered), Status> {
+    let decoded = decoded.map_err(|error| Status::internal(error.to_string()))?;
+    let (response, rendered) = run_logged(package, &decoded)?;
+    drop(decoded);
+    metrics().rendered(&rendered);
+    Ok((response, rendered))
 }
 
 /// Runs the core once and logs the call: at debug level, or as an error if the core panicked.

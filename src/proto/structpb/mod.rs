@@ -185,7 +185,9 @@ impl Struct {
     pub(crate) fn from_wire(buf: &mut impl Buf) -> Option<Struct> {
         // A Struct of a live schema sits less deep in a request than one of a resource, for
         // which `direct::DEPTH` is reckoned: never deeper than prost allows.
-        let (bytes, hash) = take_fields(buf, |fields| hash::wire(fields, direct::DEPTH))?;
+        let (bytes, hash) = take_fields(buf, |fields| {
+            known_hash(fields).or_else(|| hash::wire(fields, direct::DEPTH))
+        })?;
         Some(Struct::kept(Wire {
             bytes,
             hash: Some(hash),
@@ -379,6 +381,65 @@ impl Struct {
 /// gives it; `None` where the bytes are not in the canonical form the hash reads (`hash`).
 pub(crate) fn wire_content_hash(fields: &[u8]) -> Option<u128> {
     hash::wire(fields, direct::DEPTH)
+}
+
+/// The content hash of a Struct's fields found at one place in memory.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct KnownHash {
+    address: usize,
+    len: usize,
+    hash: u128,
+}
+
+impl KnownHash {
+    /// The hash `wire_content_hash` gave of `fields`, where they are.
+    pub(crate) fn of(fields: &[u8], hash: u128) -> KnownHash {
+        KnownHash {
+            address: fields.as_ptr() as usize,
+            len: fields.len(),
+            hash,
+        }
+    }
+
+    #[cfg(test)]
+    pub(crate) fn hash(&self) -> u128 {
+        self.hash
+    }
+}
+
+thread_local! {
+    /// The hashes [`with_known_hashes`] hands to the decoding it runs.
+    static KNOWN_HASHES: Cell<Vec<KnownHash>> = const { Cell::new(Vec::new()) };
+}
+
+/// Runs `decode` with the content hashes of Structs already walked in the very bytes it
+/// decodes, so that [`Struct::from_wire`] takes each from `known` rather than walk the same
+/// bytes again: the server reads a request for its content key (`proto::request_key`), and
+/// decodes it only if it has no answer for it, from the same buffer, which stays in place and
+/// unchanged while it is decoded. A place holds only the hash of the bytes there; the hashes
+/// are forgotten when `decode` returns, or unwinds.
+pub(crate) fn with_known_hashes<T>(known: Vec<KnownHash>, decode: impl FnOnce() -> T) -> T {
+    struct Forget;
+    impl Drop for Forget {
+        fn drop(&mut self) {
+            KNOWN_HASHES.take();
+        }
+    }
+    KNOWN_HASHES.set(known);
+    let _forget = Forget;
+    decode()
+}
+
+/// The hash of `fields` handed to the decoding under way, if they are at a place it knows.
+fn known_hash(fields: &[u8]) -> Option<u128> {
+    let known = KNOWN_HASHES.take();
+    let place = KnownHash::of(fields, 0);
+    let hash = known
+        .iter()
+        .find(|k| k.address == place.address && k.len == place.len)
+        .map(|k| k.hash);
+    KNOWN_HASHES.set(known);
+    hash
 }
 
 /// The fields of the Struct message at the start of `buf` (after its length), taken where
