@@ -210,7 +210,8 @@ impl Walk<'_> {
             let entry = delimited(&mut next)?;
             *bytes = next;
             let (name, hash) = self.map_entry(entry, value)?;
-            // A print of the key: two keys that share one count as repeated (no key, slower, never wrong).
+            // A print of the key: two keys that share one count as repeated (the request then
+            // has no key: slower, never wrong).
             self.keys.push(XxHash3_128::oneshot(name) as u64);
             sum = sum.wrapping_add(hash);
             count += 1;
@@ -222,7 +223,8 @@ impl Walk<'_> {
         (!repeated).then_some((count, sum))
     }
 
-    /// One map entry: its key field, then its value field or nothing. Its key's bytes and its hash.
+    /// One map entry: its key field, then its value field or nothing. Its key's bytes and its
+    /// hash.
     fn map_entry<'a>(&mut self, entry: &'a [u8], value: &Shape) -> Option<(&'a [u8], u128)> {
         let mut rest = entry;
         let (&first, after) = rest.split_first()?;
