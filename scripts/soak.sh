@@ -10,7 +10,9 @@
 # Usage: scripts/soak.sh [CALLS] [CONCURRENCY]
 # Environment: PROFILE=release|debug (default release; the test command uses the debug build it
 # already has), WARMUP (default: a tenth of CALLS, at least 2000), RSS_LIMIT_KB, TIME_LIMIT,
-# VECTOR (default valid-cluster, a request of tests/vectors/).
+# VECTOR (default valid-cluster, a request of tests/vectors/), MEMO_MIB (the server's
+# --answer-memo-size; default 0: the load repeats one request, which the memo of answers would
+# answer from memory after the first call, and the soak is of rendering every call).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -21,6 +23,7 @@ warmup="${WARMUP:-$(( calls / 10 > 2000 ? calls / 10 : 2000 ))}"
 rss_limit_kb="${RSS_LIMIT_KB:-2048}"
 time_limit="${TIME_LIMIT:-900}"
 vector="${VECTOR:-valid-cluster}"
+memo_mib="${MEMO_MIB:-0}"
 connections=$(( concurrency >= 16 ? 4 : 1 ))
 streams=$(( concurrency / connections ))
 
@@ -55,7 +58,7 @@ length=$(stat -c %s "$request")
   cat "$request"
 } > "$work/body"
 
-"$bin" --insecure --debug --address 127.0.0.1:0 2> "$work/server.log" &
+"$bin" --insecure --debug --address 127.0.0.1:0 --answer-memo-size "$memo_mib" 2> "$work/server.log" &
 server_pid=$!
 for _ in $(seq 100); do
   grep -q '"serving"' "$work/server.log" && break
@@ -79,7 +82,7 @@ load() {
     { cat "$out" >&2; echo "soak: failed calls in the $2" >&2; exit 1; }
 }
 
-echo "soak: $calls calls at $concurrency in flight ($connections connections x $streams streams), $profile build, request $vector"
+echo "soak: $calls calls at $concurrency in flight ($connections connections x $streams streams), $profile build, request $vector, memo of answers ${memo_mib} MiB"
 echo "soak: start: VmRSS $(rss VmRSS) kB"
 load "$warmup" warm-up
 sleep 1
