@@ -23,10 +23,10 @@
 //! key given twice, a `Struct` that is not in the canonical form its hash reads, or bytes that
 //! do not parse. The caller then answers without a key, as if it had never seen the request.
 
-use super::structpb::{wire_content_hash, with_known_hashes, KnownHash};
+use super::structpb::{key, wire_content_hash, with_known_hashes, KnownHash, Reader};
 use super::v1::RunFunctionRequest;
 use prost::bytes::Bytes;
-use prost::encoding::{decode_varint, skip_field, DecodeContext, WireType};
+use prost::encoding::{skip_field, DecodeContext, WireType};
 use prost::{DecodeError, Message};
 use twox_hash::XxHash3_128;
 
@@ -82,10 +82,9 @@ const FIELD_MAP: u8 = 3;
 const ENTRY_VALUE: u8 = 4;
 const ENTRY_NO_VALUE: u8 = 5;
 
-/// A map entry's key field: field 1, length-delimited.
-const ENTRY_KEY_BYTE: u8 = 0x0a;
-/// A map entry's value field: field 2, length-delimited.
-const ENTRY_VALUE_BYTE: u8 = 0x12;
+/// A map entry's key field, field 1, and value field, field 2, both length-delimited.
+const ENTRY_KEY_BYTE: u8 = key(1, WireType::LengthDelimited);
+const ENTRY_VALUE_BYTE: u8 = key(2, WireType::LengthDelimited);
 
 /// The content key of a `RunFunctionRequest` given as its bytes; `None` where the walk cannot
 /// vouch that another request with this key decodes to the same message.
@@ -144,11 +143,12 @@ struct Walk<'n> {
 
 impl Walk<'_> {
     /// A message's fields, folded in order.
-    fn message(&mut self, mut bytes: &[u8], fields: &[(u32, Shape)]) -> Option<u128> {
+    fn message(&mut self, bytes: &[u8], fields: &[(u32, Shape)]) -> Option<u128> {
         let mut folded = XxHash3_128::new();
-        while !bytes.is_empty() {
-            let start = bytes;
-            let key = decode_varint(&mut bytes).ok()?;
+        let mut reader = Reader(bytes);
+        while !reader.0.is_empty() {
+            let start = reader.0;
+            let key = reader.varint()?;
             let (number, wire_type) = (u32::try_from(key >> 3).ok()?, key & 0x07);
             let shape = (wire_type == WireType::LengthDelimited as u64)
                 .then(|| fields.iter().find(|(n, _)| *n == number))
@@ -156,22 +156,22 @@ impl Walk<'_> {
             match shape {
                 None => {
                     let wire_type = WireType::try_from(wire_type).ok()?;
-                    skip_field(wire_type, number, &mut bytes, DecodeContext::default()).ok()?;
-                    let field = &start[..start.len() - bytes.len()];
+                    skip_field(wire_type, number, &mut reader.0, DecodeContext::default()).ok()?;
+                    let field = &start[..start.len() - reader.0.len()];
                     folded.write(&[FIELD_BYTES]);
                     folded.write(&(field.len() as u64).to_le_bytes());
                     folded.write(field);
                 }
                 Some((_, Shape::Map(value))) => {
-                    bytes = start;
-                    let (count, sum) = self.map_run(&mut bytes, key, value)?;
+                    reader.0 = start;
+                    let (count, sum) = self.map_run(&mut reader, key, value)?;
                     folded.write(&[FIELD_MAP]);
                     folded.write(&number.to_le_bytes());
                     folded.write(&count.to_le_bytes());
                     folded.write(&sum.to_le_bytes());
                 }
                 Some((_, shape)) => {
-                    let hash = self.nested(delimited(&mut bytes)?, shape)?;
+                    let hash = self.nested(reader.delimited()?, shape)?;
                     folded.write(&[FIELD_NESTED]);
                     folded.write(&number.to_le_bytes());
                     folded.write(&hash.to_le_bytes());
@@ -196,19 +196,18 @@ impl Walk<'_> {
         }
     }
 
-    /// A run of map entries, all with the field key `key`, at the start of `bytes`: their number
-    /// and the sum of their hashes, the run read off `bytes`; `None` if two of them share a key.
-    fn map_run(&mut self, bytes: &mut &[u8], key: u64, value: &Shape) -> Option<(u64, u128)> {
+    /// A run of map entries, all with the field key `key`, where `reader` is: their number and
+    /// the sum of their hashes, the run read; `None` if two of them share a key.
+    fn map_run(&mut self, reader: &mut Reader, key: u64, value: &Shape) -> Option<(u64, u128)> {
         let first_key = self.keys.len();
         let (mut count, mut sum) = (0u64, 0u128);
         loop {
-            let mut next = *bytes;
-            match decode_varint(&mut next) {
-                Ok(k) if k == key => {}
-                _ => break,
+            let mut next = Reader(reader.0);
+            if next.varint() != Some(key) {
+                break;
             }
-            let entry = delimited(&mut next)?;
-            *bytes = next;
+            let entry = next.delimited()?;
+            reader.0 = next.0;
             let (name, hash) = self.map_entry(entry, value)?;
             // A print of the key: two keys that share one count as repeated (the request then
             // has no key: slower, never wrong).
@@ -226,42 +225,29 @@ impl Walk<'_> {
     /// One map entry: its key field, then its value field or nothing. Its key's bytes and its
     /// hash.
     fn map_entry<'a>(&mut self, entry: &'a [u8], value: &Shape) -> Option<(&'a [u8], u128)> {
-        let mut rest = entry;
-        let (&first, after) = rest.split_first()?;
-        if first != ENTRY_KEY_BYTE {
+        let mut reader = Reader(entry);
+        if reader.byte()? != ENTRY_KEY_BYTE {
             return None;
         }
-        rest = after;
-        let name = delimited(&mut rest)?;
+        let name = reader.delimited()?;
         let mut hashed = XxHash3_128::new();
         hashed.write(&(name.len() as u64).to_le_bytes());
         hashed.write(name);
-        match rest.split_first() {
-            None => hashed.write(&[ENTRY_NO_VALUE]),
-            Some((&ENTRY_VALUE_BYTE, after)) => {
-                rest = after;
-                let value = self.nested(delimited(&mut rest)?, value)?;
-                if !rest.is_empty() {
-                    return None;
-                }
-                hashed.write(&[ENTRY_VALUE]);
-                hashed.write(&value.to_le_bytes());
-            }
-            Some(_) => return None,
+        if reader.0.is_empty() {
+            hashed.write(&[ENTRY_NO_VALUE]);
+            return Some((name, hashed.finish_128()));
         }
+        if reader.byte()? != ENTRY_VALUE_BYTE {
+            return None;
+        }
+        let value = self.nested(reader.delimited()?, value)?;
+        if !reader.0.is_empty() {
+            return None;
+        }
+        hashed.write(&[ENTRY_VALUE]);
+        hashed.write(&value.to_le_bytes());
         Some((name, hashed.finish_128()))
     }
-}
-
-/// A length-delimited field's bytes, read off `bytes`.
-fn delimited<'a>(bytes: &mut &'a [u8]) -> Option<&'a [u8]> {
-    let len = usize::try_from(decode_varint(bytes).ok()?).ok()?;
-    if len > bytes.len() {
-        return None;
-    }
-    let (field, rest) = bytes.split_at(len);
-    *bytes = rest;
-    Some(field)
 }
 
 #[cfg(test)]
@@ -365,13 +351,14 @@ mod tests {
     }
 
     /// `bytes` as Go might write them: every map's entries, at every level, in a random order.
-    fn go_order(mut bytes: &[u8], kind: Kind, seed: &mut u64) -> Vec<u8> {
+    fn go_order(bytes: &[u8], kind: Kind, seed: &mut u64) -> Vec<u8> {
         let mut out = Vec::new();
         let mut run: Vec<Vec<u8>> = Vec::new();
         let mut run_number = 0;
-        while !bytes.is_empty() {
-            let start = bytes;
-            let key = decode_varint(&mut bytes).unwrap();
+        let mut reader = Reader(bytes);
+        while !reader.0.is_empty() {
+            let start = reader.0;
+            let key = reader.varint().unwrap();
             let (number, wire_type) = ((key >> 3) as u32, key & 7);
             let shape = field(kind, number).filter(|_| wire_type == 2);
             if run_number != number || !matches!(shape, Some((_, true))) {
@@ -380,15 +367,15 @@ mod tests {
             match shape {
                 None => {
                     let wire_type = WireType::try_from(wire_type).unwrap();
-                    skip_field(wire_type, number, &mut bytes, DecodeContext::default()).unwrap();
-                    out.extend_from_slice(&start[..start.len() - bytes.len()]);
+                    skip_field(wire_type, number, &mut reader.0, DecodeContext::default()).unwrap();
+                    out.extend_from_slice(&start[..start.len() - reader.0.len()]);
                 }
                 Some((value, true)) => {
-                    let mut entry = delimited(&mut bytes).unwrap();
+                    let mut entry = Reader(reader.delimited().unwrap());
                     let mut rewritten = Vec::new();
-                    while !entry.is_empty() {
-                        let key = decode_varint(&mut entry).unwrap();
-                        let field = delimited(&mut entry).unwrap();
+                    while !entry.0.is_empty() {
+                        let key = entry.varint().unwrap();
+                        let field = entry.delimited().unwrap();
                         let field = match (key >> 3, value) {
                             (2, Kind::Opaque) | (1, _) => field.to_vec(),
                             _ => go_order(field, value, seed),
@@ -399,7 +386,7 @@ mod tests {
                     run_number = number;
                 }
                 Some((value, false)) => {
-                    let nested = go_order(delimited(&mut bytes).unwrap(), value, seed);
+                    let nested = go_order(reader.delimited().unwrap(), value, seed);
                     put_delimited(number, &nested, &mut out);
                 }
             }

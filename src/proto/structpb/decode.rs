@@ -10,7 +10,7 @@ use super::*;
 
 /// The direct decoder. It answers `None` for anything prost might refuse, and otherwise what
 /// prost would decode.
-pub(super) mod direct {
+pub(in crate::proto) mod direct {
     use super::*;
     use std::ops::RangeInclusive;
 
@@ -421,15 +421,15 @@ pub(super) mod direct {
         None
     }
 
-    /// The bytes not read yet.
-    pub(in crate::proto::structpb) struct Reader<'a>(pub(in crate::proto::structpb) &'a [u8]);
+    /// The bytes not read yet. `proto::request_key` reads a request with it too.
+    pub(in crate::proto) struct Reader<'a>(pub(in crate::proto) &'a [u8]);
 
     impl<'a> Reader<'a> {
         /// A varint. Inlined, as every key and length goes through it and nearly all are one
         /// byte; the lengths of 128 bytes to 16 KiB (descriptions, nested objects: a fifth of a
         /// live schema's entries) take two, read here too rather than in [`long_varint`].
         #[inline(always)]
-        pub(in crate::proto::structpb) fn varint(&mut self) -> Option<u64> {
+        pub(in crate::proto) fn varint(&mut self) -> Option<u64> {
             match *self.0 {
                 [byte, ..] if byte < 0x80 => {
                     self.0 = &self.0[1..];
@@ -473,7 +473,7 @@ pub(super) mod direct {
 
         /// One byte: a key of one byte is compared as it is (`hash`).
         #[inline(always)]
-        pub(in crate::proto::structpb) fn byte(&mut self) -> Option<u8> {
+        pub(in crate::proto) fn byte(&mut self) -> Option<u8> {
             let (&byte, rest) = self.0.split_first()?;
             self.0 = rest;
             Some(byte)
@@ -491,7 +491,7 @@ pub(super) mod direct {
 
         /// A length-delimited field's bytes.
         #[inline(always)]
-        pub(in crate::proto::structpb) fn delimited(&mut self) -> Option<&'a [u8]> {
+        pub(in crate::proto) fn delimited(&mut self) -> Option<&'a [u8]> {
             let len = usize::try_from(self.varint()?).ok()?;
             if len > self.0.len() {
                 return None;

@@ -41,7 +41,9 @@ mod tests;
 mod view_tests;
 mod write;
 
+pub(in crate::proto) use decode::direct::Reader;
 use decode::*;
+pub(in crate::proto) use write::key;
 use write::*;
 pub use write::{EncodedMembers, ListWriter, ObjectWriter};
 
@@ -181,7 +183,8 @@ impl Struct {
     /// before finds it by this hash and never needs its tree. `None`, with nothing read, where
     /// the walk cannot vouch that prost would decode the bytes to the object it hashed (see
     /// `hash`): the caller then decodes the message as any other Struct, so what is refused and
-    /// how stays prost's. From a `Bytes` buffer the bytes are not copied.
+    /// how stays prost's. From a `Bytes` buffer the bytes are not copied. Where the request's
+    /// key already walked these very bytes, the hash it made is taken ([`with_known_hashes`]).
     pub(crate) fn from_wire(buf: &mut impl Buf) -> Option<Struct> {
         // A Struct of a live schema sits less deep in a request than one of a resource, for
         // which `direct::DEPTH` is reckoned: never deeper than prost allows.
@@ -401,6 +404,11 @@ impl KnownHash {
         }
     }
 
+    /// Whether these are the hash of `fields`, where they are.
+    fn is_at(&self, fields: &[u8]) -> bool {
+        self.address == fields.as_ptr() as usize && self.len == fields.len()
+    }
+
     #[cfg(test)]
     pub(crate) fn hash(&self) -> u128 {
         self.hash
@@ -433,11 +441,7 @@ pub(crate) fn with_known_hashes<T>(known: Vec<KnownHash>, decode: impl FnOnce() 
 /// The hash of `fields` handed to the decoding under way, if they are at a place it knows.
 fn known_hash(fields: &[u8]) -> Option<u128> {
     let known = KNOWN_HASHES.take();
-    let place = KnownHash::of(fields, 0);
-    let hash = known
-        .iter()
-        .find(|k| k.address == place.address && k.len == place.len)
-        .map(|k| k.hash);
+    let hash = known.iter().find(|k| k.is_at(fields)).map(|k| k.hash);
     KNOWN_HASHES.set(known);
     hash
 }

@@ -37,7 +37,7 @@ pub(super) fn encoded(write: impl FnOnce(&mut Writer)) -> Box<[u8]> {
 }
 
 /// The key byte of a field: every field here has a number below 16, so one byte.
-pub(super) const fn key(tag: u32, wire_type: WireType) -> u8 {
+pub(in crate::proto) const fn key(tag: u32, wire_type: WireType) -> u8 {
     ((tag << 3) | wire_type as u32) as u8
 }
 
