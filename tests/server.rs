@@ -8,7 +8,7 @@ use function_artifactory::proto::v1::{RunFunctionRequest, RunFunctionResponse};
 use function_artifactory::proto::v1beta1::function_runner_service_client::FunctionRunnerServiceClient as V1beta1Client;
 use prost::Message;
 use std::time::Duration;
-use support::server::{insecure_channel, request, run_to_exit, tls_channel, Pki, Server};
+use support::server::{http_get, insecure_channel, request, run_to_exit, tls_channel, Pki, Server};
 use tonic::Code;
 use tonic_health::pb::health_check_response::ServingStatus;
 use tonic_health::pb::health_client::HealthClient;
@@ -498,12 +498,7 @@ async fn raw_exchange(server: &Server, body: Bytes) -> (String, String, Vec<u8>)
         return (status, message, Vec::new());
     }
     let mut body = response.into_body();
-    let mut received = Vec::new();
-    while let Some(chunk) = body.data().await {
-        let chunk = chunk.unwrap();
-        let _ = body.flow_control().release_capacity(chunk.len());
-        received.extend_from_slice(&chunk);
-    }
+    let received = support::server::read_h2_body(&mut body).await;
     let trailers = body.trailers().await.unwrap().expect("trailers");
     (
         text(&trailers, "grpc-status").expect("grpc-status"),
@@ -596,25 +591,6 @@ fn grpc_frame(message: &RunFunctionRequest) -> Bytes {
     frame.extend_from_slice(&u32::try_from(encoded.len()).unwrap().to_be_bytes());
     frame.extend_from_slice(&encoded);
     Bytes::from(frame)
-}
-
-/// GET `path` from the metrics listener over plain HTTP/1.1: the status code and the body.
-async fn http_get(address: &str, path: &str) -> (u16, String) {
-    use tokio::io::{AsyncReadExt, AsyncWriteExt};
-    let mut stream = tokio::net::TcpStream::connect(address).await.unwrap();
-    let head = format!("GET {path} HTTP/1.1\r\nHost: {address}\r\nConnection: close\r\n\r\n");
-    stream.write_all(head.as_bytes()).await.unwrap();
-    let mut text = String::new();
-    tokio::time::timeout(Duration::from_secs(5), stream.read_to_string(&mut text))
-        .await
-        .expect("an answer within 5 s")
-        .unwrap();
-    let status = text.split(' ').nth(1).unwrap().parse().unwrap();
-    let body = text
-        .split_once("\r\n\r\n")
-        .map_or("", |(_, b)| b)
-        .to_owned();
-    (status, body)
 }
 
 /// `/metrics` counts the calls as the SDKs' series and this function's own; `/readyz` is ready

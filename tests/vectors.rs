@@ -148,7 +148,7 @@ async fn the_server_answers_the_committed_bytes() {
         "function_artifactory_answer_lookups_total{{outcome=\"hit\"}} {}",
         vectors().len()
     );
-    let metrics = metrics_text(&server.metrics_address());
+    let (_, metrics) = support::server::http_get(&server.metrics_address(), "/metrics").await;
     assert!(metrics.contains(&hits), "{hits}\nnot in\n{metrics}");
     let committed: Value =
         serde_json::from_slice(&std::fs::read(dir().join("undecodable.json")).unwrap()).unwrap();
@@ -167,18 +167,6 @@ async fn the_server_answers_the_committed_bytes() {
             case["name"]
         );
     }
-}
-
-/// The server's `/metrics`, over HTTP/1.0.
-fn metrics_text(address: &str) -> String {
-    use std::io::{Read, Write};
-    let mut connection = std::net::TcpStream::connect(address).unwrap();
-    connection
-        .write_all(b"GET /metrics HTTP/1.0\r\n\r\n")
-        .unwrap();
-    let mut text = String::new();
-    connection.read_to_string(&mut text).unwrap();
-    text
 }
 
 /// One unary gRPC call over raw HTTP/2: grpc-status, grpc-message, and the response message bytes.

@@ -412,6 +412,25 @@ fn write(dir: &Path, name: &str, content: &str) {
     std::fs::write(dir.join(name), content).expect("write a certificate file");
 }
 
+/// GET `path` from the metrics listener over plain HTTP/1.1: the status code and the body.
+pub async fn http_get(address: &str, path: &str) -> (u16, String) {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let mut stream = tokio::net::TcpStream::connect(address).await.unwrap();
+    let head = format!("GET {path} HTTP/1.1\r\nHost: {address}\r\nConnection: close\r\n\r\n");
+    stream.write_all(head.as_bytes()).await.unwrap();
+    let mut text = String::new();
+    tokio::time::timeout(Duration::from_secs(5), stream.read_to_string(&mut text))
+        .await
+        .expect("an answer within 5 s")
+        .unwrap();
+    let status = text.split(' ').nth(1).unwrap().parse().unwrap();
+    let body = text
+        .split_once("\r\n\r\n")
+        .map_or("", |(_, b)| b)
+        .to_owned();
+    (status, body)
+}
+
 /// Reads a raw HTTP/2 response body to its end, giving its flow-control window back as it goes.
 pub async fn read_h2_body(body: &mut h2::RecvStream) -> Vec<u8> {
     let mut data = Vec::new();
