@@ -90,12 +90,15 @@ fn import_observes_first_unless_told_otherwise() {
         resources["a"]["metadata"]["annotations"]["crossplane.io/external-name"],
         "legacy-libs"
     );
+    // Its own policies wait until the provider has seen the repository: an import never
+    // creates (tests/adoption.rs has the takeover that follows).
     assert_eq!(
         resources["b"]["spec"]["managementPolicies"],
-        json!(["Observe", "Update"])
+        json!(["Observe"])
     );
     let status = status_repositories(&response);
     assert_eq!(status[0]["adopted"], true);
+    assert_eq!(status[1]["phase"], "adopted");
     assert_eq!(status[0]["deletion"], "Orphan");
     assert!(results(&response, Severity::Normal)[0].contains("adopting legacy-libs (local maven)"));
 }
@@ -136,7 +139,14 @@ fn effective_deletion_table_row_by_row() {
         if !deletion.is_null() {
             entry["deletionPolicy"] = deletion.clone();
         }
-        let status = status_repositories(&request(composite(spec(json!([entry])))).run());
+        // A repository this claim manages (no origin annotation: composed before the guard),
+        // so the entry's own policies render: a new one is created under the guard's.
+        let managed = live(LOCAL_MAVEN, "MavenRepository", "a", true);
+        let status = status_repositories(
+            &request(composite(spec(json!([entry]))))
+                .observed("a", managed)
+                .run(),
+        );
         assert_eq!(status[0]["deletion"], expected, "{policies} {deletion}");
     }
     for (policies, expected) in [
@@ -149,8 +159,17 @@ fn effective_deletion_table_row_by_row() {
         if !policies.is_null() {
             entry["managementPolicies"] = policies.clone();
         }
-        let status =
-            status_repositories(&request(namespaced_composite(spec(json!([entry])))).run());
+        let managed = live(
+            "local.artifactory.jfrog.m.crossplane.io/v1alpha1",
+            "MavenRepository",
+            "a",
+            true,
+        );
+        let status = status_repositories(
+            &request(namespaced_composite(spec(json!([entry]))))
+                .observed("a", managed)
+                .run(),
+        );
         assert_eq!(status[0]["deletion"], expected, "namespaced {policies}");
     }
 }

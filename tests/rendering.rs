@@ -94,9 +94,11 @@ fn team_spec() -> Value {
 
 #[test]
 fn a_team_claim_renders_keys_wiring_and_settings() {
+    // Everything at once (createGuard: false): the subject is what each resource says, not
+    // the phases a new claim goes through (tests/adoption.rs).
     let response = request(composite(team_spec()))
         .input(input(
-            json!({"artifactoryUrl": "https://artifactory.example.com/"}),
+            json!({"artifactoryUrl": "https://artifactory.example.com/", "createGuard": false}),
         ))
         .run();
     let resources = desired_resources(&response);
@@ -173,7 +175,7 @@ fn status_lists_every_repository_in_spec_order() {
         json!({
             "name": "libs-release", "key": "team1-libs-release", "rclass": "local", "packageType": "maven",
             "apiVersion": "local.artifactory.jfrog.crossplane.io/v1alpha1", "kind": "MavenRepository",
-            "ready": true, "synced": true, "deletion": "Delete", "adopted": false,
+            "ready": true, "synced": true, "deletion": "Delete", "adopted": false, "phase": "managed",
             "url": "https://artifactory.example.com/artifactory/team1-libs-release",
             // The spec has a projectKey and no projectEnvironments: one warning for the
             // composite, not one per entry (tests/drift.rs).
@@ -228,6 +230,10 @@ fn precedence_entry_over_spec_over_input() {
         ]
     });
     let defaults = json!({"defaults": {"providerConfigRef": {"name": "input"}, "deletionPolicy": "Orphan", "managementPolicies": ["*"]}});
+    // With the guard off, each entry's own policies render at once: the subject is where they
+    // come from (the guard's are in tests/adoption.rs).
+    let mut defaults = defaults;
+    defaults["createGuard"] = json!(false);
     let resources = desired_resources(&request(composite(spec)).input(input(defaults)).run());
     assert_eq!(resources["a"]["spec"]["providerConfigRef"]["name"], "entry");
     assert_eq!(resources["b"]["spec"]["providerConfigRef"]["name"], "input");

@@ -291,6 +291,20 @@ pub(super) struct InputSchema {
     /// Retire removed repositories in two steps, orphaning them first (default true).
     #[serde(default)]
     pub deletion_protection: Option<bool>,
+    /// Create new repositories with managementPolicies [Observe, Create] until the provider
+    /// shows the create succeeded, so that a key that already exists in Artifactory is held
+    /// (observed only) rather than taken over; it comes under the claim only with
+    /// import: true (default true). false renders every entry with its own policies at once:
+    /// an existing key is then updated with the claim's settings and deleted with the claim.
+    #[serde(default)]
+    pub create_guard: Option<bool>,
+    /// A pattern that every key given in an entry's key, or imported, must match: * stands
+    /// for any run of characters, and the placeholders {claimName}, {claimNamespace},
+    /// {namespace}, {xrName} and {projectKey} take the composite's values, such as
+    /// {claimNamespace}-* (default: any key).
+    #[serde(default)]
+    #[cfg_attr(feature = "codegen", schemars(length(min = 1)))]
+    pub allowed_keys: Option<String>,
     /// Render remote passwords as the provider's write-only fields (passwordWoSecretRef and
     /// passwordWoVersion, the Secret's resourceVersion) rather than passwordSecretRef
     /// (default false; cluster and namespaced provider APIs).
@@ -435,7 +449,8 @@ mod tests {
             "metadata": {"name": "x"}, "providerApi": "auto", "naming": {"format": "{name}"},
             "artifactoryUrl": "https://artifactory.example.com",
             "defaults": {"providerConfigRef": {"name": "default"}, "deletionPolicy": "Delete", "managementPolicies": ["*"]},
-            "deletionProtection": true, "writeOnlyPasswords": false, "ttl": "60s"
+            "deletionProtection": true, "createGuard": true, "allowedKeys": "{claimNamespace}-*",
+            "writeOnlyPasswords": false, "ttl": "60s"
         })
     }
 

@@ -16,6 +16,8 @@ use std::borrow::Cow;
 
 pub(crate) const EXTERNAL_NAME: &str = "crossplane.io/external-name";
 pub(crate) const PAUSED: &str = "crossplane.io/paused";
+/// How the repository came under the claim (`adoption::Origin`).
+pub(crate) const ORIGIN: &str = "artifactory.fn.crossplane.io/origin";
 
 /// Renders the managed resources of one call, one planned repository at a time.
 pub(crate) struct Composer<'a> {
@@ -57,7 +59,13 @@ impl<'a> Composer<'a> {
     /// Checked first, then written straight into its wire encoding: the response only needs
     /// the bytes, and a JSON tree built here would be walked once to encode it and once more
     /// to drop it. Members are written in key order, as the equivalent `Map` would encode.
-    pub(crate) fn compose(&mut self, p: &Planned, findings: &mut Findings) -> Struct {
+    /// `origin` is the value of the origin annotation ([`ORIGIN`]), where one is written.
+    pub(crate) fn compose(
+        &mut self,
+        p: &Planned,
+        origin: Option<&str>,
+        findings: &mut Findings,
+    ) -> Struct {
         let for_provider_path = p.entry.at_field("forProvider");
         let for_provider = for_provider(
             p,
@@ -81,7 +89,7 @@ impl<'a> Composer<'a> {
         let resource = Struct::write(|resource| {
             resource.string("apiVersion", &p.kind.api_version);
             resource.string("kind", &p.kind.kind);
-            resource.object("metadata", |metadata| write_metadata(p, metadata));
+            resource.object("metadata", |metadata| write_metadata(p, origin, metadata));
             resource.object("spec", |spec| {
                 write_spec(p, &for_provider, shared_reference, spec)
             });
@@ -140,9 +148,12 @@ impl<'a> Composer<'a> {
     }
 }
 
-/// `metadata`: annotations, then labels.
-fn write_metadata(p: &Planned, metadata: &mut ObjectWriter) {
+/// `metadata`: annotations, then labels, each in key order.
+fn write_metadata(p: &Planned, origin: Option<&str>, metadata: &mut ObjectWriter) {
     metadata.object("annotations", |annotations| {
+        if let Some(origin) = origin {
+            annotations.string(ORIGIN, origin);
+        }
         annotations.string(EXTERNAL_NAME, &p.key);
         if p.entry.paused {
             annotations.string(PAUSED, "true");

@@ -3,6 +3,7 @@
 //! becomes a warning (in the entry's status when it is about one entry) and a
 //! Warning result.
 
+use crate::core::adoption::Phase;
 use crate::core::catalog::{catalog, package_family, Rclass};
 use crate::core::input::Input;
 use crate::core::observed::Observed;
@@ -209,7 +210,7 @@ fn dropped_message(
     let reasons: Vec<String> = dropped
         .iter()
         .map(|key| match planned.iter().zip(live).find(|(m, _)| m.key == *key) {
-            Some((m, observed)) if status::readiness(observed.as_ref()) != Ready::True => format!(
+            Some((m, observed)) if status::readiness(observed.as_ref(), &Phase::Managed) != Ready::True => format!(
                 "\"{key}\" (entry {}) was not ready, and Artifactory leaves out a member that does not exist: the provider adds it at a later update once it is ready, nothing to do unless it stays unready",
                 m.name
             ),

@@ -5,10 +5,12 @@
 //! as a copy of the request's desired state and context, and this function
 //! adds only the resources and status it owns.
 
+use crate::core::adoption;
 use crate::core::catalog::live::{self, LiveSchema, LiveSchemas};
 use crate::core::catalog::{catalog, ProviderApi, Rclass};
 use crate::core::compose::Composer;
 use crate::core::composite::{self, CompositeMeta, CompositeSpec};
+use crate::core::consequences;
 use crate::core::credentials;
 use crate::core::drift;
 use crate::core::input::{read_input, ApiChoice, Input, SettingsAt};
@@ -19,13 +21,14 @@ use crate::core::problems::{some_of, Category, Findings};
 use crate::core::size::ResponseSize;
 use crate::core::sorted;
 use crate::core::status;
+use crate::core::takeover;
 use crate::core::wiring;
 use crate::proto::v1::{
-    Capability, Condition, Requirements, Resource, ResourceSelector, ResponseMeta,
+    Capability, Condition, Ready, Requirements, Resource, ResourceSelector, ResponseMeta,
     Result as FnResult, RunFunctionRequest, RunFunctionResponse, Severity, State,
     Status as ConditionStatus, Target,
 };
-use crate::proto::{ObjectView, Struct};
+use crate::proto::{ObjectView, Struct, View};
 use std::cell::OnceCell;
 use std::collections::{BTreeMap, BTreeSet, HashSet};
 
@@ -101,6 +104,17 @@ fn run(
             lifecycle::check_immutable(p, live, renamed_by_project_key, findings);
         }
     }
+    // What the previous call said, for results about changes, and the phases a key went
+    // through: a new key is created, never taken over (docs/design.md, "Adoption").
+    let previous = status::PreviousStatus::read(composite);
+    let mut adoptions = adoption::adopt(
+        &mut planned,
+        &live,
+        &adoption::Context {
+            guard: input.create_guard,
+            previous: previous.phases(),
+        },
+    );
     let schema_kinds = advertises(request, Capability::RequiredSchemas)
         .then(|| schema_kinds(&ctx, &planned, &auto_kinds));
     if let Some(kinds) = &schema_kinds {
@@ -154,14 +168,18 @@ fn run(
     let mut composer = Composer::new(&input, spec.project_key).with_live(&schemas);
     let mut size = ResponseSize::of(&response);
     let mut resources: Vec<Struct> = Vec::with_capacity(planned.len());
-    for p in &planned {
-        let resource = composer.compose(p, findings);
+    for (p, adoption) in planned.iter().zip(&adoptions) {
+        let origin = adoption.origin.map(adoption::Origin::as_str);
+        let resource = composer.compose(p, origin, findings);
         if size.add(p.name, &resource) {
             resources.push(resource);
         }
     }
     size.check(findings);
     check_name_collisions(request, &planned, findings);
+    if !findings.has_problems() {
+        consequences::check_replacements(&planned, &resources, &live, findings);
+    }
     if findings.has_problems() {
         return fatal(request, response, findings);
     }
@@ -171,11 +189,22 @@ fn run(
     let retirements = lifecycle::retire(observed, &planned, input.deletion_protection);
     let moves = lifecycle::moves(&retirements, &planned);
     let held_back: HashSet<&str> = moves.iter().map(|m| m.to).collect();
+    for (p, adoption) in planned.iter().zip(adoptions.iter_mut()) {
+        if held_back.contains(p.name) {
+            adoption.phase = adoption::Phase::Waiting(adoption::Wait::Moving);
+        }
+    }
+    let previews = takeover_previews(&planned, &resources, &live, &adoptions);
+    let consequential = consequences::consequences(&planned, &resources, &live, &adoptions);
     let desired = response.desired.get_or_insert_with(State::default);
-    for ((p, resource), live) in planned.iter().zip(resources).zip(&live) {
-        // A moved key is handed over once the old resource is gone.
-        if !held_back.contains(p.name) {
-            insert_desired(desired, p.name, resource, live.as_ref());
+    for (((p, resource), live), adoption) in
+        planned.iter().zip(resources).zip(&live).zip(&adoptions)
+    {
+        // A moved key is handed over once the old resource is gone; a new virtual waits for
+        // its members.
+        if !adoption.phase.is_waiting() {
+            let ready = status::readiness(live.as_ref(), &adoption.phase);
+            insert_desired(desired, p.name, resource, ready);
         }
     }
     for retirement in &retirements {
@@ -185,19 +214,17 @@ fn run(
             ..
         } = retirement
         {
+            let live = observed_resource(request, name).map(Observed::read);
             insert_desired(
                 desired,
                 name,
                 Struct::from_value(resource.clone()),
-                observed_resource(request, name)
-                    .map(Observed::read)
-                    .as_ref(),
+                status::readiness(live.as_ref(), &adoption::Phase::Managed),
             );
         }
     }
 
     // Readiness, status, conditions, and results for what changed.
-    let previous = status::PreviousStatus::read(composite);
     let leaks: Vec<bool> = live
         .iter()
         .map(|l| l.as_ref().is_some_and(lifecycle::leak_suspected))
@@ -208,20 +235,24 @@ fn run(
     let report = status::Report {
         planned: &planned,
         live: &live,
+        adoptions: &adoptions,
         leaks: &leaks,
         retirements: &retirements,
-        held_back: &held_back,
+        previews: &previews,
         input: &input,
         findings,
     };
     status::set_composite_status(desired, &report);
     response
         .conditions
-        .push(status::repositories_condition(&planned, &live));
+        .push(status::repositories_condition(&report));
     response
         .results
         .extend(status::change_results(&report, &previous));
     response.results.extend(moves.iter().map(move_result));
+    response
+        .results
+        .extend(consequential_result(&consequential));
     response.results.extend(input_warnings);
     response.results.extend(drift_results);
     if size.near_limit() {
@@ -233,6 +264,40 @@ fn run(
     }
     findings.rendered = Some((api, planned.len()));
     response
+}
+
+/// What taking over each repository that is only observed (adopted, held, or taken over at
+/// this call) would change, within the composite's bound on listed changes.
+fn takeover_previews(
+    planned: &[Planned],
+    resources: &[Struct],
+    live: &[Option<Observed>],
+    adoptions: &[adoption::Adoption],
+) -> Vec<Option<takeover::Preview>> {
+    let mut budget = takeover::PER_COMPOSITE;
+    planned
+        .iter()
+        .zip(resources)
+        .zip(live)
+        .zip(adoptions)
+        .map(|(((p, resource), live), adoption)| {
+            let shows = matches!(
+                adoption.phase,
+                adoption::Phase::Adopted { verified: true }
+                    | adoption::Phase::TakingOver
+                    | adoption::Phase::Held(
+                        adoption::Hold::Existed | adoption::Hold::CreateRefused(_)
+                    )
+            );
+            let live = live.as_ref().filter(|_| shows)?;
+            let for_provider = resource
+                .view()
+                .get("spec")
+                .and_then(|spec| spec.get("forProvider"))
+                .and_then(View::as_object);
+            takeover::preview(p, for_provider, live, &mut budget)
+        })
+        .collect()
 }
 
 /// Whether the request lacks an answer to something this call asks for: a schema (by its kind,
@@ -269,6 +334,24 @@ fn move_result(m: &lifecycle::Move) -> FnResult {
     }
 }
 
+/// One Warning for every consequential change this answer makes (docs/design.md, "Lifecycle").
+fn consequential_result(lines: &[String]) -> Option<FnResult> {
+    const SHOWN: usize = 20;
+    if lines.is_empty() {
+        return None;
+    }
+    let mut message = lines[..lines.len().min(SHOWN)].join("; ");
+    if lines.len() > SHOWN {
+        message.push_str(&format!("; and {} more", lines.len() - SHOWN));
+    }
+    Some(FnResult {
+        severity: Severity::Warning as i32,
+        message,
+        reason: Some("ConsequentialChange".to_owned()),
+        target: Some(Target::CompositeAndClaim as i32),
+    })
+}
+
 /// Warnings about the whole call (the input's, such as a provider release the catalog has
 /// not got) have no repository status to go to: each is a Warning result.
 fn composite_warnings(findings: &Findings) -> impl Iterator<Item = FnResult> + '_ {
@@ -284,12 +367,12 @@ fn composite_warnings(findings: &Findings) -> impl Iterator<Item = FnResult> + '
         })
 }
 
-fn insert_desired(desired: &mut State, name: &str, resource: Struct, live: Option<&Observed>) {
+fn insert_desired(desired: &mut State, name: &str, resource: Struct, ready: Ready) {
     desired.resources.insert(
         name.to_owned(),
         Resource {
             resource: Some(resource),
-            ready: status::readiness(live) as i32,
+            ready: ready as i32,
             ..Resource::default()
         },
     );

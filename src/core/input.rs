@@ -101,6 +101,12 @@ pub(crate) struct Input {
     pub artifactory_url: Option<String>,
     pub defaults: Defaults,
     pub deletion_protection: bool,
+    /// Create new repositories without taking over a key that exists (docs/design.md,
+    /// "Adoption"); false renders every entry with its own policies at once.
+    pub create_guard: bool,
+    /// The pattern that keys given in `key` or imported must match, with the claim's
+    /// placeholders, where the input sets one.
+    pub allowed_keys: Option<String>,
     /// Remote passwords as the provider's write-only fields (`passwordWoSecretRef`
     /// and `passwordWoVersion`), not `passwordSecretRef`.
     pub write_only_passwords: bool,
@@ -118,6 +124,8 @@ impl Default for Input {
             artifactory_url: None,
             defaults: Defaults::default(),
             deletion_protection: true,
+            create_guard: true,
+            allowed_keys: None,
             write_only_passwords: false,
             ttl: Duration::from_secs(DEFAULT_TTL_SECONDS),
         }
@@ -168,6 +176,12 @@ pub(crate) fn read_input(
     }
     if let Some(protection) = reader.bool("deletionProtection") {
         input.deletion_protection = protection;
+    }
+    if let Some(guard) = reader.bool("createGuard") {
+        input.create_guard = guard;
+    }
+    if let Some(pattern) = reader.string("allowedKeys") {
+        input.allowed_keys = read_allowed_keys(pattern, &mut reader);
     }
     if let Some(write_only) = reader.bool("writeOnlyPasswords") {
         input.write_only_passwords = write_only;
@@ -294,6 +308,21 @@ fn read_naming(value: View, at: SettingsAt, findings: &mut Findings) -> Option<S
     let format = reader.string("format").map(str::to_owned);
     reader.finish();
     format
+}
+
+/// `allowedKeys`: a key pattern where `*` stands for any run of characters, with the claim's
+/// placeholders; an empty one would allow no key at all.
+fn read_allowed_keys(pattern: &str, reader: &mut ObjectReader) -> Option<String> {
+    if !pattern.trim().is_empty() {
+        return Some(pattern.to_owned());
+    }
+    let path = reader.path_of("allowedKeys");
+    reader.problem(
+        path,
+        "an empty pattern would allow no key",
+        "leave allowedKeys out to allow any key, or write a pattern such as \"{claimNamespace}-*\"",
+    );
+    None
 }
 
 fn read_artifactory_url(url: &str, reader: &mut ObjectReader) -> Option<String> {

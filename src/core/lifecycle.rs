@@ -309,7 +309,7 @@ fn live_policies(live: &Observed) -> Option<Vec<String>> {
 }
 
 /// What deleting the live resource would do now.
-fn live_deletion(live: &Observed) -> Deletion {
+pub(crate) fn live_deletion(live: &Observed) -> Deletion {
     let deletion_policy = match live
         .spec
         .and_then(|s| s.get("deletionPolicy"))

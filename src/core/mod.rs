@@ -17,9 +17,11 @@
 //!   claim's author sees;
 //! - [`function`]: the call, from request to response.
 
+pub(crate) mod adoption;
 pub mod catalog;
 pub(crate) mod compose;
 pub(crate) mod composite;
+pub(crate) mod consequences;
 pub(crate) mod credentials;
 pub(crate) mod drift;
 pub(crate) mod function;
@@ -35,6 +37,7 @@ pub(crate) mod reader;
 pub(crate) mod size;
 pub(crate) mod sorted;
 pub(crate) mod status;
+pub(crate) mod takeover;
 pub mod time;
 pub(crate) mod validation;
 pub(crate) mod wiring;

@@ -6,7 +6,7 @@
 //! (`proto::Resource`), where a member is found by scanning its object, so each object on the
 //! way to what is read is scanned once here, and the answers are kept.
 
-use crate::core::compose::{EXTERNAL_NAME, PAUSED};
+use crate::core::compose::{EXTERNAL_NAME, ORIGIN, PAUSED};
 use crate::core::keys::KEY_LABEL;
 use crate::proto::{ObjectView, View};
 
@@ -34,6 +34,10 @@ pub(crate) struct Observed<'a> {
     pub ready: Option<Condition<'a>>,
     /// The `Synced` condition.
     pub synced: Option<Condition<'a>>,
+    /// upjet's `LastAsyncOperation`: the outcome of the last asynchronous Terraform apply.
+    pub last_async_operation: Option<Condition<'a>>,
+    /// upjet's `AsyncOperation`: False with reason `Ongoing` while an apply runs.
+    pub async_operation: Option<Condition<'a>>,
 }
 
 /// The annotations of a managed resource the function reads, where they are strings.
@@ -44,6 +48,8 @@ pub(crate) struct Annotations<'a> {
     pub create_succeeded: Option<&'a str>,
     pub create_failed: Option<&'a str>,
     pub paused: Option<&'a str>,
+    /// [`ORIGIN`].
+    pub origin: Option<&'a str>,
 }
 
 /// A condition of `status.conditions`: what the function reads of it.
@@ -51,6 +57,7 @@ pub(crate) struct Annotations<'a> {
 pub(crate) struct Condition<'a> {
     pub status: Option<&'a str>,
     pub reason: Option<&'a str>,
+    pub message: Option<&'a str>,
     /// `observedGeneration`, where it is given (an integer or not).
     pub observed_generation: Option<View<'a>>,
 }
@@ -73,7 +80,7 @@ impl<'a> Observed<'a> {
             None => [None; 4],
         };
         let status = status.and_then(View::as_object);
-        let (ready, synced) = conditions(status);
+        let conditions = Conditions::read(status);
         Observed {
             spec: spec.and_then(View::as_object),
             api_version: api_version.and_then(View::as_str).unwrap_or_default(),
@@ -88,9 +95,22 @@ impl<'a> Observed<'a> {
                 .and_then(|labels| labels.get(KEY_LABEL))
                 .and_then(View::as_str),
             status,
-            ready,
-            synced,
+            ready: conditions.ready,
+            synced: conditions.synced,
+            last_async_operation: conditions.last_async_operation,
+            async_operation: conditions.async_operation,
         }
+    }
+
+    /// `status.atProvider`: what the provider last read of the repository.
+    pub(crate) fn at_provider(&self) -> Option<ObjectView<'a>> {
+        self.status?.get("atProvider")?.as_object()
+    }
+
+    /// `spec.managementPolicies` as written (absent: the provider's default `["*"]`).
+    pub(crate) fn management_policies(&self) -> Option<Vec<&'a str>> {
+        let list = self.spec?.get("managementPolicies")?.as_list()?;
+        Some(list.iter().filter_map(View::as_str).collect())
     }
 
     /// The key the managed resource points at: its external name, or, as the provider does
@@ -106,43 +126,61 @@ impl<'a> Observed<'a> {
 }
 
 fn read_annotations(annotations: ObjectView<'_>) -> Annotations<'_> {
-    let [external_name, create_pending, create_succeeded, create_failed, paused] = annotations
-        .get_all([
-            EXTERNAL_NAME,
-            CREATE_PENDING,
-            CREATE_SUCCEEDED,
-            CREATE_FAILED,
-            PAUSED,
-        ])
-        .map(|value| value.and_then(View::as_str));
+    let [external_name, create_pending, create_succeeded, create_failed, paused, origin] =
+        annotations
+            .get_all([
+                EXTERNAL_NAME,
+                CREATE_PENDING,
+                CREATE_SUCCEEDED,
+                CREATE_FAILED,
+                PAUSED,
+                ORIGIN,
+            ])
+            .map(|value| value.and_then(View::as_str));
     Annotations {
         external_name,
         create_pending,
         create_succeeded,
         create_failed,
         paused,
+        origin,
     }
 }
 
-/// The `Ready` and `Synced` conditions of `status.conditions`, the first of each type.
-fn conditions(status: Option<ObjectView<'_>>) -> (Option<Condition<'_>>, Option<Condition<'_>>) {
-    let (mut ready, mut synced) = (None, None);
-    let conditions = status
-        .and_then(|status| status.get("conditions"))
-        .and_then(View::as_list);
-    for condition in conditions.into_iter().flatten().filter_map(View::as_object) {
-        let [type_, status, reason, observed_generation] =
-            condition.get_all(["type", "status", "reason", "observedGeneration"]);
-        let read = || Condition {
-            status: status.and_then(View::as_str),
-            reason: reason.and_then(View::as_str),
-            observed_generation,
-        };
-        match type_.and_then(View::as_str) {
-            Some("Ready") if ready.is_none() => ready = Some(read()),
-            Some("Synced") if synced.is_none() => synced = Some(read()),
-            _ => {}
+/// The conditions of `status.conditions` the function reads, the first of each type.
+#[derive(Default)]
+struct Conditions<'a> {
+    ready: Option<Condition<'a>>,
+    synced: Option<Condition<'a>>,
+    last_async_operation: Option<Condition<'a>>,
+    async_operation: Option<Condition<'a>>,
+}
+
+impl<'a> Conditions<'a> {
+    fn read(status: Option<ObjectView<'a>>) -> Conditions<'a> {
+        let mut found = Conditions::default();
+        let conditions = status
+            .and_then(|status| status.get("conditions"))
+            .and_then(View::as_list);
+        for condition in conditions.into_iter().flatten().filter_map(View::as_object) {
+            let [type_, status, reason, message, observed_generation] =
+                condition.get_all(["type", "status", "reason", "message", "observedGeneration"]);
+            let slot = match type_.and_then(View::as_str) {
+                Some("Ready") => &mut found.ready,
+                Some("Synced") => &mut found.synced,
+                Some("LastAsyncOperation") => &mut found.last_async_operation,
+                Some("AsyncOperation") => &mut found.async_operation,
+                _ => continue,
+            };
+            if slot.is_none() {
+                *slot = Some(Condition {
+                    status: status.and_then(View::as_str),
+                    reason: reason.and_then(View::as_str),
+                    message: message.and_then(View::as_str),
+                    observed_generation,
+                });
+            }
         }
+        found
     }
-    (ready, synced)
 }

@@ -72,6 +72,13 @@ pub(crate) fn plan<'a>(ctx: &Context<'a>, findings: &mut Findings) -> Vec<Planne
             .filter_map(|entry| plan_entry(ctx, entry, template.as_ref(), findings)),
     );
     keys::check_unique_keys(planned.iter().map(|p| (p.entry, p.key.as_str())), findings);
+    keys::check_allowed_keys(
+        planned.iter().map(|p| (p.entry, p.key.as_str())),
+        ctx.input,
+        ctx.meta,
+        project_key,
+        findings,
+    );
     planned
 }
 

@@ -1,0 +1,512 @@
+//! Adoption by intent (docs/design.md, "Adoption"): a key that already names a repository in
+//! Artifactory comes under a claim only through `import: true`.
+//!
+//! The provider names a repository by its key alone, in the external name, which the function
+//! always sets: so the provider cannot tell "create this" from "take this over", and a plain
+//! entry whose key exists would be observed as existing, updated with the claim's settings and
+//! deleted with the claim. The function keeps that from happening with the management
+//! policies, which crossplane-runtime honours before it calls the provider
+//! (`pkg/reconciler/managed/policies.go`, `ManagementPoliciesResolver`):
+//!
+//! - a new entry is rendered with `["Observe", "Create"]`, one of the sets
+//!   `defaultSupportedManagementPolicies` accepts: a free key is created; a taken key is only
+//!   observed (no `Update`, no `LateInitialize`, and `ShouldDelete` is false, so deleting the
+//!   resource orphans it);
+//! - once the observed resource shows that a create of ours succeeded, the entry gets its own
+//!   policies;
+//! - a key that existed, or whose create Artifactory refused because it exists, is held at
+//!   `["Observe"]` until the claim imports it on purpose.
+//!
+//! What the observed resource shows, as the provider writes it:
+//!
+//! - crossplane-runtime's managed reconciler (`pkg/reconciler/managed/reconciler.go`) writes
+//!   `crossplane.io/external-create-pending` before it calls `Create`, and
+//!   `crossplane.io/external-create-succeeded` or `-failed` after; when `Observe` finds the
+//!   repository it never calls `Create`, so neither annotation is written;
+//! - upjet's Terraform clients set `Ready` True (reason `Available`) whenever `Observe` finds the
+//!   repository (`pkg/controller/external_tfpluginfw.go`, `external_tfpluginsdk.go`);
+//! - upjet's asynchronous clients (`external_async_tfpluginfw.go`) return from `Create` at once,
+//!   so `-succeeded` is written before Terraform has applied anything; the apply's outcome comes
+//!   later in the `LastAsyncOperation` condition (`pkg/resource/conditions.go`: False with reason
+//!   `ApplyFailure` and the message "async create failed: …" quoting Terraform's diagnostics),
+//!   and `AsyncOperation` is False with reason `Ongoing` while it runs;
+//! - Artifactory refuses to create a key that exists, whatever its case, with 400 "Case
+//!   insensitive repository key already exists";
+//! - an observe-only resource whose repository does not exist gets `Synced` False with
+//!   "observe failed: external resource does not exist" (reconciler.go,
+//!   `errExternalResourceNotExist`), and a provider started without management policies
+//!   refuses every other set with "`spec.managementPolicies` is set to a non-default value but
+//!   the feature is not enabled" (policies.go, `errFmtManagementPolicyNonDefault`).
+
+use crate::core::catalog::Rclass;
+use crate::core::observed::{Condition, Observed};
+use crate::core::plan::Planned;
+use crate::core::policy;
+use std::borrow::Cow;
+use std::collections::HashMap;
+
+/// The policies of a new entry until its create is confirmed: create a free key, only observe
+/// a taken one.
+pub(crate) const GUARD_POLICIES: [&str; 2] = ["Observe", "Create"];
+/// The policies of a held or imported entry.
+pub(crate) const OBSERVE_ONLY: [&str; 1] = ["Observe"];
+
+/// How a repository came under this claim: written on the managed resource
+/// (`observed::ORIGIN`), so that the next call knows without asking the composite's status.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Origin {
+    /// Rendered to create its key; the create is not confirmed yet.
+    Creating,
+    /// A create of ours succeeded.
+    Created,
+    /// The key belonged to a repository outside this claim: held.
+    Taken,
+    /// Adopted with `import: true`.
+    Imported,
+    /// Handed over from another composed resource of this composite (docs/design.md, "A move").
+    Moved,
+}
+
+impl Origin {
+    pub(crate) fn as_str(self) -> &'static str {
+        match self {
+            Origin::Creating => "creating",
+            Origin::Created => "created",
+            Origin::Taken => "taken",
+            Origin::Imported => "imported",
+            Origin::Moved => "moved",
+        }
+    }
+
+    fn parse(text: &str) -> Option<Origin> {
+        Some(match text {
+            "creating" => Origin::Creating,
+            "created" => Origin::Created,
+            "taken" => Origin::Taken,
+            "imported" => Origin::Imported,
+            "moved" => Origin::Moved,
+            _ => return None,
+        })
+    }
+}
+
+/// Where an entry stands between the claim and the repository its key names
+/// (docs/lifecycle.md, "Phases").
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) enum Phase {
+    /// Rendered to create the key: `["Observe", "Create"]` (or the entry's own policies, with
+    /// `createGuard: false`).
+    Creating,
+    /// The provider shows a create of ours succeeded: the entry's own policies from this call.
+    Created,
+    /// The key is taken outside this claim, or an import cannot go on: observed only.
+    Held(Hold),
+    /// Imported, observed only; `verified` once the provider has observed the repository.
+    Adopted { verified: bool },
+    /// Adopted, and given wider policies at this call.
+    TakingOver,
+    /// Managed with the entry's own policies.
+    Managed,
+    /// Not rendered yet.
+    Waiting(Wait),
+}
+
+/// Why an entry is held.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) enum Hold {
+    /// The repository existed before this claim asked for its key.
+    Existed,
+    /// Artifactory refused the create: the key exists, perhaps in another case. The provider's
+    /// message.
+    CreateRefused(String),
+    /// `import: true` for a key Artifactory does not have: the provider's message.
+    ImportMissing(String),
+    /// The imported repository's package type is not the entry's.
+    ImportMismatch { live: String },
+    /// A virtual lists an entry that is held.
+    Member { name: String },
+}
+
+/// Why an entry is not rendered yet.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) enum Wait {
+    /// Its key moves to it from another composed resource, which is released first.
+    Moving,
+    /// A new virtual waits until this claim has created or adopted these members.
+    Members(Vec<String>),
+    /// A new virtual would aggregate these held entries.
+    HeldMembers(Vec<String>),
+}
+
+impl Phase {
+    /// The phase's name in `status.repositories[].phase`.
+    pub(crate) fn as_str(&self) -> &'static str {
+        match self {
+            Phase::Creating => "creating",
+            Phase::Created => "created",
+            Phase::Held(_) => "held",
+            Phase::Adopted { .. } => "adopted",
+            Phase::TakingOver => "takingOver",
+            Phase::Managed => "managed",
+            Phase::Waiting(Wait::Moving) => "moving",
+            Phase::Waiting(_) => "waiting",
+        }
+    }
+
+    /// Whether the entry's resource is left out of the desired state.
+    pub(crate) fn is_waiting(&self) -> bool {
+        matches!(self, Phase::Waiting(_))
+    }
+
+    fn is_held(&self) -> bool {
+        matches!(self, Phase::Held(_))
+    }
+
+    /// Whether this claim holds the repository: created by it, adopted and seen, or managed.
+    fn is_ours(&self) -> bool {
+        matches!(
+            self,
+            Phase::Created | Phase::Managed | Phase::TakingOver | Phase::Adopted { verified: true }
+        )
+    }
+}
+
+/// What the adoption decided for one entry.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct Adoption {
+    pub phase: Phase,
+    /// The origin annotation to write; `None` writes none (a resource composed before the
+    /// guard, or rendered with `createGuard: false`).
+    pub origin: Option<Origin>,
+    /// The provider refuses non-default management policies: its message.
+    pub policies_disabled: Option<String>,
+}
+
+/// What the adoption reads besides the plan.
+pub(crate) struct Context<'a> {
+    /// `createGuard` of the input.
+    pub guard: bool,
+    /// The phase each entry had at the previous call (`status.repositories[].phase`), by name.
+    pub previous: &'a HashMap<String, String>,
+}
+
+/// Decides every entry's phase, then sets the management policies it is rendered with (and the
+/// deletion that follows) in `planned`.
+pub(crate) fn adopt(
+    planned: &mut [Planned],
+    live: &[Option<Observed>],
+    ctx: &Context,
+) -> Vec<Adoption> {
+    let mut adoptions: Vec<Adoption> = planned
+        .iter()
+        .zip(live)
+        .map(|(p, live)| decide(p, live.as_ref(), ctx))
+        .collect();
+    if ctx.guard {
+        hold_virtuals(planned, live, &mut adoptions);
+    }
+    for (p, adoption) in planned.iter_mut().zip(&adoptions) {
+        apply(p, adoption);
+    }
+    adoptions
+}
+
+fn decide(p: &Planned, live: Option<&Observed>, ctx: &Context) -> Adoption {
+    let disabled = live.and_then(policies_disabled).map(str::to_owned);
+    let adoption = |phase: Phase, origin: Option<Origin>| Adoption {
+        phase,
+        origin,
+        policies_disabled: disabled.clone(),
+    };
+    if p.entry.import {
+        return adoption(import_phase(p, live), Some(Origin::Imported));
+    }
+    let origin = live
+        .and_then(|l| l.annotations.origin)
+        .and_then(Origin::parse);
+    let Some(live) = live else {
+        let moved_here = ctx.previous.get(p.name).map(String::as_str)
+            == Some(Phase::Waiting(Wait::Moving).as_str());
+        return match (moved_here, ctx.guard) {
+            (true, _) => adoption(Phase::Managed, Some(Origin::Moved)),
+            (false, true) => adoption(Phase::Creating, Some(Origin::Creating)),
+            (false, false) => adoption(Phase::Creating, None),
+        };
+    };
+    match origin {
+        // Import removed once adopted: taking over, not a taken key.
+        Some(Origin::Imported) if only_observes(live) => {
+            adoption(Phase::TakingOver, Some(Origin::Imported))
+        }
+        Some(Origin::Imported) => adoption(Phase::Managed, Some(Origin::Imported)),
+        Some(Origin::Taken) if ctx.guard => {
+            adoption(Phase::Held(Hold::Existed), Some(Origin::Taken))
+        }
+        Some(Origin::Creating) if ctx.guard => match create_outcome(live) {
+            Outcome::Confirmed => adoption(Phase::Created, Some(Origin::Created)),
+            Outcome::Existed => adoption(Phase::Held(Hold::Existed), Some(Origin::Taken)),
+            Outcome::Refused(message) => adoption(
+                Phase::Held(Hold::CreateRefused(message.to_owned())),
+                Some(Origin::Taken),
+            ),
+            Outcome::Pending => adoption(Phase::Creating, Some(Origin::Creating)),
+        },
+        // A resource composed before the guard, or with the guard off: left as it is.
+        Some(Origin::Taken | Origin::Creating) | None => adoption(Phase::Managed, None),
+        Some(origin @ (Origin::Created | Origin::Moved)) => adoption(Phase::Managed, Some(origin)),
+    }
+}
+
+/// An import: observe only until the provider has seen the repository, and held when it
+/// cannot be, or is not what the entry says.
+fn import_phase(p: &Planned, live: Option<&Observed>) -> Phase {
+    let Some(live) = live else {
+        return Phase::Adopted { verified: false };
+    };
+    if let Some(message) = missing_message(live) {
+        return Phase::Held(Hold::ImportMissing(message.to_owned()));
+    }
+    if let Some(found) = live_package_type(live) {
+        if !same_package_type(found, &p.kind.package_type) {
+            return Phase::Held(Hold::ImportMismatch {
+                live: found.to_owned(),
+            });
+        }
+    }
+    let verified = exists(live);
+    if verified && wider_than_observe(p.management_policies.as_deref()) {
+        return if only_observes(live) {
+            Phase::TakingOver
+        } else {
+            Phase::Managed
+        };
+    }
+    Phase::Adopted { verified }
+}
+
+/// A live resource whose package type the provider reports (virtual and federated kinds carry
+/// `atProvider.packageType`; local and remote kinds do not, and are "not verified").
+pub(crate) fn live_package_type<'a>(live: &Observed<'a>) -> Option<&'a str> {
+    live.at_provider()?.get("packageType")?.as_str()
+}
+
+/// The catalog names package types as the provider's kinds do (`dockerv2`, `terraformmodule`);
+/// Artifactory as its repositories do (`docker`, `terraform`).
+fn same_package_type(live: &str, planned: &str) -> bool {
+    let artifactory = match planned {
+        "dockerv1" | "dockerv2" => "docker",
+        "terraformmodule" | "terraformprovider" => "terraform",
+        other => other,
+    };
+    live.eq_ignore_ascii_case(artifactory) || live.eq_ignore_ascii_case(planned)
+}
+
+enum Outcome<'a> {
+    /// A create of ours succeeded and the provider observes the repository.
+    Confirmed,
+    /// The provider observes the repository and never created it.
+    Existed,
+    /// Artifactory refused the create because the key exists: the provider's message.
+    Refused(&'a str),
+    /// Not known yet.
+    Pending,
+}
+
+fn create_outcome<'a>(live: &Observed<'a>) -> Outcome<'a> {
+    if let Some(message) = key_taken_message(live) {
+        return Outcome::Refused(message);
+    }
+    let annotations = live.annotations;
+    let ready = exists(live);
+    let never_created = annotations.create_pending.is_none()
+        && annotations.create_succeeded.is_none()
+        && annotations.create_failed.is_none();
+    if ready && never_created {
+        return Outcome::Existed;
+    }
+    let succeeded = annotations.create_succeeded.is_some()
+        && later_or_equal(annotations.create_succeeded, annotations.create_failed);
+    let apply_done = !live.last_async_operation.is_some_and(|c| c.is("False"))
+        && !live
+            .async_operation
+            .is_some_and(|c| c.is("False") && c.reason == Some("Ongoing"));
+    if ready && succeeded && apply_done {
+        Outcome::Confirmed
+    } else {
+        Outcome::Pending
+    }
+}
+
+/// Whether `a` is at least as late as `b` (RFC 3339 times; an absent `b` is earlier).
+fn later_or_equal(a: Option<&str>, b: Option<&str>) -> bool {
+    let time = |t: Option<&str>| t.and_then(crate::core::time::parse_rfc3339);
+    match (time(a), time(b)) {
+        (_, None) => true,
+        (Some(a), Some(b)) => a >= b,
+        (None, Some(_)) => false,
+    }
+}
+
+/// The provider observes the repository: upjet sets `Ready` True when `Observe` finds it.
+pub(crate) fn exists(live: &Observed) -> bool {
+    live.ready.is_some_and(|c| c.is("True"))
+}
+
+/// A create refused because Artifactory has the key: the failed apply's message
+/// (`LastAsyncOperation`), or the failed create's (`Synced`, for a synchronous client).
+fn key_taken_message<'a>(live: &Observed<'a>) -> Option<&'a str> {
+    [live.last_async_operation, live.synced]
+        .into_iter()
+        .flatten()
+        .filter(|c| c.is("False"))
+        .filter_map(|c| c.message)
+        .find(|m| contains_ignoring_case(m, "already exists"))
+}
+
+/// An import of a key Artifactory does not have: crossplane-runtime's observe-only error.
+fn missing_message<'a>(live: &Observed<'a>) -> Option<&'a str> {
+    failing_with(live.synced, "external resource does not exist")
+}
+
+/// A provider whose management policies are turned off.
+fn policies_disabled<'a>(live: &Observed<'a>) -> Option<&'a str> {
+    failing_with(
+        live.synced,
+        "is set to a non-default value but the feature is not enabled",
+    )
+}
+
+fn failing_with<'a>(condition: Option<Condition<'a>>, words: &str) -> Option<&'a str> {
+    let condition = condition.filter(|c| c.is("False"))?;
+    condition.message.filter(|m| m.contains(words))
+}
+
+fn contains_ignoring_case(text: &str, words: &str) -> bool {
+    text.to_ascii_lowercase().contains(words)
+}
+
+/// The live resource's policies are `["Observe"]`: it observes and nothing more.
+fn only_observes(live: &Observed) -> bool {
+    live.management_policies()
+        .is_some_and(|policies| policies == OBSERVE_ONLY)
+}
+
+/// Policies that do more than observe (`None` is the provider's default, `*`).
+fn wider_than_observe(policies: Option<&[String]>) -> bool {
+    policies.is_none_or(|p| p.iter().any(|x| x != "Observe"))
+}
+
+/// A virtual aggregates its members: one that lists a held entry is held too (or, new, not
+/// made at all), and a new one waits until each member from the claim is one this claim
+/// created or adopted, so that it never aggregates a repository nobody chose to adopt.
+fn hold_virtuals(planned: &[Planned], live: &[Option<Observed>], adoptions: &mut [Adoption]) {
+    let by_name: HashMap<&str, usize> = planned
+        .iter()
+        .enumerate()
+        .map(|(i, p)| (p.name, i))
+        .collect();
+    // A virtual may list virtuals: settle in passes, each a walk of the members; a pass changes
+    // at least one entry or ends, so there are at most as many passes as entries.
+    for _ in 0..planned.len() {
+        let mut changed = false;
+        for (i, p) in planned.iter().enumerate() {
+            if p.kind.rclass != Rclass::Virtual || adoptions[i].phase.is_held() {
+                continue;
+            }
+            let members = member_names(p).filter_map(|name| Some((name, *by_name.get(name)?)));
+            let (mut held, mut pending) = (Vec::new(), Vec::new());
+            for (name, member) in members {
+                let phase = &adoptions[member].phase;
+                if phase.is_held() {
+                    held.push(name.to_owned());
+                } else if !phase.is_ours() {
+                    pending.push(name.to_owned());
+                }
+            }
+            let phase = match (live[i].is_some(), held.first()) {
+                (true, Some(first)) => Phase::Held(Hold::Member {
+                    name: first.clone(),
+                }),
+                (false, Some(_)) => Phase::Waiting(Wait::HeldMembers(held)),
+                (false, None) if !pending.is_empty() => Phase::Waiting(Wait::Members(pending)),
+                _ => continue,
+            };
+            if adoptions[i].phase != phase {
+                adoptions[i].phase = phase;
+                changed = true;
+            }
+        }
+        if !changed {
+            break;
+        }
+    }
+}
+
+/// The entries a virtual names: its members and its default deployment repository.
+fn member_names<'a>(p: &Planned<'a>) -> impl Iterator<Item = &'a str> + 'a {
+    let entry = p.entry;
+    entry
+        .repositories
+        .iter()
+        .flatten()
+        .copied()
+        .chain(entry.default_deployment_repo)
+}
+
+/// The management policies the phase renders, and the deletion they give.
+fn apply(p: &mut Planned, adoption: &Adoption) {
+    let policies: Option<Cow<[String]>> = match &adoption.phase {
+        Phase::Creating if adoption.origin.is_some() => {
+            let creates = p
+                .management_policies
+                .as_deref()
+                .is_none_or(|own| own.iter().any(|x| x == "*" || x == "Create"));
+            Some(Cow::Owned(if creates {
+                owned(&GUARD_POLICIES)
+            } else {
+                owned(&OBSERVE_ONLY)
+            }))
+        }
+        Phase::Held(_) | Phase::Adopted { .. } => Some(Cow::Owned(owned(&OBSERVE_ONLY))),
+        // The entry's own policies, as planned.
+        _ => return,
+    };
+    p.management_policies = policies;
+    p.deletion = policy::effective_deletion(
+        p.kind.api,
+        p.management_policies.as_deref(),
+        p.deletion_policy,
+    );
+}
+
+fn owned(policies: &[&str]) -> Vec<String> {
+    policies.iter().map(|&p| p.to_owned()).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn package_types_compare_across_the_catalog_and_artifactory() {
+        assert!(same_package_type("docker", "dockerv2"));
+        assert!(same_package_type("terraform", "terraformmodule"));
+        assert!(same_package_type("maven", "maven"));
+        assert!(!same_package_type("npm", "maven"));
+        assert!(!same_package_type("helm", "helmoci"));
+    }
+
+    #[test]
+    fn origins_read_back_what_they_write() {
+        for origin in [
+            Origin::Creating,
+            Origin::Created,
+            Origin::Taken,
+            Origin::Imported,
+            Origin::Moved,
+        ] {
+            assert_eq!(Origin::parse(origin.as_str()), Some(origin));
+        }
+        assert_eq!(Origin::parse("adopted"), None);
+    }
+}

@@ -1,0 +1,195 @@
+//! Consequential changes (docs/design.md, "Lifecycle"): what this call's answer changes about a
+//! live repository that a claim's author should hear of before it happens, and the changes the
+//! provider could only make by replacing the repository, which are refused like a key change.
+//!
+//! Each is found by comparing what is rendered with the observed managed resource, so it is
+//! said at the call whose answer makes the change and not again: at the next call the managed
+//! resource carries it.
+
+use crate::core::adoption::{Adoption, Phase};
+use crate::core::catalog::Rclass;
+use crate::core::lifecycle::live_deletion;
+use crate::core::observed::Observed;
+use crate::core::plan::Planned;
+use crate::core::policy::Deletion;
+use crate::core::problems::{Category, Findings};
+use crate::proto::{ObjectView, Struct, View};
+use serde_json::Value;
+
+/// Fields whose change the Terraform provider plans as a replacement (delete and create, which
+/// for a repository deletes its artifacts; upjet refuses such a plan, "diff contains fields that
+/// require resource replacement"): by class, package type and field, from the provider's
+/// schemas (jfrog/terraform-provider-artifactory,
+/// `pkg/artifactory/resource/repository/remote/resource_artifactory_remote_helm_repository.go`:
+/// `external_dependencies_patterns` is `ForceNew`). The key itself is one too, refused by
+/// `lifecycle::check_immutable`.
+const FORCES_REPLACEMENT: [(Rclass, &str, &str); 1] =
+    [(Rclass::Remote, "helm", "externalDependenciesPatterns")];
+
+/// The spec the answer renders for one entry, read back from its bytes.
+fn rendered_spec(resource: &Struct) -> Option<ObjectView<'_>> {
+    resource.view().get("spec")?.as_object()
+}
+
+fn field<'a>(spec: Option<ObjectView<'a>>, name: &str) -> Option<View<'a>> {
+    spec?.get("forProvider")?.get(name)
+}
+
+/// Whether the rendered policies let the provider write to the repository.
+fn updates(p: &Planned) -> bool {
+    p.management_policies
+        .as_deref()
+        .is_none_or(|policies| policies.iter().any(|x| x == "*" || x == "Update"))
+}
+
+/// A change of a field that forces replacement is refused: the provider would refuse to apply
+/// it, and a replacement would delete the repository's artifacts.
+pub(crate) fn check_replacements(
+    planned: &[Planned],
+    resources: &[Struct],
+    live: &[Option<Observed>],
+    findings: &mut Findings,
+) {
+    for ((p, resource), live) in planned.iter().zip(resources).zip(live) {
+        let Some(live) = live else { continue };
+        if !updates(p) {
+            continue;
+        }
+        let spec = rendered_spec(resource);
+        for (_, _, name) in FORCES_REPLACEMENT
+            .iter()
+            .filter(|(rclass, package_type, _)| {
+                *rclass == p.kind.rclass && *package_type == p.kind.package_type
+            })
+        {
+            let was = live.for_provider(name).map(View::to_value);
+            let now = field(spec, name).map(|v| v.to_value());
+            if was.is_some() && was != now {
+                findings.problem(
+                    Category::UnsafeChange,
+                    p.entry.field_path(&format!("forProvider.{name}")),
+                    Some(p.entry.index),
+                    format!(
+                        "{}: changing {name} of a live {} {} repository replaces the repository in Artifactory (the Terraform provider deletes and creates it, with its artifacts), which the provider refuses to apply: it is {} and the spec now gives {}",
+                        p.entry.label(),
+                        p.kind.rclass,
+                        p.kind.package_type,
+                        show(was.as_ref()),
+                        show(now.as_ref())
+                    ),
+                    format!("keep {name} as it is; to change it on purpose, add a new entry (with a new name and key) with the new value, move the artifacts, and remove this entry, which is then retired safely"),
+                );
+            }
+        }
+    }
+}
+
+/// One line per live repository whose deletion, provider config, project or members this
+/// answer changes; empty when none.
+pub(crate) fn consequences(
+    planned: &[Planned],
+    resources: &[Struct],
+    live: &[Option<Observed>],
+    adoptions: &[Adoption],
+) -> Vec<String> {
+    let mut lines = Vec::new();
+    for (((p, resource), live), adoption) in planned.iter().zip(resources).zip(live).zip(adoptions)
+    {
+        let Some(live) = live else { continue };
+        if adoption.phase.is_waiting() {
+            continue;
+        }
+        let entry = format!("repository {} (key {})", p.name, p.key);
+        let spec = rendered_spec(resource);
+        if live_deletion(live) == Deletion::Orphan && p.deletion == Deletion::Delete {
+            lines.push(format!("{entry}: deleting the entry or the claim now deletes the repository and its artifacts (its deletion turns from Orphan to Delete)"));
+        }
+        if let Some(line) = provider_config_change(&entry, live, spec) {
+            lines.push(line);
+        }
+        if !updates(p) || matches!(adoption.phase, Phase::Held(_)) {
+            continue;
+        }
+        if let Some(line) = project_key_change(&entry, live, spec) {
+            lines.push(line);
+        }
+        if p.kind.rclass == Rclass::Virtual {
+            if let Some(line) = lost_members(&entry, live, p) {
+                lines.push(line);
+            }
+        }
+    }
+    lines
+}
+
+fn provider_config_change(
+    entry: &str,
+    live: &Observed,
+    spec: Option<ObjectView>,
+) -> Option<String> {
+    let name = |spec: Option<ObjectView>| {
+        spec?
+            .get("providerConfigRef")?
+            .get("name")
+            .and_then(View::as_str)
+            .map(str::to_owned)
+    };
+    let (was, now) = (name(live.spec)?, name(spec));
+    if Some(&was) == now.as_ref() {
+        return None;
+    }
+    Some(format!(
+        "{entry}: its providerConfigRef changes from \"{was}\" to {}: the provider reaches the repository with other credentials, perhaps on another Artifactory, where the key may name another repository",
+        now.map_or_else(|| "none (the provider's default)".to_owned(), |n| format!("\"{n}\""))
+    ))
+}
+
+fn project_key_change(entry: &str, live: &Observed, spec: Option<ObjectView>) -> Option<String> {
+    let was = non_empty(live.for_provider("projectKey"));
+    let now = non_empty(field(spec, "projectKey"));
+    match (was, now) {
+        (None, Some(now)) => Some(format!(
+            "{entry}: it is assigned to the JFrog project \"{now}\" (projectKey added): the project's members gain access to it"
+        )),
+        (Some(was), None) => Some(format!(
+            "{entry}: it is taken out of the JFrog project \"{was}\" (projectKey removed): the project's members lose the access the project gave them"
+        )),
+        (Some(was), Some(now)) if was != now => Some(format!(
+            "{entry}: projectKey changes from \"{was}\" to \"{now}\", which the provider does not apply (it assigns a repository to a project, or unassigns it, but does not move it between two): remove projectKey first, then set the new one"
+        )),
+        _ => None,
+    }
+}
+
+fn non_empty(value: Option<View<'_>>) -> Option<&str> {
+    value.and_then(View::as_str).filter(|s| !s.is_empty())
+}
+
+/// Members the virtual aggregates live (`atProvider`, else the live spec) that the answer
+/// drops.
+fn lost_members(entry: &str, live: &Observed, p: &Planned) -> Option<String> {
+    let members = live
+        .at_provider()
+        .and_then(|at| at.get("repositories"))
+        .or_else(|| live.for_provider("repositories"))?
+        .as_list()?;
+    let lost: Vec<&str> = members
+        .iter()
+        .filter_map(View::as_str)
+        .filter(|key| !p.member_keys.iter().any(|m| m == key))
+        .collect();
+    if lost.is_empty() {
+        return None;
+    }
+    Some(format!(
+        "{entry}: the virtual stops aggregating {}, which it aggregates now: clients resolving through it no longer see their artifacts",
+        lost.iter()
+            .map(|k| format!("\"{k}\""))
+            .collect::<Vec<_>>()
+            .join(", ")
+    ))
+}
+
+fn show(value: Option<&Value>) -> String {
+    value.map_or_else(|| "unset".to_owned(), Value::to_string)
+}

@@ -1,0 +1,231 @@
+//! The takeover preview (docs/design.md, "Adoption"): what taking over an observed repository
+//! would change in Artifactory, field by field, before anyone widens its policies.
+//!
+//! upjet writes what the provider read of the repository into `status.atProvider`, under the
+//! names of `spec.forProvider` (with `id`, and `packageType` for virtual and federated kinds).
+//! A takeover changes every field the claim sets to another value, and every field the claim
+//! leaves out whose live value is not the Terraform provider's default: upjet hands Terraform
+//! the claim's fields only, and the Terraform provider plans an omitted field with a default
+//! back to that default.
+
+use crate::core::catalog::Rclass;
+use crate::core::observed::Observed;
+use crate::core::plan::Planned;
+use crate::proto::{ObjectView, View};
+use serde_json::{json, Value};
+
+/// Changes listed per repository; the rest are counted.
+pub(crate) const PER_REPOSITORY: usize = 16;
+/// Changes listed per composite, all repositories together; the rest are counted.
+pub(crate) const PER_COMPOSITE: usize = 256;
+/// A value longer than this is cut in the preview.
+const VALUE_CHARS: usize = 120;
+
+/// One field a takeover would change.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct Change {
+    /// `spec.forProvider.<field>`.
+    pub path: String,
+    /// The live value as JSON text, or a description.
+    pub live: String,
+    /// The value the takeover writes, as JSON text, or a description.
+    pub claim: String,
+}
+
+/// What taking one repository over would change.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub(crate) struct Preview {
+    /// The changes listed, in field order.
+    pub changes: Vec<Change>,
+    /// How many more were found than are listed.
+    pub omitted: usize,
+}
+
+impl Preview {
+    /// Every change found, listed or not.
+    pub(crate) fn total(&self) -> usize {
+        self.changes.len() + self.omitted
+    }
+}
+
+/// The fields each class of repository gets a default for when the claim leaves them out, with
+/// that default, from the Terraform provider's schemas (jfrog/terraform-provider-artifactory):
+/// `pkg/artifactory/resource/repository/repository.go` (`BaseAttributes`, every class) and
+/// `local/local.go` (`LocalAttributes`, local and federated). Fields without a static default
+/// (computed from the package type, or kept as Artifactory has them) are not previewed when
+/// left out.
+fn defaults(rclass: Rclass) -> &'static [(&'static str, DefaultValue)] {
+    use DefaultValue::{False, Text};
+    const BASE: [(&str, DefaultValue); 5] = [
+        ("description", Text("")),
+        ("excludesPattern", Text("")),
+        ("includesPattern", Text("**/*")),
+        ("notes", Text("")),
+        ("projectKey", Text("")),
+    ];
+    const LOCAL: [(&str, DefaultValue); 10] = [
+        ("archiveBrowsingEnabled", False),
+        ("blackedOut", False),
+        ("description", Text("")),
+        ("downloadDirect", False),
+        ("excludesPattern", Text("")),
+        ("includesPattern", Text("**/*")),
+        ("notes", Text("")),
+        ("priorityResolution", False),
+        ("projectKey", Text("")),
+        ("xrayIndex", False),
+    ];
+    match rclass {
+        Rclass::Local | Rclass::Federated => &LOCAL,
+        Rclass::Remote | Rclass::Virtual => &BASE,
+    }
+}
+
+#[derive(Debug, Clone, Copy)]
+enum DefaultValue {
+    Text(&'static str),
+    False,
+}
+
+impl DefaultValue {
+    fn to_value(self) -> Value {
+        match self {
+            DefaultValue::Text(text) => json!(text),
+            DefaultValue::False => json!(false),
+        }
+    }
+}
+
+/// Fields that hold or name credentials: described, never quoted.
+fn is_credential(field: &str) -> bool {
+    let lower = field.to_ascii_lowercase();
+    ["password", "secret", "token", "certificate"]
+        .iter()
+        .any(|word| lower.contains(word))
+}
+
+/// Lists whose order means nothing to Artifactory: compared as sets.
+fn is_unordered(field: &str) -> bool {
+    matches!(field, "propertySets" | "projectEnvironments")
+}
+
+/// What taking `live` over with the rendered `for_provider` would change; `None` while the
+/// provider has not read the repository (`status.atProvider` absent).
+///
+/// `budget` is what the composite may still list; it is taken from.
+pub(crate) fn preview(
+    p: &Planned,
+    for_provider: Option<ObjectView>,
+    live: &Observed,
+    budget: &mut usize,
+) -> Option<Preview> {
+    let at_provider = live.at_provider()?;
+    let mut preview = Preview::default();
+    let mut record = |change: Change| {
+        if preview.changes.len() < PER_REPOSITORY && *budget > 0 {
+            *budget -= 1;
+            preview.changes.push(change);
+        } else {
+            preview.omitted += 1;
+        }
+    };
+    let claimed: Vec<(&str, View)> = for_provider.into_iter().flatten().collect();
+    // Fields the claim sets, then those it leaves out that would go back to a default; each
+    // list is in field order, as the resource writes them.
+    for (field, value) in &claimed {
+        if let Some(change) = claimed_change(field, *value, at_provider.get(field)) {
+            record(change);
+        }
+    }
+    for (field, default) in defaults(p.kind.rclass) {
+        if claimed.iter().any(|(name, _)| name == field) {
+            continue;
+        }
+        let Some(live_value) = at_provider.get(field) else {
+            continue;
+        };
+        let default = default.to_value();
+        if !same(&live_value.to_value(), &default, field) {
+            record(Change {
+                path: path(field),
+                live: text(&live_value.to_value()),
+                claim: format!("{} (left out: the provider's default)", text(&default)),
+            });
+        }
+    }
+    Some(preview)
+}
+
+/// The change a claimed field makes, if any.
+fn claimed_change(field: &str, claimed: View, live: Option<View>) -> Option<Change> {
+    if is_credential(field) {
+        return Some(Change {
+            path: path(field),
+            live: "not readable: Artifactory does not return credentials".to_owned(),
+            claim: "set from the Secret the claim references".to_owned(),
+        });
+    }
+    let claimed = claimed.to_value();
+    let live = live.map(|v| v.to_value());
+    if live
+        .as_ref()
+        .is_some_and(|live| same(live, &claimed, field))
+    {
+        return None;
+    }
+    Some(Change {
+        path: path(field),
+        live: live.as_ref().map_or_else(|| "unset".to_owned(), text),
+        claim: text(&claimed),
+    })
+}
+
+fn path(field: &str) -> String {
+    format!("spec.forProvider.{field}")
+}
+
+/// Equal as Artifactory sees them: numbers by value, unordered lists as sets.
+fn same(a: &Value, b: &Value, field: &str) -> bool {
+    match (a, b) {
+        (Value::Number(x), Value::Number(y)) => x.as_f64() == y.as_f64(),
+        (Value::Array(x), Value::Array(y)) if is_unordered(field) => {
+            x.len() == y.len() && x.iter().all(|item| y.contains(item))
+        }
+        _ => a == b,
+    }
+}
+
+/// A value as JSON text, cut to [`VALUE_CHARS`] characters.
+fn text(value: &Value) -> String {
+    let full = value.to_string();
+    match full.char_indices().nth(VALUE_CHARS) {
+        Some((end, _)) => format!("{}…", &full[..end]),
+        None => full,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn lists_of_sets_compare_without_order_and_numbers_by_value() {
+        assert!(same(&json!(["a", "b"]), &json!(["b", "a"]), "propertySets"));
+        assert!(!same(
+            &json!(["a", "b"]),
+            &json!(["b", "a"]),
+            "repositories"
+        ));
+        assert!(same(
+            &json!(7200),
+            &json!(7200.0),
+            "retrievalCachePeriodSeconds"
+        ));
+    }
+
+    #[test]
+    fn long_values_are_cut() {
+        let long = json!("x".repeat(500));
+        assert_eq!(text(&long).chars().count(), VALUE_CHARS + 1);
+    }
+}
