@@ -59,11 +59,14 @@ impl<'a> Composer<'a> {
     /// Checked first, then written straight into its wire encoding: the response only needs
     /// the bytes, and a JSON tree built here would be walked once to encode it and once more
     /// to drop it. Members are written in key order, as the equivalent `Map` would encode.
-    /// `origin` is the value of the origin annotation ([`ORIGIN`]), where one is written.
+    /// `origin` is the value of the origin annotation ([`ORIGIN`]), where one is written;
+    /// `at_provider` what the provider last read of the repository, for fixes that name the
+    /// live value.
     pub(crate) fn compose(
         &mut self,
         p: &Planned,
         origin: Option<&str>,
+        at_provider: Option<ObjectView>,
         findings: &mut Findings,
     ) -> Struct {
         let for_provider_path = p.entry.at_field("forProvider");
@@ -80,7 +83,7 @@ impl<'a> Composer<'a> {
         // A kind the cluster does not serve is reported once for all its entries (by the
         // caller); checking its fields would only add to that.
         if live.is_none() {
-            check_for_provider(p, &for_provider, findings);
+            check_for_provider(p, &for_provider, at_provider, findings);
             if let Some(reference) = &p.provider_config_ref {
                 self.check_provider_config_ref(p, reference, findings);
             }
@@ -98,7 +101,7 @@ impl<'a> Composer<'a> {
             check_live(p, &for_provider, schema, findings);
         }
         if !matches!(live, Some(LiveSchema::NotServed)) {
-            check_remote_url(p, &for_provider, findings);
+            check_remote_url(p, &for_provider, at_provider, findings);
         }
         resource
     }
@@ -406,7 +409,12 @@ fn merge_typed<'p>(
 }
 
 /// Schema of each field, then the fields the CRD's CEL rules require.
-fn check_for_provider(p: &Planned, fields: &Fields, findings: &mut Findings) {
+fn check_for_provider(
+    p: &Planned,
+    fields: &Fields,
+    at_provider: Option<ObjectView>,
+    findings: &mut Findings,
+) {
     let catalog = catalog();
     let Some(node_id) = catalog.for_provider(p.kind) else {
         return;
@@ -459,7 +467,7 @@ fn check_for_provider(p: &Planned, fields: &Fields, findings: &mut Findings) {
     if creates_or_updates(p.management_policies.as_deref()) {
         for required in &p.kind.required_when_managed {
             if !fields.contains(required) {
-                report_required(p, required, findings);
+                report_required(p, required, at_provider, findings);
             }
         }
     }
@@ -544,14 +552,19 @@ fn claim_path(p: &Planned, fields: &Fields, path: &str) -> String {
 /// A remote repository proxies its `url`: the provider cannot create one without it, whatever
 /// the CRD's rules say (the npm, ansible and huggingfaceml remotes have no rule for it). Where
 /// the kind's rules require it, the check of those rules has reported it already.
-fn check_remote_url(p: &Planned, fields: &Fields, findings: &mut Findings) {
+fn check_remote_url(
+    p: &Planned,
+    fields: &Fields,
+    at_provider: Option<ObjectView>,
+    findings: &mut Findings,
+) {
     let ruled = p.kind.required_when_managed.iter().any(|f| f == "url");
     if p.kind.rclass == Rclass::Remote
         && !ruled
         && !fields.contains("url")
         && creates_or_updates(p.management_policies.as_deref())
     {
-        report_required(p, "url", findings);
+        report_required(p, "url", at_provider, findings);
     }
 }
 
@@ -563,8 +576,35 @@ fn creates_or_updates(policies: Option<&[String]>) -> bool {
     })
 }
 
-fn report_required(p: &Planned, field: &str, findings: &mut Findings) {
+/// A field the provider requires is missing; where the provider has read the repository (an
+/// import being taken over), the fix names the value it has.
+fn report_required(
+    p: &Planned,
+    field: &str,
+    at_provider: Option<ObjectView>,
+    findings: &mut Findings,
+) {
     let entry = p.entry;
+    if let Some(live) = at_provider.and_then(|at| at.get(field)) {
+        let value = live.to_value();
+        let claim_field = if field == "url" {
+            entry.field_path("url")
+        } else {
+            entry.field_path(&format!("forProvider.{field}"))
+        };
+        findings.problem(
+            Category::InvalidProviderFields,
+            claim_field,
+            Some(entry.index),
+            format!(
+                "{}: {} requires spec.forProvider.{field} while it may create or update the repository",
+                entry.label(),
+                p.kind.kind
+            ),
+            format!("set it to {value}, the value the repository has in Artifactory (status.atProvider.{field}), so that taking it over keeps it"),
+        );
+        return;
+    }
     let (path, fix) = match field {
         "url" => (entry.field_path("url"), "set url to the upstream URL, such as https://repo1.maven.org/maven2".to_owned()),
         "member" => (

@@ -101,7 +101,13 @@ pub(crate) fn consequences(
         }
         let entry = format!("repository {} (key {})", p.name, p.key);
         let spec = rendered_spec(resource);
-        if live_deletion(live) == Deletion::Orphan && p.deletion == Deletion::Delete {
+        // A repository this claim just created leaves the guard's Orphan for its own policies,
+        // as its entry asked: that is the plan, not news.
+        let leaves_guard = adoption.phase == Phase::Created;
+        if !leaves_guard
+            && live_deletion(live) == Deletion::Orphan
+            && p.deletion == Deletion::Delete
+        {
             lines.push(format!("{entry}: deleting the entry or the claim now deletes the repository and its artifacts (its deletion turns from Orphan to Delete)"));
         }
         if let Some(line) = provider_config_change(&entry, live, spec) {
@@ -110,7 +116,8 @@ pub(crate) fn consequences(
         if !updates(p) || matches!(adoption.phase, Phase::Held(_)) {
             continue;
         }
-        if let Some(line) = project_key_change(&entry, live, spec) {
+        let taking_over = adoption.phase == Phase::TakingOver;
+        if let Some(line) = project_key_change(&entry, live, spec, taking_over) {
             lines.push(line);
         }
         if p.kind.rclass == Rclass::Virtual {
@@ -144,8 +151,19 @@ fn provider_config_change(
     ))
 }
 
-fn project_key_change(entry: &str, live: &Observed, spec: Option<ObjectView>) -> Option<String> {
-    let was = non_empty(live.for_provider("projectKey"));
+/// `taking_over`: the live project is what the provider read (`atProvider`), since the
+/// managed resource's spec holds only what the import rendered.
+fn project_key_change(
+    entry: &str,
+    live: &Observed,
+    spec: Option<ObjectView>,
+    taking_over: bool,
+) -> Option<String> {
+    let live_value = match live.at_provider() {
+        Some(at) if taking_over => at.get("projectKey"),
+        _ => live.for_provider("projectKey"),
+    };
+    let was = non_empty(live_value);
     let now = non_empty(field(spec, "projectKey"));
     match (was, now) {
         (None, Some(now)) => Some(format!(

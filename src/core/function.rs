@@ -168,9 +168,10 @@ fn run(
     let mut composer = Composer::new(&input, spec.project_key).with_live(&schemas);
     let mut size = ResponseSize::of(&response);
     let mut resources: Vec<Struct> = Vec::with_capacity(planned.len());
-    for (p, adoption) in planned.iter().zip(&adoptions) {
+    for ((p, adoption), live) in planned.iter().zip(&adoptions).zip(&live) {
         let origin = adoption.origin.map(adoption::Origin::as_str);
-        let resource = composer.compose(p, origin, findings);
+        let at_provider = live.as_ref().and_then(Observed::at_provider);
+        let resource = composer.compose(p, origin, at_provider, findings);
         if size.add(p.name, &resource) {
             resources.push(resource);
         }

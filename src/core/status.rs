@@ -1,6 +1,6 @@
 //! Readiness, composite status and conditions (docs/design.md, "Status and results").
 
-use crate::core::adoption::{Adoption, Hold, Origin, Phase, Wait};
+use crate::core::adoption::{self, Adoption, Hold, Origin, Phase, Wait};
 use crate::core::catalog::Rclass;
 use crate::core::input::Input;
 use crate::core::lifecycle::Retirement;
@@ -63,6 +63,9 @@ fn write_repository_status(item: &mut ObjectWriter, of: &Item, input: &Input) {
     );
     item.string("apiVersion", &p.kind.api_version);
     item.string("deletion", p.deletion.as_str());
+    if let Some(identity) = import_identity(adoption, observed) {
+        item.string("identity", identity);
+    }
     item.string("key", &p.key);
     item.string("kind", &p.kind.kind);
     if leak {
@@ -87,6 +90,21 @@ fn write_repository_status(item: &mut ObjectWriter, of: &Item, input: &Input) {
         item.string("url", &url);
     }
     item.strings("warnings", warnings.iter().map(String::as_str));
+}
+
+/// For an import the provider has observed: whether its package type was checked against the
+/// entry's ("verified"; a mismatch holds the entry), or could not be (local and remote kinds do
+/// not report it: "not verified").
+fn import_identity(adoption: &Adoption, observed: Option<&Observed>) -> Option<&'static str> {
+    let live = observed.filter(|live| adoption::exists(live))?;
+    if adoption.origin != Some(Origin::Imported) || matches!(adoption.phase, Phase::Held(_)) {
+        return None;
+    }
+    Some(if adoption::live_package_type(live).is_some() {
+        "verified"
+    } else {
+        "not verified"
+    })
 }
 
 /// `takeover` (the changes listed), `takeoverChanges` (how many in all) and, where some are not
@@ -213,13 +231,18 @@ fn held_message(p: &Planned, hold: &Hold) -> String {
     }
 }
 
-/// A provider's message, cut to what a condition and an event can carry.
+/// A provider's message, cut to what a condition and an event can carry: its start (what
+/// failed) and its end (the cause, where Terraform and Artifactory put it).
 fn short(message: &str) -> std::borrow::Cow<'_, str> {
-    const CHARS: usize = 300;
-    match message.char_indices().nth(CHARS) {
-        Some((end, _)) => format!("{}…", &message[..end]).into(),
-        None => message.into(),
+    const HEAD: usize = 80;
+    const TAIL: usize = 200;
+    let count = message.chars().count();
+    if count <= HEAD + TAIL {
+        return message.into();
     }
+    let head: String = message.chars().take(HEAD).collect();
+    let tail: String = message.chars().skip(count - TAIL).collect();
+    format!("{head}…{tail}").into()
 }
 
 /// A Synced=False or a Ready=False that is not about creating.

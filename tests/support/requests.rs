@@ -72,6 +72,13 @@ pub fn resource(object: Value) -> Resource {
     }
 }
 
+impl From<RunFunctionRequest> for RequestBuilder {
+    /// Goes on from a request built before, changed by hand.
+    fn from(request: RunFunctionRequest) -> Self {
+        RequestBuilder { request }
+    }
+}
+
 impl RequestBuilder {
     pub fn input(mut self, input: Value) -> Self {
         self.request.input = Some(Struct::from_value(input));

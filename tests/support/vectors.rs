@@ -57,6 +57,100 @@ fn with_status(mut xr: Value, status: Value) -> Value {
     xr
 }
 
+/// A local Maven repository the function rendered under the create guard, with the provider's
+/// conditions: `annotations` merged over the origin and the external name (tests/adoption.rs
+/// cites where each comes from).
+fn guarded(
+    key: &str,
+    origin: &str,
+    policies: Value,
+    annotations: Value,
+    conditions: Value,
+) -> Value {
+    let mut metadata_annotations = json!({
+        "artifactory.fn.crossplane.io/origin": origin,
+        "crossplane.io/external-name": key,
+    });
+    for (name, value) in annotations.as_object().unwrap() {
+        metadata_annotations[name] = value.clone();
+    }
+    json!({
+        "apiVersion": LOCAL_MAVEN, "kind": "MavenRepository",
+        "metadata": {"name": format!("team1-repos-{key}"), "annotations": metadata_annotations,
+                     "labels": {"artifactory.fn.crossplane.io/key": key}},
+        "spec": {"forProvider": {}, "managementPolicies": policies},
+        "status": {"conditions": conditions, "atProvider": {"description": "made by hand", "xrayIndex": true}}
+    })
+}
+
+fn condition(type_: &str, status: &str, reason: &str) -> Value {
+    json!({"type": type_, "status": status, "reason": reason, "lastTransitionTime": "2026-11-01T10:00:00Z"})
+}
+
+/// The adoption phases (docs/lifecycle.md, "Phases"), so that every face answers them alike.
+fn adoption_vectors() -> Vec<Vector> {
+    let create_called = json!({
+        "crossplane.io/external-create-pending": "2026-11-01T09:59:58Z",
+        "crossplane.io/external-create-succeeded": "2026-11-01T09:59:58Z",
+    });
+    let exists = [
+        condition("Ready", "True", "Available"),
+        condition("Synced", "True", "ReconcileSuccess"),
+    ];
+    let created = guarded(
+        "libs",
+        "creating",
+        json!(["Observe", "Create"]),
+        create_called,
+        json!([
+            exists[0],
+            exists[1],
+            condition("LastAsyncOperation", "True", "Success")
+        ]),
+    );
+    let existed = guarded(
+        "tools",
+        "creating",
+        json!(["Observe", "Create"]),
+        json!({}),
+        json!(exists),
+    );
+    let adopted = guarded(
+        "legacy",
+        "imported",
+        json!(["Observe"]),
+        json!({}),
+        json!(exists),
+    );
+    let all = json!({"name": "all", "rclass": "virtual", "packageType": "maven", "repositories": ["libs", "new"]});
+    vec![
+        Vector {
+            name: "adoption-phases",
+            covers: "a confirmed create widened, a taken key held with its preview, a new virtual waiting",
+            fatal_reason: None,
+            request: request(composite(spec(json!([
+                local("libs", "maven"),
+                local("tools", "maven"),
+                local("new", "maven"),
+                all
+            ]))))
+            .observed("libs", created)
+            .observed("tools", existed)
+            .build(),
+        },
+        Vector {
+            name: "adoption-takeover",
+            covers: "an import taken over: the preview, the takeover and its consequences",
+            fatal_reason: None,
+            request: request(composite(spec(json!([
+                {"name": "legacy", "rclass": "local", "packageType": "maven", "import": true, "managementPolicies": ["*"]}
+            ]))))
+            .observed("legacy", adopted)
+            .build(),
+        },
+    ]
+}
+
 /// Every vector, in a stable order.
 pub fn vectors() -> Vec<Vector> {
     let retiring = live(LOCAL_MAVEN, "MavenRepository", "old-libs", true);
@@ -311,6 +405,9 @@ pub fn vectors() -> Vec<Vector> {
                 .build(),
         },
     ]
+    .into_iter()
+    .chain(adoption_vectors())
+    .collect()
 }
 
 /// Bytes that are not a `RunFunctionRequest`: the server answers INTERNAL and the
