@@ -276,6 +276,11 @@ fn warning(response: &RunFunctionResponse, reason: &str) -> String {
     found[0].message.clone()
 }
 
+/// Asserts that `text` says `part`, showing all of it when it does not.
+fn assert_has(text: &str, part: &str) {
+    assert!(text.contains(part), "{part:?} is not in:\n{text}");
+}
+
 fn validated(api: Api, response: &RunFunctionResponse) -> BTreeMap<String, Value> {
     let resources = desired_resources(response);
     assert_valid(api.folder, &resources);
@@ -325,9 +330,9 @@ async fn the_guard_keeps_the_crd_rules_for_required_fields() {
     let remote = json!([{"name": "central", "rclass": "remote", "packageType": "maven"}]);
     let response = function.call(CLUSTER.request(spec(remote))).await;
     let message = fatal_message(&response).expect("a remote without url is refused");
-    assert!(
-        message.contains("requires spec.forProvider.url while it may create"),
-        "{message}"
+    assert_has(
+        &message,
+        "requires spec.forProvider.url while it may create",
     );
 }
 
@@ -451,14 +456,11 @@ async fn a_key_that_existed_is_held_and_the_claim_told_how_to_go_on() {
         assert_eq!(status[0]["deletion"], "Orphan");
         let message = warning(&response, "RepositoryHeld");
         assert!(message.starts_with("repository libs (key libs) is held: the key exists in Artifactory outside this claim"), "{message}");
-        assert!(
-            message.contains("set import: true on the entry to adopt it on purpose"),
-            "{message}"
+        assert_has(
+            &message,
+            "set import: true on the entry to adopt it on purpose",
         );
-        assert!(
-            message.contains("or give the entry another key"),
-            "{message}"
-        );
+        assert_has(&message, "or give the entry another key");
         let condition = &response.conditions[0];
         assert_eq!(condition.reason, "Held");
         assert!(
@@ -504,16 +506,11 @@ async fn a_create_refused_because_the_key_exists_is_held_and_stays_held() {
     let resources = validated(CLUSTER, &response);
     assert_eq!(policies(&resources["libs"]), &json!(["Observe"]));
     let message = warning(&response, "RepositoryHeld");
-    assert!(
-        message.contains(
-            "Artifactory refused to create it because the key exists (perhaps in another case)"
-        ),
-        "{message}"
+    assert_has(
+        &message,
+        "Artifactory refused to create it because the key exists (perhaps in another case)",
     );
-    assert!(
-        message.contains("Case insensitive repository key already exists"),
-        "{message}"
-    );
+    assert_has(&message, "Case insensitive repository key already exists");
 
     // Held it stays, and is said once: upjet clears the failed condition once the resource is
     // observed up to date, but the origin annotation remembers.
@@ -661,11 +658,11 @@ async fn a_provider_without_management_policies_is_recognised() {
         )
         .await;
     let message = warning(&response, "ManagementPoliciesDisabled");
-    assert!(
-        message.contains("start the provider with management policies enabled"),
-        "{message}"
+    assert_has(
+        &message,
+        "start the provider with management policies enabled",
     );
-    assert!(message.contains("createGuard: false"), "{message}");
+    assert_has(&message, "createGuard: false");
     assert_eq!(
         status_repositories(&response)[0]["managementPoliciesDisabled"],
         true
@@ -723,7 +720,7 @@ async fn an_import_of_a_missing_key_is_held_quoting_the_provider() {
             "an import never creates"
         );
         let message = warning(&response, "RepositoryHeld");
-        assert!(message.contains("it is imported, but Artifactory has no repository with this key (the provider says \"observe failed: external resource does not exist\")"), "{message}");
+        assert_has(&message, "it is imported, but Artifactory has no repository with this key (the provider says \"observe failed: external resource does not exist\")");
     }
 }
 
@@ -866,21 +863,16 @@ async fn the_preview_lists_what_a_takeover_would_change_then_the_takeover_says_i
     assert_eq!(policies(&resources["libs"]), &json!(["*"]));
     assert_eq!(status_repositories(&response)[0]["phase"], "takingOver");
     let message = warning(&response, "TakingOver");
-    assert!(
-        message.contains(
-            "3 fields change: spec.forProvider.description: \"Old libraries\" -> \"Libraries\""
-        ),
-        "{message}"
+    assert_has(
+        &message,
+        "3 fields change: spec.forProvider.description: \"Old libraries\" -> \"Libraries\"",
     );
     // ... and the deletion that comes with it.
     let consequence = warning(&response, "ConsequentialChange");
-    assert!(
-        consequence.contains("its deletion turns from Orphan to Delete"),
-        "{consequence}"
-    );
-    assert!(
-        consequence.contains("it is taken out of the JFrog project \"team9\""),
-        "{consequence}"
+    assert_has(&consequence, "its deletion turns from Orphan to Delete");
+    assert_has(
+        &consequence,
+        "it is taken out of the JFrog project \"team9\"",
     );
 }
 
@@ -908,10 +900,7 @@ async fn removing_import_once_adopted_is_a_takeover_not_a_taken_key() {
     assert_eq!(status[0]["phase"], "takingOver");
     assert_eq!(status[0]["adopted"], true);
     let message = warning(&response, "TakingOver");
-    assert!(
-        message.contains("nothing in Artifactory changes"),
-        "{message}"
-    );
+    assert_has(&message, "nothing in Artifactory changes");
 }
 
 #[tokio::test]
@@ -938,7 +927,7 @@ async fn a_remote_taken_over_without_url_is_told_the_live_url() {
         )
         .await;
     let message = fatal_message(&response).unwrap();
-    assert!(message.contains("fix: set it to \"https://repo1.maven.org/maven2\", the value the repository has in Artifactory (status.atProvider.url)"), "{message}");
+    assert_has(&message, "fix: set it to \"https://repo1.maven.org/maven2\", the value the repository has in Artifactory (status.atProvider.url)");
 }
 
 // ---- 6. consequential changes are said before they happen --------------------
@@ -970,20 +959,18 @@ async fn provider_config_project_and_members_changes_are_said_once() {
         .await;
     validated(CLUSTER, &response);
     let message = warning(&response, "ConsequentialChange");
-    assert!(
-        message.contains(
-            "repository libs (key libs): its providerConfigRef changes from \"us\" to \"eu\""
-        ),
-        "{message}"
+    assert_has(
+        &message,
+        "repository libs (key libs): its providerConfigRef changes from \"us\" to \"eu\"",
     );
     assert!(
         message
             .contains("repository libs (key libs): it is taken out of the JFrog project \"team1\""),
         "{message}"
     );
-    assert!(
-        message.contains("repository all (key all): the virtual stops aggregating \"old-libs\""),
-        "{message}"
+    assert_has(
+        &message,
+        "repository all (key all): the virtual stops aggregating \"old-libs\"",
     );
 }
 
@@ -1002,11 +989,9 @@ async fn a_change_between_two_projects_is_said_not_to_be_applied() {
         .call(CLUSTER.request(spec).observed("libs", live))
         .await;
     let message = warning(&response, "ConsequentialChange");
-    assert!(
-        message.contains(
-            "projectKey changes from \"team1\" to \"team2\", which the provider does not apply"
-        ),
-        "{message}"
+    assert_has(
+        &message,
+        "projectKey changes from \"team1\" to \"team2\", which the provider does not apply",
     );
 }
 
@@ -1038,11 +1023,8 @@ async fn a_field_that_forces_replacement_is_refused() {
         )
         .await;
     let message = fatal_message(&response).unwrap();
-    assert!(message.contains("spec.repositories[0].forProvider.externalDependenciesPatterns: repository \"charts\": changing externalDependenciesPatterns of a live remote helm repository replaces the repository in Artifactory"), "{message}");
-    assert!(
-        message.contains("to change it on purpose, add a new entry"),
-        "{message}"
-    );
+    assert_has(&message, "spec.repositories[0].forProvider.externalDependenciesPatterns: repository \"charts\": changing externalDependenciesPatterns of a live remote helm repository replaces the repository in Artifactory");
+    assert_has(&message, "to change it on purpose, add a new entry");
 }
 
 // ---- 7. a bound for teams ------------------------------------------------------
@@ -1059,7 +1041,7 @@ async fn keys_given_or_imported_must_match_allowed_keys() {
         .call(CLUSTER.request_with(spec(entries), json!({"allowedKeys": "{claimNamespace}-*"})))
         .await;
     let message = fatal_message(&response).unwrap();
-    assert!(message.contains("spec.repositories[1].key: repository \"theirs\": key \"team2-libs\" is outside the keys this composite may use: the function's input allows only keys matching \"{claimNamespace}-*\" (here \"team1-*\")"), "{message}");
+    assert_has(&message, "spec.repositories[1].key: repository \"theirs\": key \"team2-libs\" is outside the keys this composite may use: the function's input allows only keys matching \"{claimNamespace}-*\" (here \"team1-*\")");
     assert!(!message.contains("team1-mine"), "{message}");
     assert!(
         !message.contains("\"computed\""),
