@@ -48,6 +48,8 @@ struct Api {
     flat: bool,
     local: (&'static str, &'static str),
     virtual_: (&'static str, &'static str),
+    remote_maven: (&'static str, &'static str),
+    remote_helm: (&'static str, &'static str),
 }
 
 const CLUSTER: Api = Api {
@@ -61,6 +63,14 @@ const CLUSTER: Api = Api {
     virtual_: (
         "virtual.artifactory.jfrog.crossplane.io/v1alpha1",
         "MavenRepository",
+    ),
+    remote_maven: (
+        "remote.artifactory.jfrog.crossplane.io/v1alpha1",
+        "MavenRepository",
+    ),
+    remote_helm: (
+        "remote.artifactory.jfrog.crossplane.io/v1alpha1",
+        "HelmRepository",
     ),
 };
 
@@ -76,6 +86,14 @@ const NAMESPACED: Api = Api {
         "virtual.artifactory.jfrog.m.crossplane.io/v1alpha1",
         "MavenRepository",
     ),
+    remote_maven: (
+        "remote.artifactory.jfrog.m.crossplane.io/v1alpha1",
+        "MavenRepository",
+    ),
+    remote_helm: (
+        "remote.artifactory.jfrog.m.crossplane.io/v1alpha1",
+        "HelmRepository",
+    ),
 };
 
 const FLAT: Api = Api {
@@ -89,6 +107,14 @@ const FLAT: Api = Api {
     virtual_: (
         "artifactory.jfrog.crossplane.io/v1alpha1",
         "VirtualMavenRepository",
+    ),
+    remote_maven: (
+        "artifactory.jfrog.crossplane.io/v1alpha1",
+        "RemoteMavenRepository",
+    ),
+    remote_helm: (
+        "artifactory.jfrog.crossplane.io/v1alpha1",
+        "RemoteHelmRepository",
     ),
 };
 
@@ -111,6 +137,15 @@ impl Api {
             composite(spec)
         };
         request(composite).input(input(fields))
+    }
+
+    /// A providerConfigRef: the namespaced API names the kind too (its CRD requires it).
+    fn provider_config(self, name: &str) -> Value {
+        if self.namespaced {
+            json!({"name": name, "kind": "ProviderConfig"})
+        } else {
+            json!({"name": name})
+        }
     }
 
     /// A local repository's managed resource as the function rendered it: `key`, with the
@@ -206,6 +241,19 @@ impl Live {
             .observed_existing()
             .condition("LastAsyncOperation", "True", "Success", None)
             .condition("AsyncOperation", "True", "Finished", None)
+    }
+
+    /// Deletion turned to Orphan, as retiring does: the deletion policy, or in the namespaced
+    /// API (which has none) the policies without Delete.
+    fn orphaned(self, api: Api) -> Live {
+        if api.namespaced {
+            self.spec(
+                "managementPolicies",
+                json!(["Observe", "Create", "Update", "LateInitialize"]),
+            )
+        } else {
+            self.spec("deletionPolicy", json!("Orphan"))
+        }
     }
 
     fn value(self) -> Value {
@@ -327,13 +375,15 @@ async fn a_new_entry_is_created_under_observe_and_create_in_every_api() {
 #[tokio::test]
 async fn the_guard_keeps_the_crd_rules_for_required_fields() {
     let mut function = Function::start().await;
-    let remote = json!([{"name": "central", "rclass": "remote", "packageType": "maven"}]);
-    let response = function.call(CLUSTER.request(spec(remote))).await;
-    let message = fatal_message(&response).expect("a remote without url is refused");
-    assert_has(
-        &message,
-        "requires spec.forProvider.url while it may create",
-    );
+    for api in APIS {
+        let remote = json!([{"name": "central", "rclass": "remote", "packageType": "maven"}]);
+        let response = function.call(api.request(spec(remote))).await;
+        let message = fatal_message(&response).expect("a remote without url is refused");
+        assert_has(
+            &message,
+            "requires spec.forProvider.url while it may create",
+        );
+    }
 }
 
 // ---- 2. widen once the provider shows it created the repository ------------
@@ -384,37 +434,35 @@ async fn a_confirmed_create_gets_the_entrys_own_policies_then_is_managed() {
 #[tokio::test]
 async fn an_apply_that_runs_or_failed_otherwise_keeps_the_guard() {
     let mut function = Function::start().await;
-    let guarded =
-        || CLUSTER.local_resource("libs", Some("creating"), Some(json!(["Observe", "Create"])));
-    let ongoing = guarded()
-        .create_called()
-        .condition("Ready", "False", "Creating", None)
-        .condition("Synced", "True", "ReconcileSuccess", None)
-        .condition("AsyncOperation", "False", "Ongoing", None)
-        .value();
-    let failed = guarded()
-        .create_called()
-        .condition("Ready", "False", "Creating", None)
-        .condition("Synced", "True", "ReconcileSuccess", None)
-        .condition(
-            "LastAsyncOperation",
-            "False",
-            "ApplyFailure",
-            Some("async create failed: resource creation call returned error diags: Unable to Create Resource: 403 Forbidden"),
-        )
-        .condition("AsyncOperation", "True", "Finished", None)
-        .value();
-    for live in [ongoing, failed] {
-        let response = function
-            .call(
-                CLUSTER
-                    .request(spec(json!([libs()])))
-                    .observed("libs", live),
+    for api in APIS {
+        let guarded =
+            || api.local_resource("libs", Some("creating"), Some(json!(["Observe", "Create"])));
+        let ongoing = guarded()
+            .create_called()
+            .condition("Ready", "False", "Creating", None)
+            .condition("Synced", "True", "ReconcileSuccess", None)
+            .condition("AsyncOperation", "False", "Ongoing", None)
+            .value();
+        let failed = guarded()
+            .create_called()
+            .condition("Ready", "False", "Creating", None)
+            .condition("Synced", "True", "ReconcileSuccess", None)
+            .condition(
+                "LastAsyncOperation",
+                "False",
+                "ApplyFailure",
+                Some("async create failed: resource creation call returned error diags: Unable to Create Resource: 403 Forbidden"),
             )
-            .await;
-        let resources = validated(CLUSTER, &response);
-        assert_eq!(policies(&resources["libs"]), &json!(["Observe", "Create"]));
-        assert_eq!(status_repositories(&response)[0]["phase"], "creating");
+            .condition("AsyncOperation", "True", "Finished", None)
+            .value();
+        for live in [ongoing, failed] {
+            let response = function
+                .call(api.request(spec(json!([libs()]))).observed("libs", live))
+                .await;
+            let resources = validated(api, &response);
+            assert_eq!(policies(&resources["libs"]), &json!(["Observe", "Create"]));
+            assert_eq!(status_repositories(&response)[0]["phase"], "creating");
+        }
     }
 }
 
@@ -483,52 +531,48 @@ async fn a_key_that_existed_is_held_and_the_claim_told_how_to_go_on() {
 #[tokio::test]
 async fn a_create_refused_because_the_key_exists_is_held_and_stays_held() {
     let mut function = Function::start().await;
-    let refused = CLUSTER
-        .local_resource("libs", Some("creating"), Some(json!(["Observe", "Create"])))
-        .create_called()
-        .condition("Ready", "False", "Creating", None)
-        .condition("Synced", "True", "ReconcileSuccess", None)
-        .condition(
-            "LastAsyncOperation",
-            "False",
-            "ApplyFailure",
-            Some(KEY_EXISTS),
-        )
-        .condition("AsyncOperation", "True", "Finished", None)
-        .value();
-    let response = function
-        .call(
-            CLUSTER
-                .request(spec(json!([libs()])))
-                .observed("libs", refused),
-        )
-        .await;
-    let resources = validated(CLUSTER, &response);
-    assert_eq!(policies(&resources["libs"]), &json!(["Observe"]));
-    let message = warning(&response, "RepositoryHeld");
-    assert_has(
-        &message,
-        "Artifactory refused to create it because the key exists (perhaps in another case)",
-    );
-    assert_has(&message, "Case insensitive repository key already exists");
+    for api in APIS {
+        let refused = api
+            .local_resource("libs", Some("creating"), Some(json!(["Observe", "Create"])))
+            .create_called()
+            .condition("Ready", "False", "Creating", None)
+            .condition("Synced", "True", "ReconcileSuccess", None)
+            .condition(
+                "LastAsyncOperation",
+                "False",
+                "ApplyFailure",
+                Some(KEY_EXISTS),
+            )
+            .condition("AsyncOperation", "True", "Finished", None)
+            .value();
+        let response = function
+            .call(api.request(spec(json!([libs()]))).observed("libs", refused))
+            .await;
+        let resources = validated(api, &response);
+        assert_eq!(policies(&resources["libs"]), &json!(["Observe"]));
+        let message = warning(&response, "RepositoryHeld");
+        assert_has(
+            &message,
+            "Artifactory refused to create it because the key exists (perhaps in another case)",
+        );
+        assert_has(&message, "Case insensitive repository key already exists");
 
-    // Held it stays, and is said once: upjet clears the failed condition once the resource is
-    // observed up to date, but the origin annotation remembers.
-    let held = CLUSTER
-        .local_resource("libs", Some("taken"), Some(json!(["Observe"])))
-        .observed_existing()
-        .value();
-    let previous = json!({"repositories": [{"name": "libs", "phase": "held"}]});
-    let response = function
-        .call(with_status(
-            previous,
-            CLUSTER
-                .request(spec(json!([libs()])))
-                .observed("libs", held),
-        ))
-        .await;
-    assert_eq!(status_repositories(&response)[0]["phase"], "held");
-    assert!(results(&response, "RepositoryHeld").is_empty());
+        // Held it stays, and is said once: upjet clears the failed condition once the resource is
+        // observed up to date, but the origin annotation remembers.
+        let held = api
+            .local_resource("libs", Some("taken"), Some(json!(["Observe"])))
+            .observed_existing()
+            .value();
+        let previous = json!({"repositories": [{"name": "libs", "phase": "held"}]});
+        let response = function
+            .call(with_status(
+                previous,
+                api.request(spec(json!([libs()]))).observed("libs", held),
+            ))
+            .await;
+        assert_eq!(status_repositories(&response)[0]["phase"], "held");
+        assert!(results(&response, "RepositoryHeld").is_empty());
+    }
 }
 
 #[tokio::test]
@@ -615,58 +659,57 @@ async fn resources_composed_before_the_guard_are_left_as_they_are() {
 #[tokio::test]
 async fn a_moved_key_is_taken_over_by_its_new_resource_without_a_hold() {
     let mut function = Function::start().await;
-    let renamed =
-        json!([{"name": "libs-new", "rclass": "local", "packageType": "maven", "key": "libs"}]);
-    // Call 1: the old resource still observed (orphaned already): released; the new one waits.
-    let orphaned = CLUSTER
-        .local_resource("libs", Some("created"), None)
-        .created()
-        .spec("deletionPolicy", json!("Orphan"))
-        .value();
-    let response = function
-        .call(
-            CLUSTER
-                .request(spec(renamed.clone()))
-                .observed("libs", orphaned),
-        )
-        .await;
-    assert!(!desired_resources(&response).contains_key("libs-new"));
-    assert_eq!(status_repositories(&response)[0]["phase"], "moving");
-    // Call 2: the old resource is gone; the new one takes the key over at once.
-    let previous = json!({"repositories": [{"name": "libs-new", "phase": "moving"}]});
-    let response = function
-        .call(with_status(previous, CLUSTER.request(spec(renamed))))
-        .await;
-    let resources = validated(CLUSTER, &response);
-    assert_eq!(policies(&resources["libs-new"]), &Value::Null);
-    assert_eq!(origin(&resources["libs-new"]), "moved");
-    assert_eq!(status_repositories(&response)[0]["phase"], "managed");
+    for api in APIS {
+        let renamed =
+            json!([{"name": "libs-new", "rclass": "local", "packageType": "maven", "key": "libs"}]);
+        // Call 1: the old resource still observed (orphaned already): released; the new one waits.
+        let orphaned = api
+            .local_resource("libs", Some("created"), None)
+            .created()
+            .orphaned(api)
+            .value();
+        let response = function
+            .call(
+                api.request(spec(renamed.clone()))
+                    .observed("libs", orphaned),
+            )
+            .await;
+        assert!(!desired_resources(&response).contains_key("libs-new"));
+        assert_eq!(status_repositories(&response)[0]["phase"], "moving");
+        // Call 2: the old resource is gone; the new one takes the key over at once.
+        let previous = json!({"repositories": [{"name": "libs-new", "phase": "moving"}]});
+        let response = function
+            .call(with_status(previous, api.request(spec(renamed))))
+            .await;
+        let resources = validated(api, &response);
+        assert_eq!(policies(&resources["libs-new"]), &Value::Null);
+        assert_eq!(origin(&resources["libs-new"]), "moved");
+        assert_eq!(status_repositories(&response)[0]["phase"], "managed");
+    }
 }
 
 #[tokio::test]
 async fn a_provider_without_management_policies_is_recognised() {
     let mut function = Function::start().await;
-    let refused = CLUSTER
-        .local_resource("libs", Some("creating"), Some(json!(["Observe", "Create"])))
-        .condition("Synced", "False", "ReconcileError", Some("`spec.managementPolicies` is set to a non-default value but the feature is not enabled: [Observe Create]"))
-        .value();
-    let response = function
-        .call(
-            CLUSTER
-                .request(spec(json!([libs()])))
-                .observed("libs", refused),
-        )
-        .await;
-    let message = warning(&response, "ManagementPoliciesDisabled");
-    assert_has(
-        &message,
-        "start the provider with management policies enabled",
-    );
-    assert_has(&message, "createGuard: false");
-    assert_eq!(
-        status_repositories(&response)[0]["managementPoliciesDisabled"],
-        true
-    );
+    for api in APIS {
+        let refused = api
+            .local_resource("libs", Some("creating"), Some(json!(["Observe", "Create"])))
+            .condition("Synced", "False", "ReconcileError", Some("`spec.managementPolicies` is set to a non-default value but the feature is not enabled: [Observe Create]"))
+            .value();
+        let response = function
+            .call(api.request(spec(json!([libs()]))).observed("libs", refused))
+            .await;
+        let message = warning(&response, "ManagementPoliciesDisabled");
+        assert_has(
+            &message,
+            "start the provider with management policies enabled",
+        );
+        assert_has(&message, "createGuard: false");
+        assert_eq!(
+            status_repositories(&response)[0]["managementPoliciesDisabled"],
+            true
+        );
+    }
 }
 
 #[tokio::test]
@@ -727,207 +770,201 @@ async fn an_import_of_a_missing_key_is_held_quoting_the_provider() {
 #[tokio::test]
 async fn an_import_is_verified_where_the_provider_reports_the_package_type() {
     let mut function = Function::start().await;
-    let entry = json!({"name": "all", "rclass": "virtual", "packageType": "maven", "key": "legacy-all", "import": true});
-    let live = |package_type: &str| {
-        Live::new(
-            CLUSTER.virtual_,
-            "legacy-all",
-            Some("imported"),
-            Some(json!(["Observe"])),
-        )
-        .observed_existing()
-        .at_provider(json!({"packageType": package_type, "repositories": []}))
-        .value()
-    };
-    let response = function
-        .call(
-            CLUSTER
-                .request(spec(json!([entry.clone()])))
-                .observed("all", live("npm")),
-        )
-        .await;
-    let message = warning(&response, "RepositoryHeld");
-    assert!(
-        message
-            .contains("the imported repository is of package type npm, and the entry says maven"),
-        "{message}"
-    );
-    let response = function
-        .call(
-            CLUSTER
-                .request(spec(json!([entry])))
-                .observed("all", live("maven")),
-        )
-        .await;
-    let status = status_repositories(&response);
-    assert_eq!(status[0]["phase"], "adopted");
-    assert_eq!(status[0]["identity"], "verified");
-    // A local kind reports no package type: not verified, and not held.
-    let local = CLUSTER
-        .local_resource("legacy-libs", Some("imported"), Some(json!(["Observe"])))
-        .observed_existing()
-        .at_provider(json!({"description": "Libraries"}))
-        .value();
-    let response = function
-        .call(
-            CLUSTER
-                .request(spec(json!([imported(None)])))
-                .observed("libs", local),
-        )
-        .await;
-    assert_eq!(
-        status_repositories(&response)[0]["identity"],
-        "not verified"
-    );
+    for api in APIS {
+        let entry = json!({"name": "all", "rclass": "virtual", "packageType": "maven", "key": "legacy-all", "import": true});
+        let live = |package_type: &str| {
+            Live::new(
+                api.virtual_,
+                "legacy-all",
+                Some("imported"),
+                Some(json!(["Observe"])),
+            )
+            .observed_existing()
+            .at_provider(json!({"packageType": package_type, "repositories": []}))
+            .value()
+        };
+        let response = function
+            .call(
+                api.request(spec(json!([entry.clone()])))
+                    .observed("all", live("npm")),
+            )
+            .await;
+        let message = warning(&response, "RepositoryHeld");
+        assert!(
+            message.contains(
+                "the imported repository is of package type npm, and the entry says maven"
+            ),
+            "{message}"
+        );
+        let response = function
+            .call(
+                api.request(spec(json!([entry])))
+                    .observed("all", live("maven")),
+            )
+            .await;
+        let status = status_repositories(&response);
+        assert_eq!(status[0]["phase"], "adopted");
+        assert_eq!(status[0]["identity"], "verified");
+        // A local kind reports no package type: not verified, and not held.
+        let local = api
+            .local_resource("legacy-libs", Some("imported"), Some(json!(["Observe"])))
+            .observed_existing()
+            .at_provider(json!({"description": "Libraries"}))
+            .value();
+        let response = function
+            .call(
+                api.request(spec(json!([imported(None)])))
+                    .observed("libs", local),
+            )
+            .await;
+        assert_eq!(
+            status_repositories(&response)[0]["identity"],
+            "not verified"
+        );
+    }
 }
 
 #[tokio::test]
 async fn an_imported_key_keeps_the_key_artifactory_has() {
     let mut function = Function::start().await;
-    let entry = json!({"name": "images", "rclass": "local", "packageType": "docker", "key": "Team_Images", "import": true});
-    let response = function.call(CLUSTER.request(spec(json!([entry])))).await;
-    assert!(
-        fatal_message(&response).is_none(),
-        "a warning, not a refusal"
-    );
-    let status = status_repositories(&response);
-    let warnings = status[0]["warnings"].as_array().unwrap();
-    assert!(
-        warnings.iter().any(|w| w.as_str().unwrap().contains(
-            "has upper case or '_', which dockerv2 keys may not have; the repository is imported, so it keeps the key"
-        )),
-        "{warnings:?}"
-    );
-    let resources = validated(CLUSTER, &response);
-    assert_eq!(
-        resources["images"]["metadata"]["annotations"]["crossplane.io/external-name"],
-        "Team_Images"
-    );
+    for api in APIS {
+        let entry = json!({"name": "images", "rclass": "local", "packageType": "docker", "key": "Team_Images", "import": true});
+        let response = function.call(api.request(spec(json!([entry])))).await;
+        assert!(
+            fatal_message(&response).is_none(),
+            "a warning, not a refusal"
+        );
+        let status = status_repositories(&response);
+        let warnings = status[0]["warnings"].as_array().unwrap();
+        assert!(
+            warnings.iter().any(|w| w.as_str().unwrap().contains(
+                "has upper case or '_', which dockerv2 keys may not have; the repository is imported, so it keeps the key"
+            )),
+            "{warnings:?}"
+        );
+        let resources = validated(api, &response);
+        assert_eq!(
+            resources["images"]["metadata"]["annotations"]["crossplane.io/external-name"],
+            "Team_Images"
+        );
+    }
 }
 
 #[tokio::test]
 async fn the_preview_lists_what_a_takeover_would_change_then_the_takeover_says_it() {
     let mut function = Function::start().await;
-    let observed = |policies: Value| {
-        CLUSTER
-            .local_resource("legacy-libs", Some("imported"), Some(policies))
-            .observed_existing()
-            .at_provider(json!({
-                "description": "Old libraries", "xrayIndex": true, "projectKey": "team9",
-                "includesPattern": "**/*", "notes": "", "id": "legacy-libs"
-            }))
-            .value()
-    };
-    let response = function
-        .call(
-            CLUSTER
-                .request(spec(json!([imported(None)])))
-                .observed("libs", observed(json!(["Observe"]))),
-        )
-        .await;
-    let status = status_repositories(&response);
-    assert_eq!(status[0]["phase"], "adopted");
-    assert_eq!(
-        status[0]["takeover"],
-        json!([
-            {"path": "spec.forProvider.description", "live": "\"Old libraries\"", "claim": "\"Libraries\""},
-            {"path": "spec.forProvider.projectKey", "live": "\"team9\"", "claim": "\"\" (left out: the provider's default)"},
-            {"path": "spec.forProvider.xrayIndex", "live": "true", "claim": "false (left out: the provider's default)"}
-        ])
-    );
-    assert_eq!(status[0]["takeoverChanges"], 3);
-    let message = warning(&response, "TakeoverPreview");
-    assert_eq!(message, "repository libs (key legacy-libs) is observed only: taking it over would change 3 fields (status.repositories[].takeover)");
-    // Said once: the next call with the same count says nothing.
-    let previous =
-        json!({"repositories": [{"name": "libs", "phase": "adopted", "takeoverChanges": 3}]});
-    let response = function
-        .call(with_status(
-            previous,
-            CLUSTER
-                .request(spec(json!([imported(None)])))
-                .observed("libs", observed(json!(["Observe"]))),
-        ))
-        .await;
-    assert!(results(&response, "TakeoverPreview").is_empty());
+    for api in APIS {
+        let observed = |policies: Value| {
+            api.local_resource("legacy-libs", Some("imported"), Some(policies))
+                .observed_existing()
+                .at_provider(json!({
+                    "description": "Old libraries", "xrayIndex": true, "projectKey": "team9",
+                    "includesPattern": "**/*", "notes": "", "id": "legacy-libs"
+                }))
+                .value()
+        };
+        let response = function
+            .call(
+                api.request(spec(json!([imported(None)])))
+                    .observed("libs", observed(json!(["Observe"]))),
+            )
+            .await;
+        let status = status_repositories(&response);
+        assert_eq!(status[0]["phase"], "adopted", "{}", api.folder);
+        assert_eq!(
+            status[0]["takeover"],
+            json!([
+                {"path": "spec.forProvider.description", "live": "\"Old libraries\"", "claim": "\"Libraries\""},
+                {"path": "spec.forProvider.projectKey", "live": "\"team9\"", "claim": "\"\" (left out: the provider's default)"},
+                {"path": "spec.forProvider.xrayIndex", "live": "true", "claim": "false (left out: the provider's default)"}
+            ])
+        );
+        assert_eq!(status[0]["takeoverChanges"], 3);
+        let message = warning(&response, "TakeoverPreview");
+        assert_eq!(message, "repository libs (key legacy-libs) is observed only: taking it over would change 3 fields (status.repositories[].takeover)");
+        // Said once: the next call with the same count says nothing.
+        let previous =
+            json!({"repositories": [{"name": "libs", "phase": "adopted", "takeoverChanges": 3}]});
+        let response = function
+            .call(with_status(
+                previous,
+                api.request(spec(json!([imported(None)])))
+                    .observed("libs", observed(json!(["Observe"]))),
+            ))
+            .await;
+        assert!(results(&response, "TakeoverPreview").is_empty());
 
-    // Taking over, by the entry's own policies: said at the call that does it, with the changes.
-    let response = function
-        .call(
-            CLUSTER
-                .request(spec(json!([imported(Some(json!(["*"])))])))
-                .observed("libs", observed(json!(["Observe"]))),
-        )
-        .await;
-    let resources = validated(CLUSTER, &response);
-    assert_eq!(policies(&resources["libs"]), &json!(["*"]));
-    assert_eq!(status_repositories(&response)[0]["phase"], "takingOver");
-    let message = warning(&response, "TakingOver");
-    assert_has(
-        &message,
-        "3 fields change: spec.forProvider.description: \"Old libraries\" -> \"Libraries\"",
-    );
-    // ... and the deletion that comes with it.
-    let consequence = warning(&response, "ConsequentialChange");
-    assert_has(&consequence, "its deletion turns from Orphan to Delete");
-    assert_has(
-        &consequence,
-        "it is taken out of the JFrog project \"team9\"",
-    );
+        // Taking over, by the entry's own policies: said at the call that does it, with the
+        // changes.
+        let response = function
+            .call(
+                api.request(spec(json!([imported(Some(json!(["*"])))])))
+                    .observed("libs", observed(json!(["Observe"]))),
+            )
+            .await;
+        let resources = validated(api, &response);
+        assert_eq!(policies(&resources["libs"]), &json!(["*"]));
+        assert_eq!(status_repositories(&response)[0]["phase"], "takingOver");
+        let message = warning(&response, "TakingOver");
+        assert_has(
+            &message,
+            "3 fields change: spec.forProvider.description: \"Old libraries\" -> \"Libraries\"",
+        );
+        // ... and the deletion that comes with it.
+        let consequence = warning(&response, "ConsequentialChange");
+        assert_has(&consequence, "its deletion turns from Orphan to Delete");
+        assert_has(
+            &consequence,
+            "it is taken out of the JFrog project \"team9\"",
+        );
+    }
 }
 
 #[tokio::test]
 async fn removing_import_once_adopted_is_a_takeover_not_a_taken_key() {
     let mut function = Function::start().await;
-    let adopted = CLUSTER
-        .local_resource("legacy-libs", Some("imported"), Some(json!(["Observe"])))
-        .observed_existing()
-        .at_provider(json!({"description": "Libraries"}))
-        .value();
-    let mut entry = imported(None);
-    entry.as_object_mut().unwrap().remove("import");
-    let response = function
-        .call(
-            CLUSTER
-                .request(spec(json!([entry])))
-                .observed("libs", adopted),
-        )
-        .await;
-    let resources = validated(CLUSTER, &response);
-    assert_eq!(policies(&resources["libs"]), &Value::Null);
-    assert_eq!(origin(&resources["libs"]), "imported");
-    let status = status_repositories(&response);
-    assert_eq!(status[0]["phase"], "takingOver");
-    assert_eq!(status[0]["adopted"], true);
-    let message = warning(&response, "TakingOver");
-    assert_has(&message, "nothing in Artifactory changes");
+    for api in APIS {
+        let adopted = api
+            .local_resource("legacy-libs", Some("imported"), Some(json!(["Observe"])))
+            .observed_existing()
+            .at_provider(json!({"description": "Libraries"}))
+            .value();
+        let mut entry = imported(None);
+        entry.as_object_mut().unwrap().remove("import");
+        let response = function
+            .call(api.request(spec(json!([entry]))).observed("libs", adopted))
+            .await;
+        let resources = validated(api, &response);
+        assert_eq!(policies(&resources["libs"]), &Value::Null);
+        assert_eq!(origin(&resources["libs"]), "imported");
+        let status = status_repositories(&response);
+        assert_eq!(status[0]["phase"], "takingOver");
+        assert_eq!(status[0]["adopted"], true);
+        let message = warning(&response, "TakingOver");
+        assert_has(&message, "nothing in Artifactory changes");
+    }
 }
 
 #[tokio::test]
 async fn a_remote_taken_over_without_url_is_told_the_live_url() {
     let mut function = Function::start().await;
-    let entry = json!({"name": "central", "rclass": "remote", "packageType": "maven", "key": "maven-central", "import": true, "managementPolicies": ["*"]});
-    let live = Live::new(
-        (
-            "remote.artifactory.jfrog.crossplane.io/v1alpha1",
-            "MavenRepository",
-        ),
-        "maven-central",
-        Some("imported"),
-        Some(json!(["Observe"])),
-    )
-    .observed_existing()
-    .at_provider(json!({"url": "https://repo1.maven.org/maven2"}))
-    .value();
-    let response = function
-        .call(
-            CLUSTER
-                .request(spec(json!([entry])))
-                .observed("central", live),
+    for api in APIS {
+        let entry = json!({"name": "central", "rclass": "remote", "packageType": "maven", "key": "maven-central", "import": true, "managementPolicies": ["*"]});
+        let live = Live::new(
+            api.remote_maven,
+            "maven-central",
+            Some("imported"),
+            Some(json!(["Observe"])),
         )
-        .await;
-    let message = fatal_message(&response).unwrap();
-    assert_has(&message, "fix: set it to \"https://repo1.maven.org/maven2\", the value the repository has in Artifactory (status.atProvider.url)");
+        .observed_existing()
+        .at_provider(json!({"url": "https://repo1.maven.org/maven2"}))
+        .value();
+        let response = function
+            .call(api.request(spec(json!([entry]))).observed("central", live))
+            .await;
+        let message = fatal_message(&response).unwrap();
+        assert_has(&message, "fix: set it to \"https://repo1.maven.org/maven2\", the value the repository has in Artifactory (status.atProvider.url)");
+    }
 }
 
 // ---- 6. consequential changes are said before they happen --------------------
@@ -935,96 +972,88 @@ async fn a_remote_taken_over_without_url_is_told_the_live_url() {
 #[tokio::test]
 async fn provider_config_project_and_members_changes_are_said_once() {
     let mut function = Function::start().await;
-    let entries = json!([
-        {"name": "libs", "rclass": "local", "packageType": "maven", "providerConfigRef": {"name": "eu"}},
-        {"name": "all", "rclass": "virtual", "packageType": "maven", "repositories": ["libs"]}
-    ]);
-    let libs_live = CLUSTER
-        .local_resource("libs", Some("created"), None)
-        .created()
-        .spec("providerConfigRef", json!({"name": "us"}))
-        .spec("forProvider", json!({"projectKey": "team1"}))
-        .value();
-    let all_live = Live::new(CLUSTER.virtual_, "all", Some("created"), None)
-        .created()
-        .at_provider(json!({"packageType": "maven", "repositories": ["libs", "old-libs"]}))
-        .value();
-    let response = function
-        .call(
-            CLUSTER
-                .request(spec(entries))
-                .observed("libs", libs_live)
-                .observed("all", all_live),
-        )
-        .await;
-    validated(CLUSTER, &response);
-    let message = warning(&response, "ConsequentialChange");
-    assert_has(
-        &message,
-        "repository libs (key libs): its providerConfigRef changes from \"us\" to \"eu\"",
-    );
-    assert!(
-        message
-            .contains("repository libs (key libs): it is taken out of the JFrog project \"team1\""),
-        "{message}"
-    );
-    assert_has(
-        &message,
-        "repository all (key all): the virtual stops aggregating \"old-libs\"",
-    );
+    for api in APIS {
+        let entries = json!([
+            {"name": "libs", "rclass": "local", "packageType": "maven", "providerConfigRef": api.provider_config("eu")},
+            {"name": "all", "rclass": "virtual", "packageType": "maven", "repositories": ["libs"]}
+        ]);
+        let libs_live = api
+            .local_resource("libs", Some("created"), None)
+            .created()
+            .spec("providerConfigRef", api.provider_config("us"))
+            .spec("forProvider", json!({"projectKey": "team1"}))
+            .value();
+        let all_live = Live::new(api.virtual_, "all", Some("created"), None)
+            .created()
+            .at_provider(json!({"packageType": "maven", "repositories": ["libs", "old-libs"]}))
+            .value();
+        let response = function
+            .call(
+                api.request(spec(entries))
+                    .observed("libs", libs_live)
+                    .observed("all", all_live),
+            )
+            .await;
+        validated(api, &response);
+        let message = warning(&response, "ConsequentialChange");
+        assert_has(
+            &message,
+            "repository libs (key libs): its providerConfigRef changes from \"us\" to \"eu\"",
+        );
+        assert_has(
+            &message,
+            "repository libs (key libs): it is taken out of the JFrog project \"team1\"",
+        );
+        assert_has(
+            &message,
+            "repository all (key all): the virtual stops aggregating \"old-libs\"",
+        );
+    }
 }
 
 #[tokio::test]
 async fn a_change_between_two_projects_is_said_not_to_be_applied() {
     let mut function = Function::start().await;
-    let live = CLUSTER
-        .local_resource("team2-libs", None, None)
-        .observed_existing()
-        .spec("forProvider", json!({"projectKey": "team1"}))
-        .value();
-    let spec = json!({"projectKey": "team2", "repositories": [
-        {"name": "libs", "rclass": "local", "packageType": "maven", "key": "team2-libs"}
-    ]});
-    let response = function
-        .call(CLUSTER.request(spec).observed("libs", live))
-        .await;
-    let message = warning(&response, "ConsequentialChange");
-    assert_has(
-        &message,
-        "projectKey changes from \"team1\" to \"team2\", which the provider does not apply",
-    );
+    for api in APIS {
+        let live = api
+            .local_resource("team2-libs", None, None)
+            .observed_existing()
+            .spec("forProvider", json!({"projectKey": "team1"}))
+            .value();
+        let spec = json!({"projectKey": "team2", "repositories": [
+            {"name": "libs", "rclass": "local", "packageType": "maven", "key": "team2-libs"}
+        ]});
+        let response = function
+            .call(api.request(spec).observed("libs", live))
+            .await;
+        let message = warning(&response, "ConsequentialChange");
+        assert_has(
+            &message,
+            "projectKey changes from \"team1\" to \"team2\", which the provider does not apply",
+        );
+    }
 }
 
 #[tokio::test]
 async fn a_field_that_forces_replacement_is_refused() {
     let mut function = Function::start().await;
-    let entry = json!({"name": "charts", "rclass": "remote", "packageType": "helm", "url": "https://charts.example.com",
-        "forProvider": {"externalDependenciesEnabled": true, "externalDependenciesPatterns": ["**/github.com/**"]}});
-    let live = Live::new(
-        (
-            "remote.artifactory.jfrog.crossplane.io/v1alpha1",
-            "HelmRepository",
-        ),
-        "charts",
-        None,
-        None,
-    )
-    .observed_existing()
-    .spec(
-        "forProvider",
-        json!({"url": "https://charts.example.com", "externalDependenciesEnabled": true, "externalDependenciesPatterns": ["**"]}),
-    )
-    .value();
-    let response = function
-        .call(
-            CLUSTER
-                .request(spec(json!([entry])))
-                .observed("charts", live),
-        )
-        .await;
-    let message = fatal_message(&response).unwrap();
-    assert_has(&message, "spec.repositories[0].forProvider.externalDependenciesPatterns: repository \"charts\": changing externalDependenciesPatterns of a live remote helm repository replaces the repository in Artifactory");
-    assert_has(&message, "to change it on purpose, add a new entry");
+    for api in APIS {
+        let entry = json!({"name": "charts", "rclass": "remote", "packageType": "helm", "url": "https://charts.example.com",
+            "forProvider": {"externalDependenciesEnabled": true, "externalDependenciesPatterns": ["**/github.com/**"]}});
+        let live = Live::new(api.remote_helm, "charts", None, None)
+            .observed_existing()
+            .spec(
+                "forProvider",
+                json!({"url": "https://charts.example.com", "externalDependenciesEnabled": true, "externalDependenciesPatterns": ["**"]}),
+            )
+            .value();
+        let response = function
+            .call(api.request(spec(json!([entry]))).observed("charts", live))
+            .await;
+        let message = fatal_message(&response).unwrap();
+        assert_has(&message, "spec.repositories[0].forProvider.externalDependenciesPatterns: repository \"charts\": changing externalDependenciesPatterns of a live remote helm repository replaces the repository in Artifactory");
+        assert_has(&message, "to change it on purpose, add a new entry");
+    }
 }
 
 // ---- 7. a bound for teams ------------------------------------------------------
@@ -1032,19 +1061,27 @@ async fn a_field_that_forces_replacement_is_refused() {
 #[tokio::test]
 async fn keys_given_or_imported_must_match_allowed_keys() {
     let mut function = Function::start().await;
-    let entries = json!([
-        {"name": "mine", "rclass": "local", "packageType": "maven", "key": "team1-mine"},
-        {"name": "theirs", "rclass": "local", "packageType": "maven", "key": "team2-libs", "import": true},
-        {"name": "computed", "rclass": "local", "packageType": "maven"}
-    ]);
-    let response = function
-        .call(CLUSTER.request_with(spec(entries), json!({"allowedKeys": "{claimNamespace}-*"})))
-        .await;
-    let message = fatal_message(&response).unwrap();
-    assert_has(&message, "spec.repositories[1].key: repository \"theirs\": key \"team2-libs\" is outside the keys this composite may use: the function's input allows only keys matching \"{claimNamespace}-*\" (here \"team1-*\")");
-    assert!(!message.contains("team1-mine"), "{message}");
-    assert!(
-        !message.contains("\"computed\""),
-        "computed keys are the platform's: {message}"
-    );
+    for api in APIS {
+        let entries = json!([
+            {"name": "mine", "rclass": "local", "packageType": "maven", "key": "team1-mine"},
+            {"name": "theirs", "rclass": "local", "packageType": "maven", "key": "team2-libs", "import": true},
+            {"name": "computed", "rclass": "local", "packageType": "maven"}
+        ]);
+        // The claim's namespace, or the namespaced composite's own.
+        let pattern = if api.namespaced {
+            "{namespace}-*"
+        } else {
+            "{claimNamespace}-*"
+        };
+        let response = function
+            .call(api.request_with(spec(entries), json!({"allowedKeys": pattern})))
+            .await;
+        let message = fatal_message(&response).unwrap();
+        assert_has(&message, &format!("spec.repositories[1].key: repository \"theirs\": key \"team2-libs\" is outside the keys this composite may use: the function's input allows only keys matching \"{pattern}\" (here \"team1-*\")"));
+        assert!(!message.contains("team1-mine"), "{message}");
+        assert!(
+            !message.contains("\"computed\""),
+            "computed keys are the platform's: {message}"
+        );
+    }
 }
