@@ -400,6 +400,9 @@ fn wider_than_observe(policies: Option<&[String]>) -> bool {
 /// made at all), and a new one waits until each member from the claim is one this claim
 /// created or adopted, so that it never aggregates a repository nobody chose to adopt.
 fn hold_virtuals(planned: &[Planned], live: &[Option<Observed>], adoptions: &mut [Adoption]) {
+    if !planned.iter().any(|p| p.kind.rclass == Rclass::Virtual) {
+        return;
+    }
     let by_name: HashMap<&str, usize> = planned
         .iter()
         .enumerate()
