@@ -42,7 +42,9 @@ function request(n) {
         },
       },
     },
-    input: { apiVersion: 'artifactory.fn.crossplane.io/v1beta1', kind: 'Input', providerApi: 'cluster' },
+    // Every repository rendered, as in the figures before the create guard: a first call would
+    // leave the virtuals waiting for their members (docs/lifecycle.md, "Phases").
+    input: { apiVersion: 'artifactory.fn.crossplane.io/v1beta1', kind: 'Input', providerApi: 'cluster', createGuard: false },
   });
 }
 

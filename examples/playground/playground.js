@@ -63,9 +63,13 @@ function render() {
     showError('parse-error', error);
     return;
   }
+  // The page previews what a claim settles to: without the create guard's first steps (new keys
+  // under [Observe, Create], a new virtual waiting for its members: docs/lifecycle.md, "Phases"),
+  // unless the input sets createGuard itself.
   const functionInput = {
     apiVersion: 'artifactory.fn.crossplane.io/v1beta1',
     kind: 'Input',
+    createGuard: false,
     ...(input.value && typeof input.value === 'object' ? input.value : {}),
     providerApi: api,
   };
