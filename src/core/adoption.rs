@@ -158,6 +158,17 @@ impl Phase {
         matches!(self, Phase::Waiting(_))
     }
 
+    /// Whether the repository is only observed, or taken over at this call, with what the
+    /// provider read of it: the phases that show a takeover preview.
+    pub(crate) fn shows_preview(&self) -> bool {
+        matches!(
+            self,
+            Phase::Adopted { verified: true }
+                | Phase::TakingOver
+                | Phase::Held(Hold::Existed | Hold::CreateRefused(_))
+        )
+    }
+
     fn is_held(&self) -> bool {
         matches!(self, Phase::Held(_))
     }

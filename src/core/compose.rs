@@ -151,6 +151,12 @@ impl<'a> Composer<'a> {
     }
 }
 
+/// The `spec` of a resource this module rendered, read back from its bytes: what the answer
+/// asks of the provider, for comparing with what is live.
+pub(crate) fn rendered_spec(resource: &Struct) -> Option<ObjectView<'_>> {
+    resource.view().get("spec")?.as_object()
+}
+
 /// `metadata`: annotations, then labels, each in key order.
 fn write_metadata(p: &Planned, origin: Option<&str>, metadata: &mut ObjectWriter) {
     metadata.object("annotations", |annotations| {

@@ -8,6 +8,7 @@
 
 use crate::core::adoption::{Adoption, Phase};
 use crate::core::catalog::Rclass;
+use crate::core::compose::rendered_spec;
 use crate::core::lifecycle::live_deletion;
 use crate::core::observed::Observed;
 use crate::core::plan::Planned;
@@ -25,11 +26,6 @@ use serde_json::Value;
 /// `lifecycle::check_immutable`.
 const FORCES_REPLACEMENT: [(Rclass, &str, &str); 1] =
     [(Rclass::Remote, "helm", "externalDependenciesPatterns")];
-
-/// The spec the answer renders for one entry, read back from its bytes.
-fn rendered_spec(resource: &Struct) -> Option<ObjectView<'_>> {
-    resource.view().get("spec")?.as_object()
-}
 
 fn field<'a>(spec: Option<ObjectView<'a>>, name: &str) -> Option<View<'a>> {
     spec?.get("forProvider")?.get(name)

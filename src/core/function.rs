@@ -28,7 +28,7 @@ use crate::proto::v1::{
     Result as FnResult, RunFunctionRequest, RunFunctionResponse, Severity, State,
     Status as ConditionStatus, Target,
 };
-use crate::proto::{ObjectView, Struct, View};
+use crate::proto::{ObjectView, Struct};
 use std::cell::OnceCell;
 use std::collections::{BTreeMap, BTreeSet, HashSet};
 
@@ -195,7 +195,7 @@ fn run(
             adoption.phase = adoption::Phase::Waiting(adoption::Wait::Moving);
         }
     }
-    let previews = takeover_previews(&planned, &resources, &live, &adoptions);
+    let previews = takeover::previews(&planned, &resources, &live, &adoptions);
     let consequential = consequences::consequences(&planned, &resources, &live, &adoptions);
     let desired = response.desired.get_or_insert_with(State::default);
     for (((p, resource), live), adoption) in
@@ -265,40 +265,6 @@ fn run(
     }
     findings.rendered = Some((api, planned.len()));
     response
-}
-
-/// What taking over each repository that is only observed (adopted, held, or taken over at
-/// this call) would change, within the composite's bound on listed changes.
-fn takeover_previews(
-    planned: &[Planned],
-    resources: &[Struct],
-    live: &[Option<Observed>],
-    adoptions: &[adoption::Adoption],
-) -> Vec<Option<takeover::Preview>> {
-    let mut budget = takeover::PER_COMPOSITE;
-    planned
-        .iter()
-        .zip(resources)
-        .zip(live)
-        .zip(adoptions)
-        .map(|(((p, resource), live), adoption)| {
-            let shows = matches!(
-                adoption.phase,
-                adoption::Phase::Adopted { verified: true }
-                    | adoption::Phase::TakingOver
-                    | adoption::Phase::Held(
-                        adoption::Hold::Existed | adoption::Hold::CreateRefused(_)
-                    )
-            );
-            let live = live.as_ref().filter(|_| shows)?;
-            let for_provider = resource
-                .view()
-                .get("spec")
-                .and_then(|spec| spec.get("forProvider"))
-                .and_then(View::as_object);
-            takeover::preview(p, for_provider, live, &mut budget)
-        })
-        .collect()
 }
 
 /// Whether the request lacks an answer to something this call asks for: a schema (by its kind,

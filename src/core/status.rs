@@ -520,10 +520,7 @@ fn adoption_results(
         }
         _ => {}
     }
-    let observe_only = matches!(
-        adoption.phase,
-        Phase::Adopted { verified: true } | Phase::Held(Hold::Existed | Hold::CreateRefused(_))
-    );
+    let observe_only = adoption.phase.shows_preview() && adoption.phase != Phase::TakingOver;
     if let (true, Some(preview)) = (observe_only, &report.previews[i]) {
         let total = preview.total() as u64;
         if previous.takeover_changes.get(p.name) != Some(&total) {

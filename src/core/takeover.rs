@@ -8,10 +8,12 @@
 //! the claim's fields only, and the Terraform provider plans an omitted field with a default
 //! back to that default.
 
+use crate::core::adoption::Adoption;
 use crate::core::catalog::Rclass;
+use crate::core::compose::rendered_spec;
 use crate::core::observed::Observed;
 use crate::core::plan::Planned;
-use crate::proto::{ObjectView, View};
+use crate::proto::{ObjectView, Struct, View};
 use serde_json::{json, Value};
 
 /// Changes listed per repository; the rest are counted.
@@ -109,11 +111,35 @@ fn is_unordered(field: &str) -> bool {
     matches!(field, "propertySets" | "projectEnvironments")
 }
 
+/// The preview of each planned repository whose phase shows one, within the composite's bound
+/// on listed changes; `resources` are the rendered ones, in the same order.
+pub(crate) fn previews(
+    planned: &[Planned],
+    resources: &[Struct],
+    live: &[Option<Observed>],
+    adoptions: &[Adoption],
+) -> Vec<Option<Preview>> {
+    let mut budget = PER_COMPOSITE;
+    planned
+        .iter()
+        .zip(resources)
+        .zip(live)
+        .zip(adoptions)
+        .map(|(((p, resource), live), adoption)| {
+            let live = live.as_ref().filter(|_| adoption.phase.shows_preview())?;
+            let for_provider = rendered_spec(resource)
+                .and_then(|spec| spec.get("forProvider"))
+                .and_then(View::as_object);
+            preview(p, for_provider, live, &mut budget)
+        })
+        .collect()
+}
+
 /// What taking `live` over with the rendered `for_provider` would change; `None` while the
 /// provider has not read the repository (`status.atProvider` absent).
 ///
 /// `budget` is what the composite may still list; it is taken from.
-pub(crate) fn preview(
+fn preview(
     p: &Planned,
     for_provider: Option<ObjectView>,
     live: &Observed,
