@@ -1085,3 +1085,73 @@ async fn keys_given_or_imported_must_match_allowed_keys() {
         );
     }
 }
+
+// ---- the preview's bounds ------------------------------------------------------
+
+/// 18 claimed fields that each differ from what is live.
+fn everything_differs() -> (Value, Value) {
+    let claim = json!({
+        "archiveBrowsingEnabled": true, "blackedOut": true, "cdnRedirect": true,
+        "checksumPolicyType": "server-generated-checksums", "downloadDirect": true,
+        "excludesPattern": "tmp/**", "handleReleases": false, "handleSnapshots": false,
+        "includesPattern": "com/**", "maxUniqueSnapshots": 5, "notes": "claim notes",
+        "priorityResolution": true, "propertySets": ["claim"], "repoLayoutRef": "maven-2-default",
+        "snapshotVersionBehavior": "unique", "suppressPomConsistencyChecks": true,
+        "xrayIndex": true, "projectEnvironments": ["DEV"]
+    });
+    let live = json!({
+        "archiveBrowsingEnabled": false, "blackedOut": false, "cdnRedirect": false,
+        "checksumPolicyType": "client-checksums", "downloadDirect": false,
+        "excludesPattern": "", "handleReleases": true, "handleSnapshots": true,
+        "includesPattern": "**/*", "maxUniqueSnapshots": 0, "notes": "",
+        "priorityResolution": false, "propertySets": ["live"], "repoLayoutRef": "simple-default",
+        "snapshotVersionBehavior": "non-unique", "suppressPomConsistencyChecks": false,
+        "xrayIndex": false, "projectEnvironments": ["PROD"]
+    });
+    (claim, live)
+}
+
+#[tokio::test]
+async fn the_preview_is_bounded_per_repository_and_per_composite() {
+    let mut function = Function::start().await;
+    let (claim, live) = everything_differs();
+    // 20 imports, each with 18 changes: 16 listed each until the composite's 256 are listed.
+    let mut entries = Vec::new();
+    for i in 0..20 {
+        entries.push(
+            json!({"name": format!("r{i:02}"), "rclass": "local", "packageType": "maven",
+            "key": format!("legacy-{i:02}"), "import": true, "forProvider": claim}),
+        );
+    }
+    let mut request = CLUSTER.request(spec(json!(entries)));
+    for i in 0..20 {
+        let observed = CLUSTER
+            .local_resource(
+                &format!("legacy-{i:02}"),
+                Some("imported"),
+                Some(json!(["Observe"])),
+            )
+            .observed_existing()
+            .at_provider(live.clone())
+            .value();
+        request = request.observed(&format!("r{i:02}"), observed);
+    }
+    let response = function.call(request).await;
+    let status = status_repositories(&response);
+    let listed: Vec<usize> = status
+        .iter()
+        .map(|item| item["takeover"].as_array().unwrap().len())
+        .collect();
+    assert_eq!(listed[0], 16, "at most 16 a repository");
+    assert_eq!(status[0]["takeoverChanges"], 18);
+    assert_eq!(status[0]["takeoverOmitted"], 2);
+    assert_eq!(listed.iter().sum::<usize>(), 256, "at most 256 a composite");
+    assert_eq!(listed[16], 0, "the budget is spent by the 17th");
+    assert_eq!(
+        status[16]["takeoverChanges"], 18,
+        "but every change is counted"
+    );
+    // The composite stays small: the whole status well under the API server's 1.5 MiB.
+    let composite = support::requests::desired_composite(&response);
+    assert!(composite.to_string().len() < 200_000);
+}
