@@ -4,13 +4,29 @@
 
 mod support;
 
+use function_artifactory::proto::v1::{RunFunctionResponse, Severity, Target};
 use serde_json::{json, Value};
-use support::requests::{composite, fatal_message, live, request};
+use support::requests::{composite, fatal_message, live, request, status_repositories};
 
 const LOCAL: &str = "local.artifactory.jfrog.crossplane.io/v1alpha1";
 
 fn spec(entries: Value) -> Value {
     json!({ "repositories": entries })
+}
+
+fn warnings(response: &RunFunctionResponse) -> Vec<(String, String, i32)> {
+    response
+        .results
+        .iter()
+        .filter(|r| r.severity == Severity::Warning as i32)
+        .map(|r| {
+            (
+                r.reason.clone().unwrap_or_default(),
+                r.message.clone(),
+                r.target.unwrap_or_default(),
+            )
+        })
+        .collect()
 }
 
 /// "an NpmRepository": said "an en-pee-em repository", as "an npm repository" is.
@@ -68,4 +84,37 @@ fn a_misspelled_member_is_matched_only_with_entries_the_virtual_aggregates() {
     )
     .expect("a fatal result");
     assert!(docker_only.contains("(use one of: more)"), "{docker_only}");
+}
+
+/// A key without the project key prefix was only a warning in the entry's status; the claim's
+/// author did not see it. It is a Warning result for the composite and the claim as well.
+#[test]
+fn a_key_without_the_project_prefix_reaches_the_claim() {
+    let response = request(composite(json!({
+        "projectKey": "team1",
+        "repositories": [
+            {"name": "libs", "rclass": "local", "packageType": "maven", "key": "libs",
+             "forProvider": {"projectEnvironments": ["DEV"]}},
+            {"name": "ok", "rclass": "local", "packageType": "maven", "key": "team1-ok",
+             "forProvider": {"projectEnvironments": ["DEV"]}},
+        ]
+    })))
+    .run();
+    assert_eq!(fatal_message(&response), None);
+    assert_eq!(
+        warnings(&response),
+        [(
+            "KeyWithoutProjectPrefix".to_owned(),
+            "projectKey \"team1\" is set and the key of repository libs (key \"libs\") does not start with the project key prefix \"team1-\", which the provider's CRD says a repository key in a project must have; start each key with \"team1-\" (naming format \"{projectKey}-{name}\")".to_owned(),
+            Target::CompositeAndClaim as i32,
+        )]
+    );
+    // The entry's own status keeps its warning.
+    let status = status_repositories(&response);
+    assert_eq!(
+        status[0]["warnings"],
+        json!(["key \"libs\" does not start with the project key prefix \"team1-\""]),
+        "{status:?}"
+    );
+    assert_eq!(status[1]["warnings"], json!([]), "{status:?}");
 }

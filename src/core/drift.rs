@@ -5,6 +5,7 @@
 
 use crate::core::catalog::{catalog, package_family, Rclass};
 use crate::core::input::Input;
+use crate::core::keys::has_project_prefix;
 use crate::core::observed::Observed;
 use crate::core::plan::Planned;
 use crate::core::problems::{a_or_an, Findings};
@@ -33,6 +34,7 @@ pub(crate) fn drift_warnings(
     let mut results = Vec::new();
     if let Some(project_key) = project_key {
         results.extend(project_environments_warning(planned, project_key, findings));
+        results.extend(project_prefix_warning(planned, project_key));
     }
     let mut warn = |p: &Planned, field: &str, reason: &str, message: String| {
         findings.warning(
@@ -103,6 +105,35 @@ fn project_environments_warning(
         severity: Severity::Warning as i32,
         message,
         reason: Some("ProjectEnvironmentsMissing".to_owned()),
+        target: Some(Target::CompositeAndClaim as i32),
+    })
+}
+
+/// One Warning result for the keys without the project key prefix, so that the claim's author
+/// sees it too: each entry's status has its own warning already (`keys::key_warnings`).
+fn project_prefix_warning(planned: &[Planned], project_key: &str) -> Option<FnResult> {
+    let lacking: Vec<String> = planned
+        .iter()
+        .filter(|p| !has_project_prefix(&p.key, project_key))
+        .map(|p| format!("{} (key \"{}\")", p.name, p.key))
+        .collect();
+    let lacking: Vec<&str> = lacking.iter().map(String::as_str).collect();
+    let first = lacking.first()?;
+    let subject = if lacking.len() == 1 {
+        format!("the key of repository {first} does")
+    } else {
+        format!(
+            "the keys of {} repositories ({}) do",
+            lacking.len(),
+            named(&lacking)
+        )
+    };
+    Some(FnResult {
+        severity: Severity::Warning as i32,
+        message: format!(
+            "projectKey \"{project_key}\" is set and {subject} not start with the project key prefix \"{project_key}-\", which the provider's CRD says a repository key in a project must have; start each key with \"{project_key}-\" (naming format \"{{projectKey}}-{{name}}\")"
+        ),
+        reason: Some("KeyWithoutProjectPrefix".to_owned()),
         target: Some(Target::CompositeAndClaim as i32),
     })
 }
