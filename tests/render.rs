@@ -655,6 +655,7 @@ fn requirements_are_met_until_they_stabilise() {
         "observed.yaml",
         "--required-resources",
         "required.yaml",
+        "-d",
     ]);
     assert_eq!(run.code, 0, "stderr: {}", run.stderr);
     let requests = function.requests();
@@ -662,6 +663,23 @@ fn requirements_are_met_until_they_stabilise() {
         requests.len(),
         3,
         "first call, buckets, buckets and settings (stable)"
+    );
+    // -d counts what each call carries: the answers from -o and --required-resources included
+    // (it said "0 required resources" once, counting before the step had asked).
+    let debug: Vec<&str> = run
+        .stderr
+        .lines()
+        .filter(|l| l.starts_with("render: step \"extra\""))
+        .collect();
+    assert_eq!(
+        debug,
+        [
+            "render: step \"extra\" (function \"function-extra\"): 0 credentials, 0 required resources, 0 required schemas (call 1)",
+            "render: step \"extra\" (function \"function-extra\"): 0 credentials, 1 required resources, 0 required schemas (call 2)",
+            "render: step \"extra\" (function \"function-extra\"): 0 credentials, 2 required resources, 0 required schemas (call 3)",
+        ],
+        "{}",
+        run.stderr
     );
     assert!(requests[0].required_resources.is_empty());
     let names = |request: &RunFunctionRequest, key: &str| -> Vec<String> {
