@@ -643,9 +643,14 @@ fn requirements_are_met_until_they_stabilise() {
         "observed.yaml",
         "apiVersion: s3.aws.upbound.io/v1beta1\nkind: Bucket\nmetadata:\n  name: observed-bucket\n  labels:\n    team: team1\n  annotations:\n    crossplane.io/composition-resource-name: b\n",
     );
+    // Two files, both read: -e is repeatable.
     scenario.file(
         "required.yaml",
-        "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: settings\n---\napiVersion: s3.aws.upbound.io/v1beta1\nkind: Bucket\nmetadata:\n  name: other-team\n  labels:\n    team: team2\n",
+        "apiVersion: s3.aws.upbound.io/v1beta1\nkind: Bucket\nmetadata:\n  name: other-team\n  labels:\n    team: team2\n",
+    );
+    scenario.file(
+        "settings.yaml",
+        "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: settings\n",
     );
     let run = scenario.render(&[
         "xr.yaml",
@@ -655,6 +660,8 @@ fn requirements_are_met_until_they_stabilise() {
         "observed.yaml",
         "--required-resources",
         "required.yaml",
+        "-e",
+        "settings.yaml",
         "-d",
     ]);
     assert_eq!(run.code, 0, "stderr: {}", run.stderr);

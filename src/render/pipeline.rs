@@ -88,12 +88,13 @@ impl Inputs {
             Some(path) => load::resources(path, "observed composed resources")?,
             None => Vec::new(),
         };
+        // Every path given, the required resources' then the extra resources', as the CLI
+        // (v2.4.0 and later) reads them.
         let mut required = Vec::new();
-        if let Some(path) = RenderArgs::last_path(&args.required_resources, "--required-resources")
-        {
+        for path in &args.required_resources {
             required.extend(load::resources(path, "required resources")?);
         }
-        if let Some(path) = RenderArgs::last_path(&args.extra_resources, "--extra-resources") {
+        for path in &args.extra_resources {
             required.extend(load::resources(path, "extra resources")?);
         }
         let schemas = if args.required_schemas.is_empty() {
