@@ -742,7 +742,7 @@ fn requirements_that_never_stabilise_are_an_error() {
 
 // ---- claims (issue 24) ----
 
-/// A claim with `--xrd` renders the XR Crossplane builds from it and says so on stderr; the
+/// A claim with `--xrd` renders the XR `crossplane xr generate` makes of it and says so on stderr; the
 /// same claim always gets the same XR name. (The output: examples/render-claim.)
 #[test]
 fn a_claim_renders_its_xr_and_names_it_on_stderr() {
@@ -761,8 +761,8 @@ fn a_claim_renders_its_xr_and_names_it_on_stderr() {
         run.stderr,
         format!(
             "function-artifactory: rendering XRepositories \"{name}\", the composite resource \
-             of claim Repositories team1/team1-repos (in a cluster its name ends in five random \
-             characters)\n"
+             crossplane xr generate makes of claim Repositories team1/team1-repos (crossplane xr \
+             generate ends its name in five random characters)\n"
         )
     );
     let documents: Vec<Value> = serde_yaml_ng::Deserializer::from_str(&run.stdout)

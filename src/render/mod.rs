@@ -27,7 +27,7 @@
 //!
 //! YAML is read and printed as Go's `sigs.k8s.io/yaml` reads and prints it
 //! ([`yaml`]: YAML 1.1, merge keys, Go's JSON round trip), a claim is rendered
-//! through the XR Crossplane builds from it ([`claim`]), and a flag given twice
+//! through the XR `crossplane xr generate` makes of it ([`claim`]), and a flag given twice
 //! does what kong does ([`RenderArgs`]). The user's reference: docs/render.md.
 
 mod claim;

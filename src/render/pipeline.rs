@@ -61,7 +61,7 @@ impl Inputs {
         if let Some(path) = &args.xrd {
             if str_at(&composite, &["kind"]) != composition.composite_kind {
                 let xrd = load::xrd(path)?;
-                if let Some(built) = claim::composite_of(&composite, &xrd, &composition.name)? {
+                if let Some(built) = claim::composite_of(&composite, &xrd)? {
                     eprintln!("{}", built.note);
                     composite = built.xr;
                 }
@@ -132,7 +132,7 @@ fn check_composition(xr: &Object, composition: &Composition, xrd_given: bool) ->
         let hint = if same_group && !xrd_given {
             format!(
                 "; if {xr_kind} is a claim, give its CompositeResourceDefinition with --xrd to \
-                 render the XR Crossplane builds from it"
+                 render the XR crossplane xr generate makes of it"
             )
         } else {
             String::new()
