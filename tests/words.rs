@@ -1,12 +1,15 @@
 //! The words of issue 47 ("Why 4"), each pinned to the input that showed it: the article before
 //! a kind whose first word is an acronym, the suggestion for a misspelled member of a virtual,
-//! and the project key prefix the provider's CRDs require, said to the claim too.
+//! the project key prefix the provider's CRDs require, said to the claim too, and
+//! `projectEnvironments` set once in the input's defaults.
 
 mod support;
 
 use function_artifactory::proto::v1::{RunFunctionResponse, Severity, Target};
 use serde_json::{json, Value};
-use support::requests::{composite, fatal_message, live, request, status_repositories};
+use support::requests::{
+    composite, desired_resources, fatal_message, input, live, request, status_repositories,
+};
 
 const LOCAL: &str = "local.artifactory.jfrog.crossplane.io/v1alpha1";
 
@@ -117,4 +120,47 @@ fn a_key_without_the_project_prefix_reaches_the_claim() {
         "{status:?}"
     );
     assert_eq!(status[1]["warnings"], json!([]), "{status:?}");
+}
+
+/// `projectEnvironments` could only be set on each entry; the input's `defaults` take it now,
+/// for every repository of a project whose entry sets none.
+#[test]
+fn project_environments_come_from_the_input_s_defaults() {
+    let response = request(composite(json!({
+        "projectKey": "team1",
+        "repositories": [
+            {"name": "libs", "rclass": "local", "packageType": "maven", "key": "team1-libs"},
+            {"name": "own", "rclass": "local", "packageType": "maven", "key": "team1-own",
+             "forProvider": {"projectEnvironments": ["PROD"]}},
+        ]
+    })))
+    .input(input(json!({"defaults": {"projectEnvironments": ["DEV"]}})))
+    .run();
+    assert_eq!(fatal_message(&response), None);
+    let resources = desired_resources(&response);
+    assert_eq!(
+        resources["libs"]["spec"]["forProvider"]["projectEnvironments"],
+        json!(["DEV"])
+    );
+    assert_eq!(
+        resources["own"]["spec"]["forProvider"]["projectEnvironments"],
+        json!(["PROD"])
+    );
+    assert!(
+        warnings(&response)
+            .iter()
+            .all(|(reason, _, _)| reason != "ProjectEnvironmentsMissing"),
+        "{:?}",
+        warnings(&response)
+    );
+    // Without a project the default sets nothing.
+    let response = request(composite(json!({
+        "repositories": [{"name": "libs", "rclass": "local", "packageType": "maven"}]
+    })))
+    .input(input(json!({"defaults": {"projectEnvironments": ["DEV"]}})))
+    .run();
+    let resources = desired_resources(&response);
+    assert!(resources["libs"]["spec"]["forProvider"]
+        .get("projectEnvironments")
+        .is_none());
 }

@@ -33,7 +33,12 @@ pub(crate) fn drift_warnings(
 ) -> Vec<FnResult> {
     let mut results = Vec::new();
     if let Some(project_key) = project_key {
-        results.extend(project_environments_warning(planned, project_key, findings));
+        results.extend(project_environments_warning(
+            planned,
+            input,
+            project_key,
+            findings,
+        ));
         results.extend(project_prefix_warning(planned, project_key));
     }
     let mut warn = |p: &Planned, field: &str, reason: &str, message: String| {
@@ -83,12 +88,13 @@ pub(crate) fn drift_warnings(
 /// it: they share the cause (`spec.projectKey`) and the fix, so it is said once, naming them.
 fn project_environments_warning(
     planned: &[Planned],
+    input: &Input,
     project_key: &str,
     findings: &mut Findings,
 ) -> Option<FnResult> {
     let lacking: Vec<&str> = planned
         .iter()
-        .filter(|p| lacks_project_environments(p))
+        .filter(|p| lacks_project_environments(p, input))
         .map(|p| p.name)
         .collect();
     let first = lacking.first()?;
@@ -98,7 +104,7 @@ fn project_environments_warning(
         format!("{} repositories ({}) do", lacking.len(), named(&lacking))
     };
     let message = format!(
-        "projectKey \"{project_key}\" is set and {subject} not set forProvider.projectEnvironments: Artifactory assigns DEV and the provider then reports drift on every reconcile; set projectEnvironments on each (for example [DEV])"
+        "projectKey \"{project_key}\" is set and {subject} not set forProvider.projectEnvironments: Artifactory assigns DEV and the provider then reports drift on every reconcile; set projectEnvironments on each (for example [DEV]), or once in the function input's defaults"
     );
     findings.warning("spec.projectKey", None, message.clone());
     Some(FnResult {
@@ -159,17 +165,10 @@ fn is_container_registry(package_type: &str) -> bool {
     package_type.starts_with("docker") || package_type == "oci"
 }
 
-/// The kind has `projectEnvironments` and the entry does not set it.
-fn lacks_project_environments(p: &Planned) -> bool {
-    let catalog = catalog();
-    let has_field = catalog.for_provider(p.kind).is_some_and(|node| {
-        catalog
-            .node(node)
-            .properties
-            .get("projectEnvironments")
-            .is_some()
-    });
-    has_field
+/// The kind has `projectEnvironments`, and neither the entry nor the input's defaults set it.
+fn lacks_project_environments(p: &Planned, input: &Input) -> bool {
+    input.defaults.project_environments.is_none()
+        && catalog().for_provider_has(p.kind, "projectEnvironments")
         && p.entry
             .for_provider
             .is_none_or(|fields| fields.get("projectEnvironments").is_none())
