@@ -198,3 +198,14 @@ fn function_wasm_commands_are_the_ones_that_exist() {
     let guide = read(&root().join("docs/wasm-component.md"));
     assert!(guide.contains("function validate examples/function-wasm/composition.yaml --module-dir target/wasmfn --resolve"));
 }
+
+/// CHANGELOG.md starts with the changes not yet released, each under the issue it came from.
+#[test]
+fn the_changelog_starts_with_what_is_unreleased() {
+    let changelog = read(&root().join("CHANGELOG.md"));
+    let headings: Vec<&str> = changelog.lines().filter(|l| l.starts_with("## ")).collect();
+    assert_eq!(headings.first(), Some(&"## Unreleased"), "{headings:?}");
+    for issue in ["issue 44", "issue 47", "issue 48"] {
+        assert!(changelog.contains(issue), "{issue}");
+    }
+}
