@@ -14,7 +14,9 @@ use function_artifactory::run_function;
 use prost::Message;
 use serde_json::{json, Map, Value};
 use std::time::Duration;
-use support::requests::{composite, fatal_message, live, request};
+use support::requests::{
+    composite, fatal_message, five_thousand_repositories, live, request, FIVE_THOUSAND_ADVICE,
+};
 
 /// The CPU time of the calling thread.
 fn thread_cpu_time() -> Duration {
@@ -206,27 +208,16 @@ fn a_response_too_large_for_crossplane_is_refused_before_it_is_built() {
 
 /// The advice for a claim too large for one composite is the same from every face (issue 47: on
 /// wasm32 a product of counts and sizes overflowed, and the component advised "about 876 fit in
-/// one"). The npm module (`wasm/test/size.test.mjs`) and the component
-/// (`tests/component-host/tests/component/limits.rs`) run this same claim, 5,000 local maven
-/// repositories `local-00000` to `local-04999` with [`DESCRIPTION`] and no input, and expect
-/// these same words.
+/// one"). `tests/server.rs` sends the same claim to the server, the npm module
+/// (`wasm/test/size.test.mjs`) and the component (`tests/component-host/tests/component/limits.rs`)
+/// build it too; all expect these same words.
 #[test]
 fn the_advice_for_5000_repositories_is_the_one_every_face_gives() {
-    let repositories: Vec<Value> = (0..5_000)
-        .map(|i| {
-            let mut entry = local(&format!("local-{i:05}"));
-            entry["description"] = json!(DESCRIPTION);
-            entry
-        })
-        .collect();
-    let response = request(composite(json!({ "repositories": repositories }))).run();
+    let response = run_function(&five_thousand_repositories());
     let message = fatal_message(&response).expect("a fatal result");
     let advice = message.lines().nth(1).expect("the size problem");
     assert_eq!(advice, FIVE_THOUSAND_ADVICE, "{message}");
 }
-
-const FIVE_THOUSAND_ADVICE: &str = "- spec.repositories: the response would be about 4.1 MiB (4,350,000 bytes) for 5000 repositories: more than the 4.0 MiB (4,194,304 bytes) Crossplane reads (its function runner uses gRPC's default receive limit), so Crossplane would fail the call without saying why; fix: split the repositories over several composites: about 4821 fit in one";
-const DESCRIPTION: &str = "Releases of the libraries of team one, built by CI from the main branch of each library's repository and promoted here once their tests pass; snapshots go to the snapshot repository, and nothing here is ever deleted by hand.";
 
 #[test]
 fn a_chain_of_50000_virtuals_is_checked_for_cycles_in_linear_time() {

@@ -254,6 +254,25 @@ async fn the_request_limit_may_come_from_the_environment() {
     assert!(response.meta.is_some());
 }
 
+/// The server's advice for a claim too large for one composite, word for word what the npm
+/// module and the component give (`tests/hostile_claims.rs`, issue 47).
+#[tokio::test]
+async fn the_server_advises_on_5000_repositories_as_every_face() {
+    let server = Server::start(&["--insecure"]);
+    let mut client = V1Client::new(insecure_channel(&server).await);
+    let response = client
+        .run_function(support::requests::five_thousand_repositories())
+        .await
+        .unwrap()
+        .into_inner();
+    let message = support::requests::fatal_message(&response).expect("a fatal result");
+    assert_eq!(
+        message.lines().nth(1),
+        Some(support::requests::FIVE_THOUSAND_ADVICE),
+        "{message}"
+    );
+}
+
 /// A message that is not a RunFunctionRequest is the caller's mistake: INVALID_ARGUMENT with
 /// what was wrong (tonic alone answers INTERNAL, which Crossplane reports as the function's bug).
 #[tokio::test]
