@@ -155,3 +155,57 @@ fn anchors_and_links_are_read_as_github_does() {
         ["a", "b"]
     );
 }
+
+/// Every file a reader copies function-wasm commands from: the docs, the README and the
+/// function-wasm example.
+fn command_sources() -> Vec<(PathBuf, String)> {
+    let mut files = pages();
+    files.push(root().join("examples/function-wasm/functions.yaml"));
+    files.push(root().join("examples/function-wasm/README.md"));
+    files
+        .into_iter()
+        .map(|p| {
+            let text = read(&p);
+            (p, text)
+        })
+        .collect()
+}
+
+/// function-wasm's runtime binary is `function` (its crate `function-wasm` builds the binary
+/// `function`), and a runtime started with `--cosign-key` verifies with keys only: a keyless
+/// `cosign sign` gives a signature it refuses (issue 47).
+#[test]
+fn function_wasm_commands_are_the_ones_that_exist() {
+    for (path, text) in command_sources() {
+        for (number, line) in text.lines().enumerate() {
+            let command = line.trim_start_matches(['#', ' ']);
+            assert!(
+                !command.starts_with("function-wasm --"),
+                "{}:{}: the runtime's binary is `function`: {line}",
+                path.display(),
+                number + 1
+            );
+            if let Some(rest) = command.strip_prefix("cosign sign ") {
+                assert!(
+                    rest.contains("--key "),
+                    "{}:{}: sign with the key the runtime verifies with: {line}",
+                    path.display(),
+                    number + 1
+                );
+            }
+        }
+    }
+    let guide = read(&root().join("docs/wasm-component.md"));
+    assert!(guide.contains("function validate examples/function-wasm/composition.yaml --module-dir target/wasmfn --resolve"));
+}
+
+/// CHANGELOG.md starts with the changes not yet released, each under the issue it came from.
+#[test]
+fn the_changelog_starts_with_what_is_unreleased() {
+    let changelog = read(&root().join("CHANGELOG.md"));
+    let headings: Vec<&str> = changelog.lines().filter(|l| l.starts_with("## ")).collect();
+    assert_eq!(headings.first(), Some(&"## Unreleased"), "{headings:?}");
+    for issue in ["issue 44", "issue 47", "issue 48"] {
+        assert!(changelog.contains(issue), "{issue}");
+    }
+}

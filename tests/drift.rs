@@ -46,7 +46,7 @@ fn project_key_without_project_environments() {
         results,
         [(
             "ProjectEnvironmentsMissing".to_owned(),
-            "projectKey \"team1\" is set and repository a does not set forProvider.projectEnvironments: Artifactory assigns DEV and the provider then reports drift on every reconcile; set projectEnvironments on each (for example [DEV])".to_owned()
+            "projectKey \"team1\" is set and repository a does not set forProvider.projectEnvironments: Artifactory assigns DEV and the provider then reports drift on every reconcile; set projectEnvironments on each (for example [DEV]), or once in the function input's defaults".to_owned()
         )]
     );
 }
@@ -65,7 +65,7 @@ fn project_environments_missing_on_several_entries_is_one_warning() {
     assert_eq!(results.len(), 1, "{results:?}");
     assert_eq!(
         results[0].1,
-        "projectKey \"team1\" is set and 5 repositories (r1, r2, r3, r4, r5) do not set forProvider.projectEnvironments: Artifactory assigns DEV and the provider then reports drift on every reconcile; set projectEnvironments on each (for example [DEV])"
+        "projectKey \"team1\" is set and 5 repositories (r1, r2, r3, r4, r5) do not set forProvider.projectEnvironments: Artifactory assigns DEV and the provider then reports drift on every reconcile; set projectEnvironments on each (for example [DEV]), or once in the function input's defaults"
     );
     let (_, findings) = function_artifactory::run_function_with_findings(
         &request(composite(

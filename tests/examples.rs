@@ -245,9 +245,64 @@ fn the_runtime_config_probes_what_the_server_serves() {
     assert!(container["resources"]["requests"]["memory"].is_string());
     let budget = &docs[1];
     assert_eq!(budget["kind"], "PodDisruptionBudget");
+    // Applied in the namespace Crossplane runs in, whatever it is.
+    assert!(budget["metadata"].get("namespace").is_none());
     assert_eq!(
         budget["spec"]["selector"]["matchLabels"]["pkg.crossplane.io/function"],
         "function-artifactory"
+    );
+}
+
+/// The environment `examples/operations/runtime-config.yaml` gives the container is read by
+/// the server: started with it, it says the settings it took.
+#[test]
+fn the_runtime_config_s_environment_sets_the_server() {
+    let path =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/operations/runtime-config.yaml");
+    let config = documents(&path).remove(0);
+    let container =
+        &config["spec"]["deploymentTemplate"]["spec"]["template"]["spec"]["containers"][0];
+    let env: Vec<(String, String)> = container["env"]
+        .as_array()
+        .expect("env")
+        .iter()
+        .map(|e| {
+            (
+                e["name"].as_str().unwrap().to_owned(),
+                e["value"].as_str().unwrap().to_owned(),
+            )
+        })
+        .collect();
+    let names: Vec<&str> = env.iter().map(|(n, _)| n.as_str()).collect();
+    assert_eq!(
+        names,
+        [
+            "ANSWER_MEMO_SIZE",
+            "FUNCTION_ARTIFACTORY_MAX_RECV_MESSAGE_SIZE"
+        ]
+    );
+    let os_env: Vec<(&str, &std::ffi::OsStr)> = env
+        .iter()
+        .map(|(n, v)| (n.as_str(), std::ffi::OsStr::new(v.as_str())))
+        .collect();
+    let server = support::server::Server::start_with_env(&["--insecure"], &os_env);
+    let serving = server
+        .wait_for_log(std::time::Duration::from_secs(5), |l| {
+            l["message"] == "serving"
+        })
+        .expect("the server starts");
+    let value = |name: &str| {
+        env.iter()
+            .find(|(n, _)| n == name)
+            .unwrap()
+            .1
+            .parse::<u64>()
+            .unwrap()
+    };
+    assert_eq!(serving["answer_memo_size_mib"], value("ANSWER_MEMO_SIZE"));
+    assert_eq!(
+        serving["max_recv_message_size_bytes"],
+        value("FUNCTION_ARTIFACTORY_MAX_RECV_MESSAGE_SIZE") << 20
     );
 }
 

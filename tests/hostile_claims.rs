@@ -14,7 +14,9 @@ use function_artifactory::run_function;
 use prost::Message;
 use serde_json::{json, Map, Value};
 use std::time::Duration;
-use support::requests::{composite, fatal_message, live, request};
+use support::requests::{
+    composite, fatal_message, five_thousand_repositories, live, request, FIVE_THOUSAND_ADVICE,
+};
 
 /// The CPU time of the calling thread.
 fn thread_cpu_time() -> Duration {
@@ -202,6 +204,19 @@ fn a_response_too_large_for_crossplane_is_refused_before_it_is_built() {
     let response = request(composite(json!({ "repositories": fits }))).run();
     assert!(fatal_message(&response).is_none());
     assert!(response.encoded_len() < 4 * 1024 * 1024);
+}
+
+/// The advice for a claim too large for one composite is the same from every face (issue 47: on
+/// wasm32 a product of counts and sizes overflowed, and the component advised "about 876 fit in
+/// one"). `tests/server.rs` sends the same claim to the server, the npm module
+/// (`wasm/test/size.test.mjs`) and the component (`tests/component-host/tests/component/limits.rs`)
+/// build it too; all expect these same words.
+#[test]
+fn the_advice_for_5000_repositories_is_the_one_every_face_gives() {
+    let response = run_function(&five_thousand_repositories());
+    let message = fatal_message(&response).expect("a fatal result");
+    let advice = message.lines().nth(1).expect("the size problem");
+    assert_eq!(advice, FIVE_THOUSAND_ADVICE, "{message}");
 }
 
 #[test]

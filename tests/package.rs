@@ -280,6 +280,36 @@ fn the_xpkg_tarball_holds_the_image(package: &Package, arch: &str, xpkg: &Path) 
     assert_eq!(files, expected);
 }
 
+/// The licence the package and the crate name is the one in LICENSE: Cargo.toml and
+/// package/crossplane.yaml say Apache-2.0, and LICENSE holds its text. The package names no
+/// source repository: there is no public one (`meta.crossplane.io/source` named one that does
+/// not exist). Needs no package build.
+#[test]
+fn the_licence_is_apache_2_0_in_license_cargo_toml_and_the_package() {
+    let license = std::fs::read_to_string(root().join("LICENSE")).expect("LICENSE");
+    let head: Vec<&str> = license
+        .lines()
+        .map(str::trim)
+        .filter(|l| !l.is_empty())
+        .take(2)
+        .collect();
+    assert_eq!(head, ["Apache License", "Version 2.0, January 2004"]);
+    assert!(license.contains("TERMS AND CONDITIONS FOR USE, REPRODUCTION, AND DISTRIBUTION"));
+    assert!(license.contains("END OF TERMS AND CONDITIONS"));
+    let cargo = std::fs::read_to_string(root().join("Cargo.toml")).unwrap();
+    assert!(
+        cargo.lines().any(|l| l == "license = \"Apache-2.0\""),
+        "Cargo.toml's licence"
+    );
+    let meta: Value = serde_yaml_ng::from_str(
+        &std::fs::read_to_string(root().join("package/crossplane.yaml")).unwrap(),
+    )
+    .unwrap();
+    let annotations = &meta["metadata"]["annotations"];
+    assert_eq!(annotations["meta.crossplane.io/license"], "Apache-2.0");
+    assert!(annotations.get("meta.crossplane.io/source").is_none());
+}
+
 #[test]
 fn package_yaml_is_the_meta_object_then_the_input_crd() {
     let Some(package) = package() else { return };
@@ -295,7 +325,7 @@ fn package_yaml_is_the_meta_object_then_the_input_crd() {
     assert_eq!(meta["metadata"]["name"], "function-artifactory");
     assert_eq!(meta["spec"]["capabilities"], json!(["composition"]));
     assert!(meta["spec"]["crossplane"]["version"].is_string());
-    for annotation in ["maintainer", "source", "license", "description", "readme"] {
+    for annotation in ["maintainer", "license", "description", "readme"] {
         let key = format!("meta.crossplane.io/{annotation}");
         assert!(meta["metadata"]["annotations"][&key].is_string(), "{key}");
     }

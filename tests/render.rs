@@ -643,9 +643,14 @@ fn requirements_are_met_until_they_stabilise() {
         "observed.yaml",
         "apiVersion: s3.aws.upbound.io/v1beta1\nkind: Bucket\nmetadata:\n  name: observed-bucket\n  labels:\n    team: team1\n  annotations:\n    crossplane.io/composition-resource-name: b\n",
     );
+    // Two files, both read: -e is repeatable.
     scenario.file(
         "required.yaml",
-        "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: settings\n---\napiVersion: s3.aws.upbound.io/v1beta1\nkind: Bucket\nmetadata:\n  name: other-team\n  labels:\n    team: team2\n",
+        "apiVersion: s3.aws.upbound.io/v1beta1\nkind: Bucket\nmetadata:\n  name: other-team\n  labels:\n    team: team2\n",
+    );
+    scenario.file(
+        "settings.yaml",
+        "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: settings\n",
     );
     let run = scenario.render(&[
         "xr.yaml",
@@ -655,6 +660,9 @@ fn requirements_are_met_until_they_stabilise() {
         "observed.yaml",
         "--required-resources",
         "required.yaml",
+        "-e",
+        "settings.yaml",
+        "-d",
     ]);
     assert_eq!(run.code, 0, "stderr: {}", run.stderr);
     let requests = function.requests();
@@ -662,6 +670,23 @@ fn requirements_are_met_until_they_stabilise() {
         requests.len(),
         3,
         "first call, buckets, buckets and settings (stable)"
+    );
+    // -d counts what each call carries: the answers from -o and --required-resources included
+    // (it said "0 required resources" once, counting before the step had asked).
+    let debug: Vec<&str> = run
+        .stderr
+        .lines()
+        .filter(|l| l.starts_with("render: step \"extra\""))
+        .collect();
+    assert_eq!(
+        debug,
+        [
+            "render: step \"extra\" (function \"function-extra\"): 0 credentials, 0 required resources, 0 required schemas (call 1)",
+            "render: step \"extra\" (function \"function-extra\"): 0 credentials, 1 required resources, 0 required schemas (call 2)",
+            "render: step \"extra\" (function \"function-extra\"): 0 credentials, 2 required resources, 0 required schemas (call 3)",
+        ],
+        "{}",
+        run.stderr
     );
     assert!(requests[0].required_resources.is_empty());
     let names = |request: &RunFunctionRequest, key: &str| -> Vec<String> {
@@ -717,7 +742,7 @@ fn requirements_that_never_stabilise_are_an_error() {
 
 // ---- claims (issue 24) ----
 
-/// A claim with `--xrd` renders the XR Crossplane builds from it and says so on stderr; the
+/// A claim with `--xrd` renders the XR `crossplane xr generate` makes of it and says so on stderr; the
 /// same claim always gets the same XR name. (The output: examples/render-claim.)
 #[test]
 fn a_claim_renders_its_xr_and_names_it_on_stderr() {
@@ -736,8 +761,8 @@ fn a_claim_renders_its_xr_and_names_it_on_stderr() {
         run.stderr,
         format!(
             "function-artifactory: rendering XRepositories \"{name}\", the composite resource \
-             of claim Repositories team1/team1-repos (in a cluster its name ends in five random \
-             characters)\n"
+             crossplane xr generate makes of claim Repositories team1/team1-repos (crossplane xr \
+             generate ends its name in five random characters)\n"
         )
     );
     let documents: Vec<Value> = serde_yaml_ng::Deserializer::from_str(&run.stdout)

@@ -296,31 +296,45 @@ fn a_flag_of_one_value_given_twice_keeps_the_last() {
             run.stderr
         );
     }
-    // -e and --extra-resources take one path in crossplane render too: the last is read, and
-    // render says which it dropped.
+    // -e and --extra-resources are repeatable in the CLI (v2.4.0 and later): every file is
+    // read, a missing one is an error wherever it stands.
     for flag in ["-e", "--required-resources", "--extra-resources"] {
+        let what = if flag == "--extra-resources" {
+            "extra"
+        } else {
+            "required"
+        };
+        for order in [
+            ["missing.yaml", "../render-flags/credentials.yaml"],
+            ["../render-flags/credentials.yaml", "missing.yaml"],
+        ] {
+            let run = smoke(&[flag, order[0], flag, order[1]]);
+            assert_eq!(run.code, 1, "{flag}: {}", run.stderr);
+            assert!(
+                run.stderr.contains(&format!(
+                    "cannot load {what} resources from \"missing.yaml\""
+                )),
+                "{flag}: {}",
+                run.stderr
+            );
+        }
         let run = smoke(&[
             flag,
-            "missing.yaml",
-            flag,
             "../render-flags/credentials.yaml",
+            flag,
+            "../render-flags/other-credentials.yaml",
         ]);
         assert_eq!(run.code, 0, "{flag}: {}", run.stderr);
         assert_eq!(run.stdout, plain.stdout, "{flag}");
-        assert!(
-            run.stderr.contains("was given 2 times")
-                && run.stderr.contains("reads only the last (\"../render-flags/credentials.yaml\") and not \"missing.yaml\""),
-            "{flag}: {}",
-            run.stderr
-        );
-        let run = smoke(&[
-            flag,
-            "../render-flags/credentials.yaml",
-            flag,
-            "missing.yaml",
-        ]);
-        assert_eq!(run.code, 1, "{flag}: the last one is read");
     }
+    // Both flags at once: both read.
+    let run = smoke(&[
+        "-e",
+        "../render-flags/credentials.yaml",
+        "--extra-resources",
+        "missing.yaml",
+    ]);
+    assert_eq!(run.code, 1, "{}", run.stderr);
     // The lists add up: two --context-values both reach the context.
     let run = smoke(&["-c", "--context-values", "a=1", "--context-values", "b=2"]);
     assert_eq!(run.code, 0, "{}", run.stderr);

@@ -234,6 +234,45 @@ async fn oversize_request_is_resource_exhausted_and_the_server_keeps_serving() {
     assert_eq!(response.meta.unwrap().tag, "after");
 }
 
+/// The limit set by the environment, as a DeploymentRuntimeConfig sets it
+/// (`examples/operations/runtime-config.yaml`); the flag, when both are given, wins.
+#[tokio::test]
+async fn the_request_limit_may_come_from_the_environment() {
+    let env = [(
+        "FUNCTION_ARTIFACTORY_MAX_RECV_MESSAGE_SIZE",
+        std::ffi::OsStr::new("1"),
+    )];
+    let server = Server::start_with_env(&["--insecure"], &env);
+    let mut client = V1Client::new(insecure_channel(&server).await);
+    let oversize = request(&"x".repeat(1536 * 1024));
+    let status = client.run_function(oversize.clone()).await.unwrap_err();
+    assert_eq!(status.code(), Code::ResourceExhausted, "{status:?}");
+
+    let server = Server::start_with_env(&["--insecure", "--max-recv-message-size", "2"], &env);
+    let mut client = V1Client::new(insecure_channel(&server).await);
+    let response = client.run_function(oversize).await.unwrap().into_inner();
+    assert!(response.meta.is_some());
+}
+
+/// The server's advice for a claim too large for one composite, word for word what the npm
+/// module and the component give (`tests/hostile_claims.rs`, issue 47).
+#[tokio::test]
+async fn the_server_advises_on_5000_repositories_as_every_face() {
+    let server = Server::start(&["--insecure"]);
+    let mut client = V1Client::new(insecure_channel(&server).await);
+    let response = client
+        .run_function(support::requests::five_thousand_repositories())
+        .await
+        .unwrap()
+        .into_inner();
+    let message = support::requests::fatal_message(&response).expect("a fatal result");
+    assert_eq!(
+        message.lines().nth(1),
+        Some(support::requests::FIVE_THOUSAND_ADVICE),
+        "{message}"
+    );
+}
+
 /// A message that is not a RunFunctionRequest is the caller's mistake: INVALID_ARGUMENT with
 /// what was wrong (tonic alone answers INTERNAL, which Crossplane reports as the function's bug).
 #[tokio::test]
@@ -591,6 +630,59 @@ fn grpc_frame(message: &RunFunctionRequest) -> Bytes {
     frame.extend_from_slice(&u32::try_from(encoded.len()).unwrap().to_be_bytes());
     frame.extend_from_slice(&encoded);
     Bytes::from(frame)
+}
+
+/// `examples/operations/monitoring.yaml` scrapes the port the runtime config names and alerts on
+/// series the server exports: each `function_artifactory_*` name in a rule's expression is on
+/// `/metrics` once a call has ended in a fatal result.
+#[tokio::test]
+async fn the_monitoring_example_alerts_on_series_the_server_exports() {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/operations");
+    let documents = |name: &str| -> Vec<serde_json::Value> {
+        let text = std::fs::read_to_string(root.join(name)).unwrap();
+        serde_yaml_ng::Deserializer::from_str(&text)
+            .map(|d| serde::Deserialize::deserialize(d).unwrap())
+            .collect()
+    };
+    let monitoring = documents("monitoring.yaml");
+    let runtime = documents("runtime-config.yaml");
+    let (monitor, rules) = (&monitoring[0], &monitoring[1]);
+    assert_eq!(monitor["kind"], "PodMonitor");
+    assert_eq!(monitor["spec"]["selector"], runtime[1]["spec"]["selector"]);
+    let port = &runtime[0]["spec"]["deploymentTemplate"]["spec"]["template"]["spec"]["containers"]
+        [0]["ports"][0]["name"];
+    assert_eq!(monitor["spec"]["podMetricsEndpoints"][0]["port"], *port);
+    assert_eq!(rules["kind"], "PrometheusRule");
+    let expressions: Vec<String> = rules["spec"]["groups"][0]["rules"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|rule| rule["expr"].as_str().unwrap().to_owned())
+        .collect();
+    let names: Vec<&str> = expressions
+        .iter()
+        .flat_map(|e| e.split(|c: char| !(c.is_ascii_alphanumeric() || c == '_')))
+        .filter(|word| word.starts_with("function_artifactory_"))
+        .collect();
+    assert!(
+        names.contains(&"function_artifactory_fatal_results_total"),
+        "{expressions:?}"
+    );
+
+    let server = Server::start(&["--insecure"]);
+    let start = server
+        .wait_for_log(Duration::from_secs(5), |l| l["message"] == "serving")
+        .unwrap();
+    let metrics = start["metrics_address"].as_str().unwrap().to_owned();
+    let mut client = V1Client::new(insecure_channel(&server).await);
+    client.run_function(request("fatal")).await.unwrap();
+    let (_, text) = http_get(&metrics, "/metrics").await;
+    for name in names {
+        assert!(
+            text.lines().any(|l| l.starts_with(&format!("{name}{{"))),
+            "{name} not in\n{text}"
+        );
+    }
 }
 
 /// `/metrics` counts the calls as the SDKs' series and this function's own; `/readyz` is ready

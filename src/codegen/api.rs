@@ -358,6 +358,10 @@ pub(super) struct DefaultsSchema {
         schemars(schema_with = "schemas::management_policies")
     )]
     pub management_policies: Option<Vec<String>>,
+    /// Default forProvider.projectEnvironments of every repository when spec.projectKey is set
+    /// and the entry's forProvider sets none (for example [DEV]).
+    #[serde(default)]
+    pub project_environments: Option<Vec<String>>,
 }
 
 /// Schemas that no plain Rust type expresses: enums from the catalog and

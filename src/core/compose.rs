@@ -373,6 +373,17 @@ fn for_provider<'p>(
         ),
         _ => {}
     }
+    // The input's `defaults.projectEnvironments`, in a project, where the entry sets none.
+    if let Some(environments) = &input.defaults.project_environments {
+        if project_key.is_some()
+            && !fields.contains("projectEnvironments")
+            && catalog().for_provider_has(p.kind, "projectEnvironments")
+        {
+            let path = input.at.defaults().field("projectEnvironments");
+            let value = FieldValue::Json(Cow::Owned(json!(environments)));
+            fields.insert("projectEnvironments", Sourced { value, path });
+        }
+    }
     fields
 }
 

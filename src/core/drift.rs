@@ -6,6 +6,7 @@
 use crate::core::adoption::Phase;
 use crate::core::catalog::{catalog, package_family, Rclass};
 use crate::core::input::Input;
+use crate::core::keys::has_project_prefix;
 use crate::core::observed::Observed;
 use crate::core::plan::Planned;
 use crate::core::problems::{a_or_an, Findings};
@@ -33,7 +34,13 @@ pub(crate) fn drift_warnings(
 ) -> Vec<FnResult> {
     let mut results = Vec::new();
     if let Some(project_key) = project_key {
-        results.extend(project_environments_warning(planned, project_key, findings));
+        results.extend(project_environments_warning(
+            planned,
+            input,
+            project_key,
+            findings,
+        ));
+        results.extend(project_prefix_warning(planned, project_key));
     }
     let mut warn = |p: &Planned, field: &str, reason: &str, message: String| {
         findings.warning(
@@ -82,12 +89,13 @@ pub(crate) fn drift_warnings(
 /// it: they share the cause (`spec.projectKey`) and the fix, so it is said once, naming them.
 fn project_environments_warning(
     planned: &[Planned],
+    input: &Input,
     project_key: &str,
     findings: &mut Findings,
 ) -> Option<FnResult> {
     let lacking: Vec<&str> = planned
         .iter()
-        .filter(|p| lacks_project_environments(p))
+        .filter(|p| lacks_project_environments(p, input))
         .map(|p| p.name)
         .collect();
     let first = lacking.first()?;
@@ -97,13 +105,42 @@ fn project_environments_warning(
         format!("{} repositories ({}) do", lacking.len(), named(&lacking))
     };
     let message = format!(
-        "projectKey \"{project_key}\" is set and {subject} not set forProvider.projectEnvironments: Artifactory assigns DEV and the provider then reports drift on every reconcile; set projectEnvironments on each (for example [DEV])"
+        "projectKey \"{project_key}\" is set and {subject} not set forProvider.projectEnvironments: Artifactory assigns DEV and the provider then reports drift on every reconcile; set projectEnvironments on each (for example [DEV]), or once in the function input's defaults"
     );
     findings.warning("spec.projectKey", None, message.clone());
     Some(FnResult {
         severity: Severity::Warning as i32,
         message,
         reason: Some("ProjectEnvironmentsMissing".to_owned()),
+        target: Some(Target::CompositeAndClaim as i32),
+    })
+}
+
+/// One Warning result for the keys without the project key prefix, so that the claim's author
+/// sees it too: each entry's status has its own warning already (`keys::key_warnings`).
+fn project_prefix_warning(planned: &[Planned], project_key: &str) -> Option<FnResult> {
+    let lacking: Vec<String> = planned
+        .iter()
+        .filter(|p| !has_project_prefix(&p.key, project_key))
+        .map(|p| format!("{} (key \"{}\")", p.name, p.key))
+        .collect();
+    let lacking: Vec<&str> = lacking.iter().map(String::as_str).collect();
+    let first = lacking.first()?;
+    let subject = if lacking.len() == 1 {
+        format!("the key of repository {first} does")
+    } else {
+        format!(
+            "the keys of {} repositories ({}) do",
+            lacking.len(),
+            named(&lacking)
+        )
+    };
+    Some(FnResult {
+        severity: Severity::Warning as i32,
+        message: format!(
+            "projectKey \"{project_key}\" is set and {subject} not start with the project key prefix \"{project_key}-\", which the provider's CRD says a repository key in a project must have; start each key with \"{project_key}-\" (naming format \"{{projectKey}}-{{name}}\")"
+        ),
+        reason: Some("KeyWithoutProjectPrefix".to_owned()),
         target: Some(Target::CompositeAndClaim as i32),
     })
 }
@@ -129,17 +166,10 @@ fn is_container_registry(package_type: &str) -> bool {
     package_type.starts_with("docker") || package_type == "oci"
 }
 
-/// The kind has `projectEnvironments` and the entry does not set it.
-fn lacks_project_environments(p: &Planned) -> bool {
-    let catalog = catalog();
-    let has_field = catalog.for_provider(p.kind).is_some_and(|node| {
-        catalog
-            .node(node)
-            .properties
-            .get("projectEnvironments")
-            .is_some()
-    });
-    has_field
+/// The kind has `projectEnvironments`, and neither the entry nor the input's defaults set it.
+fn lacks_project_environments(p: &Planned, input: &Input) -> bool {
+    input.defaults.project_environments.is_none()
+        && catalog().for_provider_has(p.kind, "projectEnvironments")
         && p.entry
             .for_provider
             .is_none_or(|fields| fields.get("projectEnvironments").is_none())

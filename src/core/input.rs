@@ -86,6 +86,8 @@ pub(crate) struct Defaults {
     pub provider_config_ref: Option<Map<String, Value>>,
     pub deletion_policy: Option<DeletionPolicy>,
     pub management_policies: Option<Vec<String>>,
+    /// `forProvider.projectEnvironments` of every repository in a project that sets none.
+    pub project_environments: Option<Vec<String>>,
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -359,6 +361,9 @@ fn read_defaults(value: View, at: SettingsAt, findings: &mut Findings) -> Defaul
     defaults.provider_config_ref = reader.object("providerConfigRef").map(ObjectView::to_map);
     defaults.deletion_policy = read_deletion_policy(&mut reader);
     defaults.management_policies = read_management_policies(&mut reader);
+    defaults.project_environments = reader
+        .string_list("projectEnvironments")
+        .map(|list| list.into_iter().map(str::to_owned).collect());
     reader.finish();
     defaults
 }

@@ -626,10 +626,7 @@ pub(crate) fn key_warnings(
         );
     }
     if let Some(project) = project_key {
-        let prefixed = key
-            .strip_prefix(project)
-            .is_some_and(|rest| rest.starts_with('-'));
-        if !prefixed {
+        if !has_project_prefix(key, project) {
             findings.warning(
                 key_path(entry),
                 Some(entry.index),
@@ -637,6 +634,14 @@ pub(crate) fn key_warnings(
             );
         }
     }
+}
+
+/// Whether `key` starts with the project key and a dash, as the provider's CRDs say a key in
+/// a JFrog project must ("repository key must be prefixed with project key, separated by a
+/// dash").
+pub(crate) fn has_project_prefix(key: &str, project: &str) -> bool {
+    key.strip_prefix(project)
+        .is_some_and(|rest| rest.starts_with('-'))
 }
 
 /// The value of [`KEY_LABEL`]: the lower-cased key when it is a valid label

@@ -306,14 +306,25 @@ fn cut(text: &str) -> Cow<'_, str> {
 }
 
 /// `a` or `an` before a word as it is said: `an npm`, `an OCIRepository`, `a maven`,
-/// `an NPMRepository` (a leading acronym is spelled out), `a VCSRepository`.
+/// `an NPMRepository` (a leading acronym is spelled out), `a VCSRepository`. A kind whose first
+/// word is an acronym written in lower case after its capital (`NpmRepository`, `RpmRepository`,
+/// `SbtRepository`, `VcsRepository`) is said as the acronym is: `an NpmRepository` ("an en-pee-em
+/// repository"), `a VcsRepository`. Names said as words (`CRAN`, `PyPI`, `Conan`) are not spelled
+/// out.
 pub(crate) fn a_or_an(word: &str) -> &'static str {
     let mut letters = word.chars();
     let first = letters.next().unwrap_or('x');
     let spelled_out =
         first.is_ascii_uppercase() && letters.next().is_some_and(|c| c.is_ascii_uppercase());
-    // Package types that are acronyms, said letter by letter.
-    let acronym = matches!(word, "npm" | "rpm" | "sbt");
+    // The first word: up to the next capital (`Npm` of `NpmRepository`), or all of it.
+    let first_word = word
+        .char_indices()
+        .skip(1)
+        .find(|(_, c)| c.is_ascii_uppercase())
+        .map_or(word, |(at, _)| &word[..at]);
+    let acronym = SPELLED_OUT_WORDS
+        .iter()
+        .any(|spelled| first_word.eq_ignore_ascii_case(spelled));
     let vowel_sound = if spelled_out || acronym {
         "AEFHILMNORSXaefhilmnorsx".contains(first)
     } else {
@@ -325,6 +336,9 @@ pub(crate) fn a_or_an(word: &str) -> &'static str {
         "a"
     }
 }
+
+/// Package types and the first words of kinds that are acronyms, said letter by letter.
+const SPELLED_OUT_WORDS: [&str; 6] = ["npm", "rpm", "sbt", "vcs", "oci", "opkg"];
 
 /// How close a candidate must be to count as a typo of the given name (Jaro–Winkler).
 const TYPO_SCORE: f64 = 0.8;
@@ -486,6 +500,18 @@ mod tests {
             ("alpine", "an"),
             ("rpm", "an"),
             ("helm", "a"),
+            ("NpmRepository", "an"),
+            ("LocalNpmRepository", "a"),
+            ("RpmRepository", "an"),
+            ("SbtRepository", "an"),
+            ("VcsRepository", "a"),
+            ("OciRepository", "an"),
+            ("CRANRepository", "a"),
+            ("CranRepository", "a"),
+            ("PypiRepository", "a"),
+            ("PyPIRepository", "a"),
+            ("HelmOCIRepository", "a"),
+            ("", "a"),
         ] {
             assert_eq!(a_or_an(word), article, "{word}");
         }

@@ -32,11 +32,27 @@ pub(crate) fn wire(planned: &mut [Planned], entries: &[Entry], findings: &mut Fi
             .filter_map(|e| e.name)
             .filter(|name| !by_name.contains_key(name)),
     );
+    // Each name with its package type, so that a suggestion names only entries the virtual
+    // can aggregate (an entry that could not be planned has the type it was given, if any).
+    let given_types: BTreeMap<&str, &str> = sorted::map(
+        entries
+            .iter()
+            .filter_map(|e| Some((e.name?, e.package_type?))),
+    );
+    let known = by_name
+        .iter()
+        .map(|(name, i)| (*name, Some(planned[*i].kind.package_type.as_str())))
+        .chain(
+            failed
+                .iter()
+                .map(|name| (*name, given_types.get(name).copied())),
+        )
+        .collect();
     let mut names = Names {
         all: planned,
         by_name: &by_name,
         failed: &failed,
-        known: by_name.keys().chain(&failed).copied().collect(),
+        known,
         budget: SUGGESTION_BUDGET,
     };
     let resolved: Vec<(Vec<String>, Option<String>)> = planned
@@ -65,8 +81,8 @@ struct Names<'n, 'a> {
     by_name: &'n BTreeMap<&'a str, usize>,
     /// The names of entries that could not be planned (they have problems of their own).
     failed: &'n BTreeSet<&'a str>,
-    /// Both, for suggestions.
-    known: Vec<&'a str>,
+    /// Both, for suggestions, each with its package type when it has one.
+    known: Vec<(&'a str, Option<&'a str>)>,
     /// Comparisons left for suggestions ([`SUGGESTION_BUDGET`]).
     budget: usize,
 }
@@ -87,24 +103,36 @@ impl<'n, 'a> Names<'n, 'a> {
         true
     }
 
-    /// "did you mean ...?" for an unknown member of `virtual_name`, while the budget lasts.
-    fn suggestion(&mut self, given: &str, virtual_name: &str) -> Option<String> {
+    /// The names a member of `virtual_` may be meant as: other entries of a package type the
+    /// virtual aggregates (a maven virtual's misspelled member is not a docker entry), and
+    /// entries without a package type of their own.
+    fn candidates<'s>(&'s self, virtual_: &'s Planned) -> impl Iterator<Item = &'a str> + 's {
+        let family = package_family(&virtual_.kind.package_type);
+        self.known
+            .iter()
+            .filter(move |(name, package_type)| {
+                *name != virtual_.name && package_type.is_none_or(|t| package_family(t) == family)
+            })
+            .map(|(name, _)| *name)
+    }
+
+    /// "did you mean ...?" for an unknown member of `virtual_`, while the budget lasts; none
+    /// when no entry could be meant.
+    fn suggestion(&mut self, given: &str, virtual_: &Planned) -> Option<String> {
         if !self.spend() {
             return None;
         }
-        let candidates = self.known.iter().copied().filter(|n| *n != virtual_name);
+        let mut candidates = self.candidates(virtual_).peekable();
+        candidates.peek()?;
         Some(suggestion(given, candidates))
     }
 
     /// The entry `given` was most likely meant to name, while the budget lasts.
-    fn closest(&mut self, given: &str, virtual_name: &str) -> Option<&'a str> {
+    fn closest(&mut self, given: &str, virtual_: &Planned) -> Option<&'a str> {
         if !self.spend() {
             return None;
         }
-        closest(
-            given,
-            self.known.iter().copied().filter(|n| *n != virtual_name),
-        )
+        closest(given, self.candidates(virtual_))
     }
 }
 
@@ -212,7 +240,7 @@ fn default_follows_from_member<'m>(
     }
     missing
         .into_iter()
-        .find(|name| names.closest(name, p.name) == Some(default))
+        .find(|name| names.closest(name, p) == Some(default))
 }
 
 /// The entry a member names. `also_default`: the default deployment repository's problem
@@ -248,7 +276,7 @@ fn find_member<'p, 'a>(
         Some(p.entry.index),
         format!("{}: member \"{name}\" names no repository entry of this composite", p.entry.label()),
         || {
-            let entries = match names.suggestion(name, p.name) {
+            let entries = match names.suggestion(name, p) {
                 Some(suggestion) => format!(" ({suggestion})"),
                 None => String::new(),
             };

@@ -1,26 +1,24 @@
-//! A claim given in place of the composite resource: the XR built from it as Crossplane's
-//! claim reconciler builds it (`claim/syncer_ssa.go`), then rendered like any XR.
+//! A claim given in place of the composite resource: the XR `crossplane xr generate` (CLI
+//! v2.5.0, `cmd/crossplane/xr/generate.go`) makes of it, then rendered like any XR, so that
+//! rendering a claim gives what rendering that command's output gives.
 //!
-//! Which kind is the claim's XR is the XRD's to say (`spec.claimNames` and `spec.names`), so a
-//! claim is recognised only with `--xrd`; without it, a kind that differs from the
-//! Composition's `compositeTypeRef` stays the error `crossplane render` reports, with a hint.
+//! A claim is recognised only with `--xrd` (its `spec.claimNames` and `spec.group`); without
+//! it, a kind that differs from the Composition's `compositeTypeRef` stays the error
+//! `crossplane render` reports, with a hint.
 //!
-//! The XR gets:
-//! - `apiVersion`: the XRD's group and referenceable version; `kind`: the XRD's `names.kind`;
-//! - `metadata.name`: the XR the claim already names (`spec.resourceRef.name`), else
-//!   `<claim name>-` and five characters. Crossplane draws those at random; render derives
-//!   them from the claim's namespace and name ([`generated_name`]), so that the same claim
-//!   always renders the same bytes;
-//! - `metadata.labels` and `annotations`: the claim's, without the `*kubernetes.io/` and
-//!   `*k8s.io/` ones, with `crossplane.io/claim-name` and `crossplane.io/claim-namespace`, and
-//!   `crossplane.io/composite` set to the XR's name, as the XR reconciler sets it before it runs
-//!   the pipeline;
-//! - `spec`: the claim's, without the fields only a claim has (`compositeDeletePolicy`,
-//!   `compositionRevisionRef`, `resourceRef`, `writeConnectionSecretToRef`), with `claimRef`
-//!   naming the claim and, when the claim names none, `compositionRef` naming the Composition
-//!   render was given (the XR reconciler selects it before it runs the pipeline).
-//!
-//! A claim without a namespace is taken to be in `default`, where kubectl would create it.
+//! The XR gets, as `xr generate` gives it:
+//! - `apiVersion`: the claim's; `kind`: `X` and the claim's kind;
+//! - `metadata.name`: `<claim name>-` (cut to 58 characters) and five characters. The command
+//!   draws those at random; render derives them from the claim's namespace and name
+//!   ([`generated_name`]), so that the same claim always renders the same bytes. A claim bound to
+//!   its XR (`spec.resourceRef.name`) gives that name, as `xr generate --name` would;
+//! - `metadata.annotations`: the claim's; `metadata.labels`: the claim's without
+//!   `crossplane.io/composite`, with `crossplane.io/claim-name` and
+//!   `crossplane.io/claim-namespace` (the claim's namespace as written, empty without one);
+//! - `spec`: the claim's, with `claimRef` naming the claim. The two fields a claim has and an XR
+//!   does not (`compositeDeletePolicy`, `resourceRef`) are left out, where `xr generate` copies
+//!   them: the API server prunes them from an XR, and the function would refuse them as unknown
+//!   fields of its composite (docs/render.md lists this difference).
 
 use super::load::{object_at, str_at, Object};
 use super::Result;
@@ -31,13 +29,8 @@ use sha2::{Digest, Sha256};
 const LABEL_CLAIM_NAME: &str = "crossplane.io/claim-name";
 const LABEL_CLAIM_NAMESPACE: &str = "crossplane.io/claim-namespace";
 const LABEL_COMPOSITE: &str = "crossplane.io/composite";
-/// The spec fields only a claim has, which Crossplane does not copy to the XR.
-const CLAIM_ONLY_FIELDS: [&str; 4] = [
-    "compositeDeletePolicy",
-    "compositionRevisionRef",
-    "resourceRef",
-    "writeConnectionSecretToRef",
-];
+/// The spec fields a claim has and an XR does not: left out of the XR.
+const CLAIM_ONLY_FIELDS: [&str; 2] = ["compositeDeletePolicy", "resourceRef"];
 /// Kubernetes' generated names: the base cut to 58 characters, then 5 of these.
 const NAME_ALPHABET: &[u8] = b"bcdfghjklmnpqrstvwxz2456789";
 const MAX_NAME_BASE: usize = 58;
@@ -51,11 +44,7 @@ pub(super) struct FromClaim {
 }
 
 /// The XR of `document` when it is a claim of the XRD's, else `None`.
-pub(super) fn composite_of(
-    document: &Object,
-    xrd: &Object,
-    composition_name: &str,
-) -> Result<Option<FromClaim>> {
+pub(super) fn composite_of(document: &Object, xrd: &Object) -> Result<Option<FromClaim>> {
     let (group, _) = group_version(str_at(document, &["apiVersion"]));
     let claim_kind = str_at(xrd, &["spec", "claimNames", "kind"]);
     let is_claim = !claim_kind.is_empty()
@@ -64,15 +53,13 @@ pub(super) fn composite_of(
     if !is_claim {
         return Ok(None);
     }
-    build(document, xrd, composition_name).map(Some)
+    build(document).map(Some)
 }
 
-fn build(claim: &Object, xrd: &Object, composition_name: &str) -> Result<FromClaim> {
+fn build(claim: &Object) -> Result<FromClaim> {
     let claim_name = str_at(claim, &["metadata", "name"]);
-    let claim_namespace = match str_at(claim, &["metadata", "namespace"]) {
-        "" => "default",
-        namespace => namespace,
-    };
+    let claim_namespace = str_at(claim, &["metadata", "namespace"]);
+    let claim_kind = str_at(claim, &["kind"]);
     let Some(Value::Object(claim_spec)) = claim.get("spec") else {
         return Err(Error::msg(format!(
             "claim {claim_namespace}/{claim_name} has no spec object to copy to its XR"
@@ -81,23 +68,25 @@ fn build(claim: &Object, xrd: &Object, composition_name: &str) -> Result<FromCla
     let (name, named) = match str_at(claim, &["spec", "resourceRef", "name"]) {
         "" => (
             generated_name(claim_namespace, claim_name),
-            "in a cluster its name ends in five random characters",
+            "crossplane xr generate ends its name in five random characters",
         ),
         bound => (bound.to_string(), "the XR its spec.resourceRef names"),
     };
-    let api_version = xr_api_version(claim, xrd);
-    let kind = str_at(xrd, &["spec", "names", "kind"]).to_string();
+    let kind = format!("X{claim_kind}");
 
-    let mut labels = without_reserved(object_at(claim, &["metadata", "labels"]));
+    let mut labels = object_at(claim, &["metadata", "labels"])
+        .cloned()
+        .unwrap_or_default();
+    labels.remove(LABEL_COMPOSITE);
     labels.insert(LABEL_CLAIM_NAME.into(), json!(claim_name));
     labels.insert(LABEL_CLAIM_NAMESPACE.into(), json!(claim_namespace));
-    labels.insert(LABEL_COMPOSITE.into(), json!(name));
     let mut metadata = Map::new();
     metadata.insert("name".into(), json!(name));
     metadata.insert("labels".into(), Value::Object(labels));
-    let annotations = without_reserved(object_at(claim, &["metadata", "annotations"]));
-    if !annotations.is_empty() {
-        metadata.insert("annotations".into(), Value::Object(annotations));
+    if let Some(annotations) = object_at(claim, &["metadata", "annotations"]) {
+        if !annotations.is_empty() {
+            metadata.insert("annotations".into(), Value::Object(annotations.clone()));
+        }
     }
 
     let mut spec = claim_spec.clone();
@@ -106,42 +95,22 @@ fn build(claim: &Object, xrd: &Object, composition_name: &str) -> Result<FromCla
         "claimRef".into(),
         json!({
             "apiVersion": str_at(claim, &["apiVersion"]),
-            "kind": str_at(claim, &["kind"]),
+            "kind": claim_kind,
             "name": claim_name,
             "namespace": claim_namespace,
         }),
     );
-    spec.entry("compositionRef")
-        .or_insert_with(|| json!({ "name": composition_name }));
 
     let mut xr = Map::new();
-    xr.insert("apiVersion".into(), json!(api_version));
+    xr.insert("apiVersion".into(), json!(str_at(claim, &["apiVersion"])));
     xr.insert("kind".into(), json!(kind));
     xr.insert("metadata".into(), Value::Object(metadata));
     xr.insert("spec".into(), Value::Object(spec));
     let note = format!(
-        "function-artifactory: rendering {kind} {name:?}, the composite resource of claim {} \
-         {claim_namespace}/{claim_name} ({named})",
-        str_at(claim, &["kind"]),
+        "function-artifactory: rendering {kind} {name:?}, the composite resource crossplane xr \
+         generate makes of claim {claim_kind} {claim_namespace}/{claim_name} ({named})",
     );
     Ok(FromClaim { xr, note })
-}
-
-/// The XRD's group with its referenceable version (the version Crossplane creates XRs at),
-/// else the claim's version.
-fn xr_api_version(claim: &Object, xrd: &Object) -> String {
-    let group = str_at(xrd, &["spec", "group"]);
-    let versions = xrd
-        .get("spec")
-        .and_then(|s| s.get("versions"))
-        .and_then(Value::as_array);
-    let referenceable = versions
-        .into_iter()
-        .flatten()
-        .find(|v| v["referenceable"] == Value::Bool(true))
-        .and_then(|v| v["name"].as_str());
-    let (_, claim_version) = group_version(str_at(claim, &["apiVersion"]));
-    format!("{group}/{}", referenceable.unwrap_or(claim_version))
 }
 
 /// `group/version`, or `("", version)` for the core group.
@@ -160,21 +129,6 @@ pub(super) fn generated_name(namespace: &str, name: &str) -> String {
         .map(|byte| char::from(NAME_ALPHABET[usize::from(*byte) % NAME_ALPHABET.len()]))
         .collect();
     format!("{base}{suffix}")
-}
-
-/// Labels or annotations without the ones Kubernetes reserves (a domain before the first `/`
-/// that ends in `kubernetes.io` or `k8s.io`), which Crossplane does not copy.
-fn without_reserved(entries: Option<&Object>) -> Map<String, Value> {
-    let reserved = |key: &str| {
-        let domain = key.split('/').next().unwrap_or(key);
-        domain.ends_with("kubernetes.io") || domain.ends_with("k8s.io")
-    };
-    entries
-        .into_iter()
-        .flatten()
-        .filter(|(key, _)| !reserved(key))
-        .map(|(key, value)| (key.clone(), value.clone()))
-        .collect()
 }
 
 #[cfg(test)]
@@ -211,7 +165,7 @@ mod tests {
     }
 
     #[test]
-    fn the_xr_is_built_as_crossplane_builds_it() {
+    fn the_xr_is_the_one_crossplane_xr_generate_makes() {
         let spec = json!({
             "size": 3,
             "compositionSelector": {"matchLabels": {"tier": "gold"}},
@@ -219,38 +173,41 @@ mod tests {
             "writeConnectionSecretToRef": {"name": "s"},
             "compositionRevisionRef": {"name": "r"},
         });
-        let built = composite_of(&claim(spec), &xrd(), "things")
-            .unwrap()
-            .unwrap();
+        let mut labelled = claim(spec);
+        labelled["metadata"]["labels"]["crossplane.io/composite"] = json!("stale");
+        let built = composite_of(&labelled, &xrd()).unwrap().unwrap();
         let name = generated_name("team", "mine");
         assert_eq!(
             Value::Object(built.xr),
             json!({
-                "apiVersion": "example.org/v1",
+                "apiVersion": "example.org/v1alpha1",
                 "kind": "XThing",
                 "metadata": {
                     "name": name,
                     "labels": {
                         "app": "a",
+                        "app.kubernetes.io/name": "x",
+                        "k8s.io/y": "z",
                         "crossplane.io/claim-name": "mine",
                         "crossplane.io/claim-namespace": "team",
-                        "crossplane.io/composite": name,
                     },
-                    "annotations": {"note": "n"},
+                    "annotations": {"kubectl.kubernetes.io/last-applied-configuration": "{}", "note": "n"},
                 },
                 "spec": {
                     "size": 3,
                     "compositionSelector": {"matchLabels": {"tier": "gold"}},
+                    "writeConnectionSecretToRef": {"name": "s"},
+                    "compositionRevisionRef": {"name": "r"},
                     "claimRef": {"apiVersion": "example.org/v1alpha1", "kind": "Thing", "name": "mine", "namespace": "team"},
-                    "compositionRef": {"name": "things"},
                 },
             })
         );
         assert_eq!(
             built.note,
             format!(
-                "function-artifactory: rendering XThing {name:?}, the composite resource of \
-                 claim Thing team/mine (in a cluster its name ends in five random characters)"
+                "function-artifactory: rendering XThing {name:?}, the composite resource \
+                 crossplane xr generate makes of claim Thing team/mine (crossplane xr generate \
+                 ends its name in five random characters)"
             )
         );
     }
@@ -259,9 +216,7 @@ mod tests {
     fn a_bound_claim_names_its_xr() {
         let spec =
             json!({"resourceRef": {"name": "mine-x7k2p"}, "compositionRef": {"name": "own"}});
-        let built = composite_of(&claim(spec), &xrd(), "things")
-            .unwrap()
-            .unwrap();
+        let built = composite_of(&claim(spec), &xrd()).unwrap().unwrap();
         assert_eq!(built.xr["metadata"]["name"], "mine-x7k2p");
         assert!(
             built.note.ends_with("(the XR its spec.resourceRef names)"),
@@ -288,27 +243,24 @@ mod tests {
     #[test]
     fn only_a_claim_of_the_xrd_is_a_claim() {
         let xr = object(json!({"apiVersion": "example.org/v1", "kind": "XThing", "spec": {}}));
-        assert_eq!(composite_of(&xr, &xrd(), "c").unwrap(), None);
+        assert_eq!(composite_of(&xr, &xrd()).unwrap(), None);
         let mut elsewhere = claim(json!({}));
         elsewhere.insert("apiVersion".into(), json!("other.org/v1alpha1"));
-        assert_eq!(composite_of(&elsewhere, &xrd(), "c").unwrap(), None);
+        assert_eq!(composite_of(&elsewhere, &xrd()).unwrap(), None);
         let mut no_claims = xrd();
         no_claims["spec"]
             .as_object_mut()
             .unwrap()
             .remove("claimNames");
-        assert_eq!(
-            composite_of(&claim(json!({})), &no_claims, "c").unwrap(),
-            None
-        );
+        assert_eq!(composite_of(&claim(json!({})), &no_claims).unwrap(), None);
     }
 
     #[test]
-    fn a_claim_needs_a_spec_and_defaults_to_the_default_namespace() {
+    fn a_claim_needs_a_spec_and_keeps_the_namespace_it_has() {
         let mut bare = claim(json!({}));
         bare.remove("spec");
         assert_eq!(
-            format!("{:#}", composite_of(&bare, &xrd(), "c").unwrap_err()),
+            format!("{:#}", composite_of(&bare, &xrd()).unwrap_err()),
             "claim team/mine has no spec object to copy to its XR"
         );
         let mut unplaced = claim(json!({}));
@@ -316,10 +268,11 @@ mod tests {
             .as_object_mut()
             .unwrap()
             .remove("namespace");
-        let built = composite_of(&unplaced, &xrd(), "c").unwrap().unwrap();
+        let built = composite_of(&unplaced, &xrd()).unwrap().unwrap();
         assert_eq!(
             built.xr["metadata"]["labels"]["crossplane.io/claim-namespace"],
-            "default"
+            ""
         );
+        assert_eq!(built.xr["spec"]["claimRef"]["namespace"], "");
     }
 }

@@ -27,7 +27,7 @@
 //!
 //! YAML is read and printed as Go's `sigs.k8s.io/yaml` reads and prints it
 //! ([`yaml`]: YAML 1.1, merge keys, Go's JSON round trip), a claim is rendered
-//! through the XR Crossplane builds from it ([`claim`]), and a flag given twice
+//! through the XR `crossplane xr generate` makes of it ([`claim`]), and a flag given twice
 //! does what kong does ([`RenderArgs`]). The user's reference: docs/render.md.
 
 mod claim;
@@ -70,10 +70,10 @@ pub struct RenderArgs {
     #[arg(short = 'o', long, value_name = "PATH")]
     pub observed_resources: Option<PathBuf>,
     /// A YAML file or folder of resources that functions may require.
-    /// Observed resources are offered too. Given twice, the last is used.
+    /// Observed resources are offered too. Repeatable: every file is read.
     #[arg(short = 'e', long, value_name = "PATH")]
     pub required_resources: Vec<PathBuf>,
-    /// Deprecated name of --required-resources. Given twice, the last is used.
+    /// Deprecated name of --required-resources. Repeatable: every file is read.
     #[arg(long, value_name = "PATH")]
     pub extra_resources: Vec<PathBuf>,
     /// A YAML file or folder of CustomResourceDefinitions whose schemas functions may
@@ -164,28 +164,6 @@ fn parse_switch(text: &str) -> std::result::Result<bool, String> {
         other => Err(format!(
             "bool value must be true, 1, yes, false, 0 or no but got {other:?}"
         )),
-    }
-}
-
-impl RenderArgs {
-    /// The path of a flag that `crossplane render` takes once: the last one given. The
-    /// others are named on stderr, since a user may have expected them all to be read.
-    pub(crate) fn last_path<'a>(paths: &'a [PathBuf], flag: &str) -> Option<&'a PathBuf> {
-        let (last, dropped) = paths.split_last()?;
-        if !dropped.is_empty() {
-            let dropped: Vec<String> = dropped
-                .iter()
-                .map(|p| format!("{:?}", p.display().to_string()))
-                .collect();
-            eprintln!(
-                "function-artifactory: {flag} was given {} times; as crossplane render, render \
-                 reads only the last ({:?}) and not {}",
-                paths.len(),
-                last.display().to_string(),
-                dropped.join(", ")
-            );
-        }
-        Some(last)
     }
 }
 

@@ -61,7 +61,7 @@ impl Inputs {
         if let Some(path) = &args.xrd {
             if str_at(&composite, &["kind"]) != composition.composite_kind {
                 let xrd = load::xrd(path)?;
-                if let Some(built) = claim::composite_of(&composite, &xrd, &composition.name)? {
+                if let Some(built) = claim::composite_of(&composite, &xrd)? {
                     eprintln!("{}", built.note);
                     composite = built.xr;
                 }
@@ -88,12 +88,13 @@ impl Inputs {
             Some(path) => load::resources(path, "observed composed resources")?,
             None => Vec::new(),
         };
+        // Every path given, the required resources' then the extra resources', as the CLI
+        // (v2.4.0 and later) reads them.
         let mut required = Vec::new();
-        if let Some(path) = RenderArgs::last_path(&args.required_resources, "--required-resources")
-        {
+        for path in &args.required_resources {
             required.extend(load::resources(path, "required resources")?);
         }
-        if let Some(path) = RenderArgs::last_path(&args.extra_resources, "--extra-resources") {
+        for path in &args.extra_resources {
             required.extend(load::resources(path, "extra resources")?);
         }
         let schemas = if args.required_schemas.is_empty() {
@@ -131,7 +132,7 @@ fn check_composition(xr: &Object, composition: &Composition, xrd_given: bool) ->
         let hint = if same_group && !xrd_given {
             format!(
                 "; if {xr_kind} is a claim, give its CompositeResourceDefinition with --xrd to \
-                 render the XR Crossplane builds from it"
+                 render the XR crossplane xr generate makes of it"
             )
         } else {
             String::new()
@@ -230,18 +231,16 @@ async fn run_steps(inputs: &Inputs, timeout: Duration, this: ThisFunction<'_>) -
         request.credentials = secrets::for_step(&step.credentials, &inputs.credentials)?;
         let bootstrap = Answers::bootstrap(step, &pool, inputs.schemas.as_ref());
         bootstrap.clone().put_in(&mut request);
-        if inputs.debug {
-            // Names and counts only: a request may carry credentials.
-            eprintln!(
-                "render: step {:?} (function {:?}): {} credentials, {} required resources",
-                step.name,
-                step.function,
-                request.credentials.len(),
-                request.required_resources.len()
-            );
-        }
         let schemas = inputs.schemas.as_ref();
-        let call = run_with_requirements(&mut runners, step, request, &bootstrap, &pool, schemas);
+        let call = run_with_requirements(
+            &mut runners,
+            step,
+            request,
+            &bootstrap,
+            &pool,
+            schemas,
+            inputs.debug,
+        );
         let response = tokio::time::timeout_at(deadline, call)
             .await
             .map_err(|_| runners.timed_out(&step.function, timeout))
@@ -394,6 +393,7 @@ async fn run_with_requirements(
     bootstrap: &Answers,
     pool: &ResourcePool,
     schemas: Option<&SchemaPool>,
+    debug: bool,
 ) -> Result<RunFunctionResponse> {
     // Required schemas are advertised with `--required-schemas`, or when the step declares
     // some; then every schema asked for is answered, if only as not served, as Crossplane
@@ -402,7 +402,10 @@ async fn run_with_requirements(
     let advertise_schemas = schemas.is_some() || !step.required_schemas.is_empty();
     let schemas = schemas.or(advertise_schemas.then_some(&no_crds));
     let mut previous: Option<Requirements> = None;
-    for _ in 0..=MAX_REQUIREMENTS_ITERATIONS {
+    for call in 1..=MAX_REQUIREMENTS_ITERATIONS + 1 {
+        if debug {
+            debug_line(step, &request, call);
+        }
         let response = runners
             .run(
                 &step.function,
@@ -426,6 +429,25 @@ async fn run_with_requirements(
     Err(Error::msg(format!(
         "requirements didn't stabilize after the maximum number of iterations ({MAX_REQUIREMENTS_ITERATIONS})"
     )))
+}
+
+/// The `--debug` line of one call of a step, with what the call carries as it is sent (a later
+/// call carries the answers to the requirements of the one before): names and counts only, as a
+/// request may carry credentials.
+fn debug_line(step: &Step, request: &RunFunctionRequest, call: usize) {
+    let resources: usize = request
+        .required_resources
+        .values()
+        .chain(request.extra_resources.values())
+        .map(|answer| answer.items.len())
+        .sum();
+    eprintln!(
+        "render: step {:?} (function {:?}): {} credentials, {resources} required resources, {} required schemas (call {call})",
+        step.name,
+        step.function,
+        request.credentials.len(),
+        request.required_schemas.len()
+    );
 }
 
 /// Adds the request metadata. The tag identifies the request as Crossplane's

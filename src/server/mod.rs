@@ -77,7 +77,7 @@ pub struct ServeArgs {
     pub metrics_address: String,
 
     /// Largest request accepted, in MiB; larger ones are answered RESOURCE_EXHAUSTED.
-    #[arg(long, default_value_t = (crate::proto::MAX_REQUEST_BYTES / MIB) as u16, value_name = "MIB",
+    #[arg(long, env = "FUNCTION_ARTIFACTORY_MAX_RECV_MESSAGE_SIZE", default_value_t = (crate::proto::MAX_REQUEST_BYTES / MIB) as u16, value_name = "MIB",
           value_parser = clap::value_parser!(u16).range(1..=2047))]
     pub max_recv_message_size: u16,
 

@@ -239,3 +239,17 @@ pub fn live(api_version: &str, kind: &str, key: &str, ready: bool) -> Value {
         ]}
     })
 }
+
+/// A claim too large for one composite (issue 47): 5,000 local maven repositories, `local-00000`
+/// to `local-04999`, with a long description, and no input. The npm module
+/// (`wasm/test/size.test.mjs`) and the component host build the same request.
+pub fn five_thousand_repositories() -> RunFunctionRequest {
+    const DESCRIPTION: &str = "Releases of the libraries of team one, built by CI from the main branch of each library's repository and promoted here once their tests pass; snapshots go to the snapshot repository, and nothing here is ever deleted by hand.";
+    let repositories: Vec<Value> = (0..5_000)
+        .map(|i| json!({"name": format!("local-{i:05}"), "rclass": "local", "packageType": "maven", "description": DESCRIPTION}))
+        .collect();
+    request(composite(json!({ "repositories": repositories }))).build()
+}
+
+/// The second line of the fatal message for [`five_thousand_repositories`], from every face.
+pub const FIVE_THOUSAND_ADVICE: &str = "- spec.repositories: the response would be about 4.6 MiB (4,840,000 bytes) for 5000 repositories: more than the 4.0 MiB (4,194,304 bytes) Crossplane reads (its function runner uses gRPC's default receive limit), so Crossplane would fail the call without saying why; fix: split the repositories over several composites: about 4332 fit in one";

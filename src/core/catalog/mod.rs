@@ -661,6 +661,12 @@ impl Catalog {
         self.node(kind.spec).properties.get("forProvider").copied()
     }
 
+    /// Whether a kind's `forProvider` has the field `name`.
+    pub fn for_provider_has(&self, kind: &Kind, name: &str) -> bool {
+        self.for_provider(kind)
+            .is_some_and(|node| self.node(node).properties.get(name).is_some())
+    }
+
     /// The `providerConfigRef` schema of a kind.
     pub fn provider_config_ref(&self, kind: &Kind) -> Option<NodeId> {
         self.node(kind.spec)

@@ -6,3 +6,4 @@ mod config;
 mod examples;
 mod limits;
 mod rules;
+mod runtime;
