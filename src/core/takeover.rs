@@ -81,6 +81,14 @@ fn defaults(rclass: Rclass) -> &'static [(&'static str, DefaultValue)] {
     }
 }
 
+/// The Terraform provider's static default of `field` for `rclass`, where the table has one.
+pub(crate) fn default_of(rclass: Rclass, field: &str) -> Option<Value> {
+    defaults(rclass)
+        .iter()
+        .find(|(name, _)| *name == field)
+        .map(|(_, default)| default.to_value())
+}
+
 #[derive(Debug, Clone, Copy)]
 enum DefaultValue {
     Text(&'static str),
