@@ -795,7 +795,12 @@ fn live_errors_name_the_url_and_the_fix_and_never_the_token() {
 
 #[test]
 fn live_refuses_a_body_that_is_not_the_documented_json() {
-    for body in ["<html>login</html>", "\"text\"", "{\"LOCAL\": {}}"] {
+    for body in [
+        "<html>login</html>",
+        "\"text\"",
+        "{\"LOCAL\": {}}",
+        "{\"errors\": [{\"status\": 401}]}",
+    ] {
         let body = body.to_owned();
         let server = Artifactory::start(move |_| reply(200, &body));
         let output = server.run(&[]);

@@ -110,6 +110,13 @@ pub fn configurations_of(value: Value) -> Result<Vec<Value>, String> {
         Value::Object(classes) => {
             let mut all = Vec::new();
             for (class, items) in classes {
+                // Artifactory names its classes in capitals (LOCAL, RELEASE_BUNDLES, ...): an
+                // object of other names is some other answer, such as `{"errors": [...]}`.
+                if class.is_empty() || !class.bytes().all(|b| b.is_ascii_uppercase() || b == b'_') {
+                    return Err(format!(
+                        "has {class:?}, which is not a class of repositories (LOCAL, REMOTE, VIRTUAL, FEDERATED)"
+                    ));
+                }
                 let Value::Array(items) = items else {
                     return Err(format!(
                         "has {class} as {}, not a list of repository configurations",
@@ -217,6 +224,7 @@ struct Mapped {
 pub fn adopt(configurations: &[Value], options: &Options) -> Inventory {
     let mut inventory = Inventory::default();
     let mut mapped = Vec::new();
+    let mut seen = BTreeSet::new();
     for config in configurations {
         let Some(config) = config.as_object() else {
             continue;
@@ -228,6 +236,15 @@ pub fn adopt(configurations: &[Value], options: &Options) -> Inventory {
             });
             continue;
         };
+        // Artifactory's keys are unique without case; an answer that lists one twice is not.
+        if !seen.insert(key.to_lowercase()) {
+            inventory.skipped.push(Skipped {
+                key: key.to_owned(),
+                reason: "listed a second time (keys are unique, without case); the first is kept"
+                    .to_owned(),
+            });
+            continue;
+        }
         if !selected(key, config, options) {
             inventory.not_selected += 1;
             continue;
@@ -781,16 +798,16 @@ mod tests {
     #[test]
     fn names_that_would_collide_or_are_no_dns_label_get_the_key_explicitly() {
         let configs = [
-            json!({"key": "Libs", "rclass": "local", "packageType": "maven"}),
-            json!({"key": "libs", "rclass": "remote", "packageType": "maven", "url": "https://x"}),
+            json!({"key": "Libs.Old", "rclass": "local", "packageType": "maven"}),
+            json!({"key": "libs-old", "rclass": "remote", "packageType": "maven", "url": "https://x"}),
             json!({"key": "x".repeat(64), "rclass": "local", "packageType": "generic"}),
         ];
         let found = entries(&adopt(&configs, &options()));
         let names: Vec<&str> = found.iter().map(|e| e["name"].as_str().unwrap()).collect();
-        assert_eq!(names[0], "libs-2");
-        assert_eq!(found[0]["key"], "Libs");
+        assert_eq!(names[0], "libs-old-2");
+        assert_eq!(found[0]["key"], "Libs.Old");
         assert_eq!(names[1].len(), 63);
-        assert_eq!(names[2], "libs");
+        assert_eq!(names[2], "libs-old");
         assert!(found
             .iter()
             .all(|e| is_dns_label(e["name"].as_str().unwrap())));
@@ -826,10 +843,14 @@ mod tests {
             json!({"key": "odd", "rclass": "local", "packageType": "nosuchtype"}),
             json!({"key": "libs", "rclass": "local", "packageType": "maven", "someFutureSetting": 3, "nullSetting": null}),
             json!({"rclass": "local", "packageType": "maven"}),
+            json!({"key": "LIBS", "rclass": "local", "packageType": "maven"}),
         ];
         let inventory = adopt(&configs, &options());
         let skipped: Vec<&str> = inventory.skipped.iter().map(|s| s.key.as_str()).collect();
-        assert_eq!(skipped, ["bundles", "odd", "(no key)"]);
+        assert_eq!(skipped, ["bundles", "odd", "(no key)", "LIBS"]);
+        assert!(inventory.skipped[3]
+            .reason
+            .starts_with("listed a second time"));
         assert!(inventory.skipped[1]
             .reason
             .contains("no local kind for package type \"nosuchtype\""));
@@ -864,6 +885,9 @@ mod tests {
         assert!(read_configurations("3")
             .unwrap_err()
             .contains("is a number"));
+        assert!(read_configurations(r#"{"errors": [{"status": 401}]}"#)
+            .unwrap_err()
+            .contains("\"errors\", which is not a class"));
         assert!(read_configurations(r#"{"LOCAL": [1]}"#)
             .unwrap_err()
             .contains("a number at LOCAL[0]"));
