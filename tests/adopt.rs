@@ -40,6 +40,13 @@ fn adopt(args: &[&str], env: &[(&str, &str)], stdin: Option<&str>) -> Output {
         "ARTIFACTORY_URL",
         "JFROG_ACCESS_TOKEN",
         "ARTIFACTORY_ACCESS_TOKEN",
+        // ureq honours the proxy variables: the loopback server is reached directly.
+        "HTTP_PROXY",
+        "http_proxy",
+        "HTTPS_PROXY",
+        "https_proxy",
+        "ALL_PROXY",
+        "all_proxy",
     ] {
         command.env_remove(name);
     }
