@@ -43,7 +43,12 @@ impl Target {
         let token = match &args.token_file {
             Some(path) => Some(
                 std::fs::read_to_string(path)
-                    .with_context(|| format!("cannot read --token-file {}", path.display()))?
+                    .with_context(|| {
+                        format!(
+                            "cannot read --token-file {}; fix: give a readable file that holds only the access token",
+                            path.display()
+                        )
+                    })?
                     .trim()
                     .to_owned(),
             ),
@@ -63,8 +68,12 @@ impl Target {
 
 /// The provider's credentials JSON: `url` and `access_token`, each optional here.
 fn read_credentials(path: &Path) -> Result<(Option<String>, Option<String>), Error> {
-    let text = std::fs::read_to_string(path)
-        .with_context(|| format!("cannot read --credentials-file {}", path.display()))?;
+    let text = std::fs::read_to_string(path).with_context(|| {
+        format!(
+            "cannot read --credentials-file {}; fix: give the provider's credentials JSON file",
+            path.display()
+        )
+    })?;
     let value: Value = serde_json::from_str(&text).map_err(|_| {
         anyhow!(
             "--credentials-file {} is not JSON; fix: give the provider's credentials, {{\"url\": ..., \"access_token\": ...}}",
