@@ -20,6 +20,7 @@ pub use crate::core::catalog;
 pub use crate::core::composite::CROSSPLANE_SPEC_FIELDS;
 pub use crate::core::function::{run_function_at, run_function_with_findings};
 pub use crate::core::input::SettingsAt;
+pub use crate::core::inventory;
 pub use crate::core::run_function;
 pub use crate::core::time;
 
@@ -31,6 +32,9 @@ pub mod server;
 
 #[cfg(feature = "server")]
 pub mod render;
+
+#[cfg(feature = "server")]
+pub mod adopt;
 
 #[cfg(feature = "wasm")]
 pub mod wasm;

@@ -1,7 +1,7 @@
 //! The function-artifactory binary: serves gRPC by default, or renders locally.
 
 use clap::{Parser, Subcommand};
-use function_artifactory::{render, server};
+use function_artifactory::{adopt, render, server};
 use std::process::ExitCode;
 // The static build's memcpy, memmove, memcmp and bcmp in place of musl's, which took half of a
 // call's CPU (crates/musl-x86-mem).
@@ -29,6 +29,8 @@ struct Cli {
 enum Command {
     /// Run a composition's pipeline without a cluster and print what `crossplane render` prints.
     Render(render::RenderArgs),
+    /// Write claims that adopt the repositories a running Artifactory has (`import: true`).
+    Adopt(adopt::AdoptArgs),
 }
 
 fn main() -> ExitCode {
@@ -39,6 +41,7 @@ fn main() -> ExitCode {
     };
     match cli.command {
         Some(Command::Render(args)) => render::run(args),
+        Some(Command::Adopt(args)) => adopt::run(args),
         None => server::serve(cli.serve),
     }
 }
@@ -106,7 +109,7 @@ fn usage_error(error: clap::Error) -> ExitCode {
     if !error.use_stderr() {
         return ExitCode::SUCCESS;
     }
-    if std::env::args().nth(1).as_deref() == Some("render") {
+    if matches!(std::env::args().nth(1).as_deref(), Some("render" | "adopt")) {
         return ExitCode::FAILURE;
     }
     ExitCode::from(u8::try_from(error.exit_code()).unwrap_or(2))

@@ -8,7 +8,7 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
-const FACES: [&str; 5] = ["server", "render", "wasm", "component", "codegen"];
+const FACES: [&str; 6] = ["server", "render", "adopt", "wasm", "component", "codegen"];
 
 fn src() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("src")

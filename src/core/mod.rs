@@ -15,7 +15,8 @@
 //! - [`compose`]: the managed resources, as long as the response stays within
 //!   what Crossplane reads ([`size`]); [`status`] and [`drift`]: what the
 //!   claim's author sees;
-//! - [`function`]: the call, from request to response.
+//! - [`function`]: the call, from request to response;
+//! - [`inventory`]: claims that adopt what a live Artifactory has (the `adopt` command).
 
 pub(crate) mod adoption;
 pub mod catalog;
@@ -26,6 +27,7 @@ pub(crate) mod credentials;
 pub(crate) mod drift;
 pub(crate) mod function;
 pub(crate) mod input;
+pub mod inventory;
 pub(crate) mod keys;
 pub(crate) mod lifecycle;
 pub(crate) mod observed;

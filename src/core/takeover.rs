@@ -13,7 +13,7 @@ use crate::core::catalog::Rclass;
 use crate::core::compose::rendered_spec;
 use crate::core::observed::Observed;
 use crate::core::plan::Planned;
-use crate::proto::{ObjectView, Struct, View};
+use crate::proto::{Kind, ObjectView, Struct, View};
 use serde_json::{json, Value};
 
 /// Changes listed per repository; the rest are counted.
@@ -81,6 +81,14 @@ fn defaults(rclass: Rclass) -> &'static [(&'static str, DefaultValue)] {
         Rclass::Local | Rclass::Federated => &LOCAL,
         Rclass::Remote | Rclass::Virtual => &BASE,
     }
+}
+
+/// The Terraform provider's static default of `field` for `rclass`, where the table has one.
+pub(crate) fn default_of(rclass: Rclass, field: &str) -> Option<Value> {
+    defaults(rclass)
+        .iter()
+        .find(|(name, _)| *name == field)
+        .map(|(_, default)| default.to_value())
 }
 
 #[derive(Debug, Clone, Copy)]
@@ -184,7 +192,8 @@ fn preview(
 
 /// The change a claimed field makes, if any.
 fn claimed_change(field: &str, claimed: View, live: Option<View>) -> Option<Change> {
-    if is_credential(field) {
+    // A switch such as a remote's `enableTokenAuthentication` names no credential: compared.
+    if is_credential(field) && !matches!(claimed.kind(), Kind::Bool(_)) {
         return Some(Change {
             path: path(field),
             live: "not readable: Artifactory does not return credentials".to_owned(),
@@ -247,6 +256,18 @@ mod tests {
             &json!(7200.0),
             "retrievalCachePeriodSeconds"
         ));
+    }
+
+    #[test]
+    fn a_switch_named_after_a_token_is_compared_not_described() {
+        let live = json!(true);
+        let claimed = json!(true);
+        let same_value = claimed_change(
+            "enableTokenAuthentication",
+            View::Json(&claimed),
+            Some(View::Json(&live)),
+        );
+        assert_eq!(same_value, None);
     }
 
     #[test]

@@ -36,7 +36,7 @@ mod output;
 mod pipeline;
 mod secrets;
 mod xrd;
-mod yaml;
+pub(crate) mod yaml;
 
 use crate::core::time::parse_go_duration;
 use anyhow::{Context as _, Error};

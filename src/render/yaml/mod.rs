@@ -38,7 +38,7 @@ pub(super) fn read_stream(text: &str) -> Result<Vec<Value>, String> {
 /// One object printed as `crossplane render` prints it (without the `---` line), or go-yaml's
 /// error where Go's JSON of the object does not read back (a control character go-yaml
 /// refuses, a key that is no longer a simple key).
-pub(super) fn to_yaml(value: &Value) -> Result<String, String> {
+pub(crate) fn to_yaml(value: &Value) -> Result<String, String> {
     let reread = go::reread(value)?;
     Ok(emit::emit(&reread))
 }

@@ -1,0 +1,895 @@
+//! Claims from a live Artifactory (docs/adopt.md): each repository configuration that Artifactory
+//! reports becomes a claim entry with `import: true`, whose key is the live key and whose
+//! settings are the live settings under the names of the provider kind's `forProvider`.
+//!
+//! Pure: the `adopt` command reads the configurations (a file, or Artifactory's REST API) and
+//! prints what this module builds. Every setting is kept, because a takeover resets a field
+//! the claim leaves out to the Terraform provider's default; a setting equal to that default
+//! (the table of `core::takeover`) is left out, since leaving it out changes nothing.
+
+use crate::core::catalog::{catalog, Kind, ProviderApi, Rclass, Release};
+use crate::core::composite::is_dns_label;
+use crate::core::keys::default_format;
+use crate::core::takeover::default_of;
+use regex::Regex;
+use serde_json::{json, Map, Value};
+use std::collections::{BTreeMap, BTreeSet};
+
+/// Repositories a claim holds at most. The composite keeps each entry in its spec and an item
+/// of `status.repositories` (with a takeover preview of up to 16 changes) under the API
+/// server's 1.5 MiB object limit, and the function's answer holds a managed resource a
+/// repository within Crossplane's 4 MiB: 200 stay far below both.
+pub const REPOSITORIES_PER_CLAIM: usize = 200;
+/// The claim's entries, as JSON, take at most this many bytes (a claim is split before).
+pub const ENTRY_BYTES_PER_CLAIM: usize = 256 * 1024;
+
+/// What the claims are and which repositories they take.
+#[derive(Debug, Clone)]
+pub struct Options {
+    /// The provider API of the Composition's input (`providerApi`).
+    pub api: ProviderApi,
+    /// The provider release of the input (`providerVersion`); `None`: the newest.
+    pub release: Option<Release>,
+    /// The input's `naming.format`; `None`: the function's default.
+    pub naming_format: Option<String>,
+    /// The claim's `apiVersion`.
+    pub api_version: String,
+    /// The claim's `kind`.
+    pub kind: String,
+    /// The claim's name (with `-2`, `-3`, ... or the project when there are several).
+    pub name: String,
+    /// The claim's namespace; `None` for a cluster-scoped composite.
+    pub namespace: Option<String>,
+    /// Only keys matching this.
+    pub include: Option<Regex>,
+    /// No key matching this.
+    pub exclude: Option<Regex>,
+    /// Only repositories of this JFrog project.
+    pub project: Option<String>,
+    /// One claim a JFrog project (`spec.projectKey` set), else claims split by size alone.
+    pub group_by_project: bool,
+    /// Repositories a claim holds at most.
+    pub per_claim: usize,
+}
+
+/// A repository left out, and why.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Skipped {
+    /// Its key (or a description where it has none).
+    pub key: String,
+    /// Why it is left out.
+    pub reason: String,
+}
+
+/// A Secret the claim references and Artifactory cannot give: a remote's password.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SecretNeeded {
+    /// The repository's key.
+    pub repository: String,
+    /// The claim's name.
+    pub claim: String,
+    /// The Secret's name.
+    pub name: String,
+    /// The key in the Secret.
+    pub key: String,
+}
+
+/// The claims, and what the summary says about them.
+#[derive(Debug, Clone, Default)]
+pub struct Inventory {
+    /// The claims, ready for `kubectl apply`.
+    pub claims: Vec<Value>,
+    /// Repositories adopted, by class.
+    pub adopted: BTreeMap<Rclass, usize>,
+    /// Repositories the selection left out (`--include`, `--exclude`, `--project`).
+    pub not_selected: usize,
+    /// Repositories left out for a reason.
+    pub skipped: Vec<Skipped>,
+    /// Live settings that name no field of the kind: field, then the keys that have it.
+    pub unmapped: BTreeMap<String, Vec<String>>,
+    /// Secrets to create before taking over.
+    pub secrets: Vec<SecretNeeded>,
+    /// Entries whose key is set explicitly (the naming format cannot give it back).
+    pub explicit_keys: usize,
+}
+
+/// The repository configurations of a text: Artifactory's answer to
+/// `GET /api/repositories/configurations` (an object of classes, `LOCAL`, `REMOTE`, `VIRTUAL`,
+/// `FEDERATED`, ... each a list), or a list of configurations (the older per-key answers).
+pub fn read_configurations(text: &str) -> Result<Vec<Value>, String> {
+    let value: Value = serde_json::from_str(text).map_err(|e| {
+        format!("is not JSON ({e}); expected Artifactory's repository configurations")
+    })?;
+    configurations_of(value)
+}
+
+/// [`read_configurations`] of a value already parsed.
+pub fn configurations_of(value: Value) -> Result<Vec<Value>, String> {
+    match value {
+        Value::Array(items) => check_objects(items, None),
+        Value::Object(classes) => {
+            let mut all = Vec::new();
+            for (class, items) in classes {
+                // Artifactory names its classes in capitals (LOCAL, RELEASE_BUNDLES, ...): an
+                // object of other names is some other answer, such as `{"errors": [...]}`.
+                if class.is_empty() || !class.bytes().all(|b| b.is_ascii_uppercase() || b == b'_') {
+                    return Err(format!(
+                        "has {class:?}, which is not a class of repositories (LOCAL, REMOTE, VIRTUAL, FEDERATED)"
+                    ));
+                }
+                let Value::Array(items) = items else {
+                    return Err(format!(
+                        "has {class} as {}, not a list of repository configurations",
+                        kind_of(&items)
+                    ));
+                };
+                all.extend(check_objects(items, Some(&class))?);
+            }
+            Ok(all)
+        }
+        other => Err(format!(
+            "is {}; expected an object of classes (LOCAL, REMOTE, VIRTUAL, FEDERATED) or a list of repository configurations",
+            kind_of(&other)
+        )),
+    }
+}
+
+fn check_objects(items: Vec<Value>, class: Option<&str>) -> Result<Vec<Value>, String> {
+    items
+        .into_iter()
+        .enumerate()
+        .map(|(i, item)| match item {
+            Value::Object(mut config) => {
+                // The class a configuration is listed under, where it does not say its own.
+                if let Some(class) = class {
+                    config
+                        .entry("rclass")
+                        .or_insert_with(|| json!(class.to_ascii_lowercase()));
+                }
+                Ok(Value::Object(config))
+            }
+            other => Err(format!(
+                "has {} at {}[{i}], not a repository configuration (an object with key, rclass, packageType)",
+                kind_of(&other),
+                class.unwrap_or("")
+            )),
+        })
+        .collect()
+}
+
+fn kind_of(value: &Value) -> &'static str {
+    match value {
+        Value::Null => "null",
+        Value::Bool(_) => "a boolean",
+        Value::Number(_) => "a number",
+        Value::String(_) => "a string",
+        Value::Array(_) => "a list",
+        Value::Object(_) => "an object",
+    }
+}
+
+/// JFrog's names that the Terraform provider (so the kind's `forProvider`) spells otherwise.
+/// JFrog: "Repository Configuration JSON"; the provider: its CRDs' `forProvider`.
+const RENAMED: [(&str, &str); 10] = [
+    ("environments", "projectEnvironments"),
+    ("downloadRedirect", "downloadDirect"),
+    ("retrievalCachePeriodSecs", "retrievalCachePeriodSeconds"),
+    (
+        "virtualRetrievalCachePeriodSecs",
+        "retrievalCachePeriodSeconds",
+    ),
+    ("missedRetrievalCachePeriodSecs", "missedCachePeriodSeconds"),
+    ("dockerTagRetention", "tagRetention"),
+    ("cargoAnonymousAccess", "anonymousAccess"),
+    ("cargoInternalIndex", "enableSparseIndex"),
+    ("primaryKeyPairRef", "primaryKeypairRef"),
+    ("secondaryKeyPairRef", "secondaryKeypairRef"),
+];
+
+/// JFrog fields read to choose the kind or written as the entry's own fields, never as
+/// `forProvider` fields. `password`: Artifactory answers it empty or encrypted, never usable.
+const CONSUMED: [&str; 14] = [
+    "key",
+    "rclass",
+    "packageType",
+    "dockerApiVersion",
+    "terraformType",
+    "description",
+    "notes",
+    "url",
+    "username",
+    "password",
+    "repositories",
+    "defaultDeploymentRepo",
+    "members",
+    "projectKey",
+];
+
+/// One repository, mapped, before it is placed in a claim.
+#[derive(Debug, Clone)]
+struct Mapped {
+    key: String,
+    rclass: Rclass,
+    kind: &'static Kind,
+    project: Option<String>,
+    /// The entry without `name`, `key`, members and the project key.
+    entry: Map<String, Value>,
+    members: Vec<String>,
+    default_deployment: Option<String>,
+    /// Needs a password Secret.
+    username: bool,
+}
+
+/// The claims for `configurations`.
+pub fn adopt(configurations: &[Value], options: &Options) -> Inventory {
+    let mut inventory = Inventory::default();
+    let mut mapped = Vec::new();
+    let mut seen = BTreeSet::new();
+    for config in configurations {
+        let Some(config) = config.as_object() else {
+            continue;
+        };
+        let Some(key) = config.get("key").and_then(Value::as_str) else {
+            inventory.skipped.push(Skipped {
+                key: "(no key)".to_owned(),
+                reason: "the configuration has no key".to_owned(),
+            });
+            continue;
+        };
+        // Artifactory's keys are unique without case; an answer that lists one twice is not.
+        if !seen.insert(key.to_lowercase()) {
+            inventory.skipped.push(Skipped {
+                key: key.to_owned(),
+                reason: "listed a second time (keys are unique, without case); the first is kept"
+                    .to_owned(),
+            });
+            continue;
+        }
+        if !selected(key, config, options) {
+            inventory.not_selected += 1;
+            continue;
+        }
+        match map(key, config, options, &mut inventory.unmapped) {
+            Ok(repository) => mapped.push(repository),
+            Err(reason) => inventory.skipped.push(Skipped {
+                key: key.to_owned(),
+                reason,
+            }),
+        }
+    }
+    // Members before the virtuals over them; keys in order within a class.
+    let rank = |rclass: Rclass| match rclass {
+        Rclass::Local => 0,
+        Rclass::Federated => 1,
+        Rclass::Remote => 2,
+        Rclass::Virtual => 3,
+    };
+    mapped.sort_by(|a, b| {
+        (&a.project, rank(a.rclass), &a.key).cmp(&(&b.project, rank(b.rclass), &b.key))
+    });
+    for group in groups(mapped, options) {
+        let claim = build_claim(
+            &group.repositories,
+            group.project.as_deref(),
+            &group.name,
+            options,
+            &mut inventory,
+        );
+        inventory.claims.push(claim);
+    }
+    inventory
+}
+
+fn selected(key: &str, config: &Map<String, Value>, options: &Options) -> bool {
+    let project = config
+        .get("projectKey")
+        .and_then(Value::as_str)
+        .unwrap_or("");
+    options.include.as_ref().is_none_or(|re| re.is_match(key))
+        && !options.exclude.as_ref().is_some_and(|re| re.is_match(key))
+        && options.project.as_deref().is_none_or(|p| p == project)
+}
+
+/// The repository as an entry, or why it cannot be one.
+fn map(
+    key: &str,
+    config: &Map<String, Value>,
+    options: &Options,
+    unmapped: &mut BTreeMap<String, Vec<String>>,
+) -> Result<Mapped, String> {
+    let text = |field: &str| {
+        config
+            .get(field)
+            .and_then(Value::as_str)
+            .filter(|t| !t.is_empty())
+    };
+    let rclass_text = text("rclass").unwrap_or("");
+    let rclass = Rclass::parse(&rclass_text.to_ascii_lowercase()).ok_or_else(|| {
+        format!(
+            "its class {rclass_text:?} has no provider kind (the provider manages {})",
+            Rclass::NAMES.join(", ")
+        )
+    })?;
+    let package_type = text("packageType")
+        .ok_or("the configuration has no packageType")?
+        .to_ascii_lowercase();
+    let wanted = kind_package_type(rclass, &package_type, config);
+    let kind = catalog()
+        .kind_in(options.release, options.api, rclass, &wanted)
+        .ok_or_else(|| {
+            format!(
+                "the {} API of the provider has no {rclass} kind for package type {wanted:?}",
+                options.api
+            )
+        })?;
+    // The entry's packageType: JFrog's, where the XRD's enum has it, else the kind's.
+    let accepted = catalog().accepted_package_types();
+    let entry_type = if accepted.contains(&wanted.as_str()) {
+        wanted
+    } else {
+        kind.package_type.clone()
+    };
+    let schema = catalog().node(
+        catalog()
+            .for_provider(kind)
+            .ok_or("the kind has no forProvider")?,
+    );
+    let mut entry = Map::new();
+    entry.insert("rclass".to_owned(), json!(rclass.as_str()));
+    entry.insert("packageType".to_owned(), json!(entry_type));
+    entry.insert("import".to_owned(), json!(true));
+    for field in ["description", "notes"] {
+        if let Some(value) = text(field).filter(|v| !is_default(rclass, field, &json!(v))) {
+            entry.insert(field.to_owned(), json!(value));
+        }
+    }
+    let mut username = false;
+    if rclass == Rclass::Remote {
+        if let Some(url) = text("url") {
+            entry.insert("url".to_owned(), json!(url));
+        }
+        if let Some(user) = text("username") {
+            entry.insert("username".to_owned(), json!(user));
+            username = true;
+        }
+    }
+    if rclass == Rclass::Federated {
+        if let Some(members) = config.get("members").and_then(Value::as_array) {
+            entry.insert("members".to_owned(), json!(federated_members(members)));
+        }
+    }
+    let mut for_provider = Map::new();
+    for (field, value) in config {
+        if value.is_null() || CONSUMED.contains(&field.as_str()) {
+            continue;
+        }
+        let target = RENAMED
+            .iter()
+            .find(|(jfrog, _)| jfrog == field)
+            .map_or(field.as_str(), |(_, ours)| ours);
+        if schema.properties.get(target).is_none() {
+            unmapped
+                .entry(field.clone())
+                .or_default()
+                .push(key.to_owned());
+            continue;
+        }
+        let value = match target {
+            "contentSynchronisation" => content_synchronisation(value),
+            _ => value.clone(),
+        };
+        if !is_default(rclass, target, &value) {
+            for_provider.insert(target.to_owned(), value);
+        }
+    }
+    if !for_provider.is_empty() {
+        entry.insert("forProvider".to_owned(), Value::Object(for_provider));
+    }
+    let members = match rclass {
+        Rclass::Virtual => config
+            .get("repositories")
+            .and_then(Value::as_array)
+            .map(|list| {
+                list.iter()
+                    .filter_map(Value::as_str)
+                    .map(str::to_owned)
+                    .collect()
+            })
+            .unwrap_or_default(),
+        _ => Vec::new(),
+    };
+    Ok(Mapped {
+        key: key.to_owned(),
+        rclass,
+        kind,
+        project: text("projectKey").map(str::to_owned),
+        entry,
+        members,
+        default_deployment: (rclass == Rclass::Virtual)
+            .then(|| text("defaultDeploymentRepo").map(str::to_owned))
+            .flatten(),
+        username,
+    })
+}
+
+/// The package type the catalog names the kind by: a local Docker repository is Docker V1 or
+/// V2 by `dockerApiVersion`; a local or federated Terraform one a module, provider or backend
+/// by `terraformType`.
+fn kind_package_type(rclass: Rclass, package_type: &str, config: &Map<String, Value>) -> String {
+    let field = |name: &str| {
+        config
+            .get(name)
+            .and_then(Value::as_str)
+            .map(str::to_ascii_lowercase)
+    };
+    match (rclass, package_type) {
+        (Rclass::Local, "docker") => match field("dockerApiVersion").as_deref() {
+            Some("v1") => "dockerv1".to_owned(),
+            _ => "dockerv2".to_owned(),
+        },
+        (Rclass::Local | Rclass::Federated, "terraform") => match field("terraformType") {
+            Some(kind) => format!("terraform{kind}"),
+            None => "terraformmodule".to_owned(),
+        },
+        _ => package_type.to_owned(),
+    }
+}
+
+/// A federated repository's members as the claim writes them: `url` and `enabled`.
+fn federated_members(members: &[Value]) -> Vec<Value> {
+    members
+        .iter()
+        .filter_map(|m| {
+            let url = m.get("url")?.as_str()?;
+            let mut member = json!({"url": url});
+            if let Some(enabled) = m.get("enabled").and_then(Value::as_bool) {
+                member["enabled"] = json!(enabled);
+            }
+            Some(member)
+        })
+        .collect()
+}
+
+/// JFrog's `contentSynchronisation` object as the provider's one-item list.
+fn content_synchronisation(value: &Value) -> Value {
+    let flag = |path: &[&str]| {
+        path.iter()
+            .try_fold(value, |v, field| v.get(field))
+            .and_then(Value::as_bool)
+    };
+    let mut item = Map::new();
+    for (field, path) in [
+        ("enabled", &["enabled"][..]),
+        ("statisticsEnabled", &["statistics", "enabled"][..]),
+        ("propertiesEnabled", &["properties", "enabled"][..]),
+        (
+            "sourceOriginAbsenceDetection",
+            &["source", "originAbsenceDetection"][..],
+        ),
+    ] {
+        if let Some(flag) = flag(path) {
+            item.insert(field.to_owned(), json!(flag));
+        }
+    }
+    json!([item])
+}
+
+fn is_default(rclass: Rclass, field: &str, value: &Value) -> bool {
+    default_of(rclass, field).is_some_and(|default| &default == value)
+}
+
+/// The repositories of one claim.
+struct Group {
+    name: String,
+    project: Option<String>,
+    repositories: Vec<Mapped>,
+}
+
+/// Splits the repositories (sorted by project) into claims: by project when asked, and by size.
+fn groups(mapped: Vec<Mapped>, options: &Options) -> Vec<Group> {
+    let mut by_project: Vec<(Option<String>, Vec<Mapped>)> = Vec::new();
+    for repository in mapped {
+        let project = options
+            .group_by_project
+            .then(|| repository.project.clone())
+            .flatten();
+        match by_project.last_mut() {
+            Some((last, list)) if *last == project => list.push(repository),
+            _ => by_project.push((project, vec![repository])),
+        }
+    }
+    let per_claim = options.per_claim.max(1);
+    let mut groups = Vec::new();
+    for (project, repositories) in by_project {
+        let base = match &project {
+            Some(project) => dns_label(&format!("{}-{project}", options.name), ""),
+            None => options.name.clone(),
+        };
+        let mut parts: Vec<Vec<Mapped>> = vec![Vec::new()];
+        let mut bytes = 0;
+        for repository in repositories {
+            let size = Value::Object(repository.entry.clone()).to_string().len();
+            let current = parts.last_mut().expect("one part at least");
+            if !current.is_empty()
+                && (current.len() >= per_claim || bytes + size > ENTRY_BYTES_PER_CLAIM)
+            {
+                parts.push(Vec::new());
+                bytes = 0;
+            }
+            bytes += size;
+            parts
+                .last_mut()
+                .expect("one part at least")
+                .push(repository);
+        }
+        let several = parts.len() > 1;
+        for (i, part) in parts.into_iter().enumerate() {
+            let name = if several {
+                dns_label(&base, &format!("-{}", i + 1))
+            } else {
+                base.clone()
+            };
+            groups.push(Group {
+                name,
+                project: project.clone(),
+                repositories: part,
+            });
+        }
+    }
+    groups
+}
+
+/// The claim for one group of repositories.
+fn build_claim(
+    repositories: &[Mapped],
+    project: Option<&str>,
+    name: &str,
+    options: &Options,
+    inventory: &mut Inventory,
+) -> Value {
+    let names = entry_names(repositories, project, name, options);
+    let name_of: BTreeMap<&str, &str> = repositories
+        .iter()
+        .zip(&names)
+        .map(|(r, (entry_name, _))| (r.key.as_str(), entry_name.as_str()))
+        .collect();
+    let mut entries = Vec::with_capacity(repositories.len());
+    for (repository, (entry_name, explicit)) in repositories.iter().zip(&names) {
+        let mut entry = Map::new();
+        entry.insert("name".to_owned(), json!(entry_name));
+        if *explicit {
+            entry.insert("key".to_owned(), json!(repository.key));
+            inventory.explicit_keys += 1;
+        }
+        entry.extend(repository.entry.clone());
+        if project.is_none() {
+            if let Some(project) = &repository.project {
+                let for_provider = entry.entry("forProvider").or_insert_with(|| json!({}));
+                for_provider["projectKey"] = json!(project);
+            }
+        }
+        if repository.rclass == Rclass::Virtual {
+            wire_virtual(repository, &name_of, &mut entry);
+        }
+        if repository.username {
+            let secret = dns_label(&format!("{entry_name}-credentials"), "");
+            entry.insert(
+                "password".to_owned(),
+                json!({"secretRef": {"name": secret, "key": "password"}}),
+            );
+            inventory.secrets.push(SecretNeeded {
+                repository: repository.key.clone(),
+                claim: name.to_owned(),
+                name: secret,
+                key: "password".to_owned(),
+            });
+        }
+        *inventory.adopted.entry(repository.rclass).or_default() += 1;
+        entries.push(Value::Object(entry));
+    }
+    let mut metadata = json!({"name": name});
+    if let Some(namespace) = &options.namespace {
+        metadata["namespace"] = json!(namespace);
+    }
+    let mut spec = Map::new();
+    if let Some(project) = project {
+        spec.insert("projectKey".to_owned(), json!(project));
+    }
+    spec.insert("repositories".to_owned(), Value::Array(entries));
+    json!({
+        "apiVersion": options.api_version,
+        "kind": options.kind,
+        "metadata": metadata,
+        "spec": spec,
+    })
+}
+
+/// A virtual's members in Artifactory's order: the leading members that are entries of this
+/// claim by name, the rest by key in `externalRepositories` (the function writes
+/// `repositories` then `externalRepositories`, so the order holds). The default deployment
+/// repository by name where it is one of those members, else by key in `forProvider`.
+fn wire_virtual(
+    repository: &Mapped,
+    name_of: &BTreeMap<&str, &str>,
+    entry: &mut Map<String, Value>,
+) {
+    let leading = repository
+        .members
+        .iter()
+        .take_while(|key| name_of.contains_key(key.as_str()) && **key != repository.key)
+        .count();
+    let (named, external) = repository.members.split_at(leading);
+    let named: Vec<&str> = named.iter().map(|key| name_of[key.as_str()]).collect();
+    if !named.is_empty() {
+        entry.insert("repositories".to_owned(), json!(named));
+    }
+    if !external.is_empty() {
+        entry.insert("externalRepositories".to_owned(), json!(external));
+    }
+    if let Some(default) = &repository.default_deployment {
+        let by_name = repository.members[..leading]
+            .iter()
+            .any(|key| key == default);
+        if by_name {
+            entry.insert(
+                "defaultDeploymentRepo".to_owned(),
+                json!(name_of[default.as_str()]),
+            );
+        } else {
+            let for_provider = entry.entry("forProvider").or_insert_with(|| json!({}));
+            for_provider["defaultDeploymentRepo"] = json!(default);
+        }
+    }
+}
+
+/// Each repository's entry name, and whether its key must be set explicitly: the name the
+/// naming format gives the live key back from, where it is a DNS label used once; else a
+/// label made from the key, and the key itself.
+fn entry_names(
+    repositories: &[Mapped],
+    project: Option<&str>,
+    claim_name: &str,
+    options: &Options,
+) -> Vec<(String, bool)> {
+    let format = options
+        .naming_format
+        .clone()
+        .unwrap_or_else(|| default_format(project).to_owned());
+    let derived: Vec<Option<String>> = repositories
+        .iter()
+        .map(|r| derive_name(&format, r, project, claim_name, options))
+        .collect();
+    let mut count: BTreeMap<&str, usize> = BTreeMap::new();
+    for name in derived.iter().flatten() {
+        *count.entry(name.as_str()).or_default() += 1;
+    }
+    let mut taken: BTreeSet<String> = derived
+        .iter()
+        .flatten()
+        .filter(|name| count[name.as_str()] == 1)
+        .cloned()
+        .collect();
+    repositories
+        .iter()
+        .zip(&derived)
+        .map(|(repository, derived)| match derived {
+            Some(name) if count[name.as_str()] == 1 => (name.clone(), false),
+            _ => {
+                let base = dns_label(&repository.key, "");
+                let mut name = base.clone();
+                let mut n = 2;
+                while taken.contains(&name) {
+                    name = dns_label(&base, &format!("-{n}"));
+                    n += 1;
+                }
+                taken.insert(name.clone());
+                (name, true)
+            }
+        })
+        .collect()
+}
+
+/// The name that `format` turns into the repository's key, if there is one: the format holds
+/// `{name}` once and every other placeholder has a value known here.
+fn derive_name(
+    format: &str,
+    repository: &Mapped,
+    project: Option<&str>,
+    claim_name: &str,
+    options: &Options,
+) -> Option<String> {
+    let (before, after) = format.split_once("{name}")?;
+    let fill = |text: &str| -> Option<String> {
+        let mut out = String::new();
+        let mut rest = text;
+        while let Some(open) = rest.find('{') {
+            out.push_str(&rest[..open]);
+            let close = rest[open..].find('}')? + open;
+            let value = match &rest[open + 1..close] {
+                "packageType" => repository.kind.package_type.as_str(),
+                "rclass" => repository.rclass.as_str(),
+                "projectKey" => project?,
+                "claimName" => claim_name,
+                "claimNamespace" => options.namespace.as_deref()?,
+                _ => return None,
+            };
+            out.push_str(value);
+            rest = &rest[close + 1..];
+        }
+        out.push_str(rest);
+        Some(out)
+    };
+    let (prefix, suffix) = (fill(before)?, fill(after)?);
+    let name = repository
+        .key
+        .strip_prefix(prefix.as_str())?
+        .strip_suffix(suffix.as_str())?;
+    is_dns_label(name).then(|| name.to_owned())
+}
+
+/// `text` as a DNS label ending in `suffix`: lower case, other characters as '-', cut to fit.
+fn dns_label(text: &str, suffix: &str) -> String {
+    let mut label: String = text
+        .chars()
+        .map(|c| {
+            let c = c.to_ascii_lowercase();
+            if c.is_ascii_lowercase() || c.is_ascii_digit() {
+                c
+            } else {
+                '-'
+            }
+        })
+        .collect();
+    label.truncate(63usize.saturating_sub(suffix.len()));
+    let mut label = label.trim_matches('-').to_owned();
+    if label.is_empty() {
+        label = "repository".to_owned();
+    }
+    label.push_str(suffix);
+    label
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn options() -> Options {
+        Options {
+            api: ProviderApi::Cluster,
+            release: None,
+            naming_format: None,
+            api_version: "platform.example.org/v1alpha1".into(),
+            kind: "Repositories".into(),
+            name: "repos".into(),
+            namespace: Some("team1".into()),
+            include: None,
+            exclude: None,
+            project: None,
+            group_by_project: false,
+            per_claim: REPOSITORIES_PER_CLAIM,
+        }
+    }
+
+    fn entries(inventory: &Inventory) -> Vec<Value> {
+        inventory
+            .claims
+            .iter()
+            .flat_map(|c| c["spec"]["repositories"].as_array().unwrap().clone())
+            .collect()
+    }
+
+    #[test]
+    fn the_name_is_what_the_format_turns_back_into_the_key() {
+        let configs = [
+            json!({"key": "team1-libs", "rclass": "local", "packageType": "maven"}),
+            json!({"key": "other", "rclass": "local", "packageType": "maven"}),
+        ];
+        let options = Options {
+            naming_format: Some("{claimNamespace}-{name}".into()),
+            ..options()
+        };
+        let found = entries(&adopt(&configs, &options));
+        assert_eq!(found[0]["name"], "other");
+        assert_eq!(found[0]["key"], "other", "the format cannot give it back");
+        assert_eq!(found[1]["name"], "libs");
+        assert!(found[1].get("key").is_none());
+    }
+
+    #[test]
+    fn names_that_would_collide_or_are_no_dns_label_get_the_key_explicitly() {
+        let configs = [
+            json!({"key": "Libs.Old", "rclass": "local", "packageType": "maven"}),
+            json!({"key": "libs-old", "rclass": "remote", "packageType": "maven", "url": "https://x"}),
+            json!({"key": "x".repeat(64), "rclass": "local", "packageType": "generic"}),
+        ];
+        let found = entries(&adopt(&configs, &options()));
+        let names: Vec<&str> = found.iter().map(|e| e["name"].as_str().unwrap()).collect();
+        assert_eq!(names[0], "libs-old-2");
+        assert_eq!(found[0]["key"], "Libs.Old");
+        assert_eq!(names[1].len(), 63);
+        assert_eq!(names[2], "libs-old");
+        assert!(found
+            .iter()
+            .all(|e| is_dns_label(e["name"].as_str().unwrap())));
+    }
+
+    #[test]
+    fn claims_are_cut_by_count_and_by_bytes() {
+        let configs: Vec<Value> = (0..5)
+            .map(|i| json!({"key": format!("r{i}"), "rclass": "local", "packageType": "generic", "description": "d".repeat(100_000)}))
+            .collect();
+        let by_bytes = adopt(&configs, &options());
+        assert_eq!(by_bytes.claims.len(), 3, "two 100 kB entries a claim");
+        assert_eq!(by_bytes.claims[2]["metadata"]["name"], "repos-3");
+        let small: Vec<Value> = (0..5)
+            .map(|i| json!({"key": format!("r{i}"), "rclass": "local", "packageType": "generic"}))
+            .collect();
+        let by_count = adopt(
+            &small,
+            &Options {
+                per_claim: 2,
+                ..options()
+            },
+        );
+        assert_eq!(by_count.claims.len(), 3);
+        let one = adopt(&small, &options());
+        assert_eq!(one.claims[0]["metadata"]["name"], "repos");
+    }
+
+    #[test]
+    fn what_has_no_kind_or_no_field_is_reported_not_guessed() {
+        let configs = [
+            json!({"key": "bundles", "rclass": "releaseBundles", "packageType": "releasebundles"}),
+            json!({"key": "odd", "rclass": "local", "packageType": "nosuchtype"}),
+            json!({"key": "libs", "rclass": "local", "packageType": "maven", "someFutureSetting": 3, "nullSetting": null}),
+            json!({"rclass": "local", "packageType": "maven"}),
+            json!({"key": "LIBS", "rclass": "local", "packageType": "maven"}),
+        ];
+        let inventory = adopt(&configs, &options());
+        let skipped: Vec<&str> = inventory.skipped.iter().map(|s| s.key.as_str()).collect();
+        assert_eq!(skipped, ["bundles", "odd", "(no key)", "LIBS"]);
+        assert!(inventory.skipped[3]
+            .reason
+            .starts_with("listed a second time"));
+        assert!(inventory.skipped[1]
+            .reason
+            .contains("no local kind for package type \"nosuchtype\""));
+        assert_eq!(
+            inventory.unmapped.keys().collect::<Vec<_>>(),
+            ["someFutureSetting"]
+        );
+        assert_eq!(entries(&inventory).len(), 1);
+    }
+
+    #[test]
+    fn defaults_are_left_out_and_other_values_kept() {
+        let configs = [json!({
+            "key": "libs", "rclass": "local", "packageType": "maven",
+            "description": "", "includesPattern": "**/*", "xrayIndex": false,
+            "excludesPattern": "secret/**", "blackedOut": true, "handleSnapshots": false
+        })];
+        let found = entries(&adopt(&configs, &options()));
+        assert!(found[0].get("description").is_none());
+        assert_eq!(
+            found[0]["forProvider"],
+            json!({"excludesPattern": "secret/**", "blackedOut": true, "handleSnapshots": false})
+        );
+    }
+
+    #[test]
+    fn configurations_read_both_answers_and_refuse_others() {
+        let by_class = read_configurations(r#"{"LOCAL": [{"key": "a"}], "VIRTUAL": []}"#).unwrap();
+        assert_eq!(by_class, [json!({"key": "a", "rclass": "local"})]);
+        let listed = read_configurations(r#"[{"key": "a", "rclass": "remote"}]"#).unwrap();
+        assert_eq!(listed[0]["rclass"], "remote");
+        assert!(read_configurations("3")
+            .unwrap_err()
+            .contains("is a number"));
+        assert!(read_configurations(r#"{"errors": [{"status": 401}]}"#)
+            .unwrap_err()
+            .contains("\"errors\", which is not a class"));
+        assert!(read_configurations(r#"{"LOCAL": [1]}"#)
+            .unwrap_err()
+            .contains("a number at LOCAL[0]"));
+    }
+}
