@@ -3,7 +3,7 @@
 //! creations and key conflicts across composites. What deleting a repository
 //! would do is computed by `policy::effective_deletion`.
 
-use crate::core::catalog::ProviderApi;
+use crate::core::catalog::{catalog, ProviderApi};
 use crate::core::compose::EXTERNAL_NAME;
 use crate::core::composite::CompositeMeta;
 use crate::core::keys::{key_label_value, KEY_LABEL};
@@ -20,7 +20,8 @@ use std::collections::{BTreeMap, HashMap, HashSet};
 
 /// Keys and kinds are immutable: a live repository whose entry now yields
 /// another key or kind would be renamed (orphaning the old repository) or
-/// replaced. Both fail the call.
+/// replaced. Both fail the call. A kind the provider renamed keeps its CRD, so it is the same
+/// kind under its new name.
 ///
 /// `renamed_by_project_key`: the key changes come from a changed `spec.projectKey`, reported
 /// once for them all ([`check_project_key_change`]), so not again here.
@@ -51,7 +52,11 @@ pub(crate) fn check_immutable(
         }
     }
     let (live_api_version, live_kind) = (live.api_version, live.kind);
-    if (live_api_version, live_kind) != (p.kind.api_version.as_str(), p.kind.kind.as_str()) {
+    // A kind the provider renamed (same CRD) is the same kind: the new name is rendered.
+    if !catalog().same_crd(
+        (live_api_version, live_kind),
+        (&p.kind.api_version, &p.kind.kind),
+    ) {
         findings.problem(
             Category::UnsafeChange,
             entry.path(),

@@ -1,0 +1,302 @@
+//! Upgrading without a dead end (docs/upgrading.md): provider releases that rename kinds, the
+//! v0.7.0 group move, Crossplane v1 claims to v2 namespaced composites, retirement of
+//! resources composed without the key label, and a Composition's changed naming format. Each
+//! move is a sequence of calls, every observed resource shaped as the provider writes it:
+//!
+//! - crossplane-runtime, `pkg/reconciler/managed/reconciler.go`: `external-create-pending`
+//!   before `Create`, `external-create-succeeded` after it; `Ready` and `Synced` conditions.
+//! - upjet, `pkg/controller/external_async_tfpluginfw.go` and `pkg/resource/conditions.go`:
+//!   `LastAsyncOperation` True `Success` and `AsyncOperation` True `Finished` once the
+//!   asynchronous create is applied; `Ready` True `Available` once `Observe` finds it.
+//! - A renamed CRD keeps its group and plural, so the API server returns the objects made
+//!   under the old name with the new `kind` once the new CRD is applied (the CRD's
+//!   `spec.names.kind` is what it serves).
+
+mod support;
+
+use function_artifactory::catalog::catalog;
+use function_artifactory::proto::v1::{RunFunctionResponse, Severity};
+use serde_json::{json, Value};
+use std::collections::BTreeMap;
+use support::requests::{
+    composite, desired_composite, desired_resources, fatal_message, input, request, RequestBuilder,
+};
+
+const TIME: &str = "2026-11-01T10:00:00Z";
+
+/// What the provider writes on a resource the function rendered: its generated name, the
+/// create annotations of a create that succeeded, and the conditions of an applied create.
+fn provider_wrote(desired: &Value, name: &str) -> Value {
+    let mut observed = desired.clone();
+    observed["metadata"]["name"] = json!(format!("team1-repos-x7k2p-{name}"));
+    let annotations = &mut observed["metadata"]["annotations"];
+    annotations["crossplane.io/external-create-pending"] = json!(TIME);
+    annotations["crossplane.io/external-create-succeeded"] = json!(TIME);
+    observed["status"] = json!({"conditions": [
+        {"type": "Ready", "status": "True", "reason": "Available", "lastTransitionTime": TIME},
+        {"type": "Synced", "status": "True", "reason": "ReconcileSuccess", "lastTransitionTime": TIME},
+        {"type": "LastAsyncOperation", "status": "True", "reason": "Success", "lastTransitionTime": TIME},
+        {"type": "AsyncOperation", "status": "True", "reason": "Finished", "lastTransitionTime": TIME}
+    ]});
+    observed
+}
+
+/// One call after another, each observing what the previous one rendered as the provider
+/// wrote it, and the composite's status as the previous call set it.
+struct Sequence {
+    spec: Value,
+    observed: BTreeMap<String, Value>,
+    status: Value,
+}
+
+impl Sequence {
+    fn new(spec: Value) -> Sequence {
+        Sequence {
+            spec,
+            observed: BTreeMap::new(),
+            status: Value::Null,
+        }
+    }
+
+    fn request(&self, fields: Value) -> RequestBuilder {
+        let mut xr = composite(self.spec.clone());
+        if !self.status.is_null() {
+            xr["status"] = self.status.clone();
+        }
+        let mut builder = request(xr).input(input(fields));
+        for (name, object) in &self.observed {
+            builder = builder.observed(name, object.clone());
+        }
+        builder
+    }
+
+    /// A call with `fields` as the input; the provider then applies what it rendered.
+    fn call(&mut self, fields: Value) -> BTreeMap<String, Value> {
+        let response = self.request(fields).run();
+        let resources = desired_resources(&response);
+        self.status = desired_composite(&response)["status"].clone();
+        for (name, desired) in &resources {
+            self.observed
+                .insert(name.clone(), provider_wrote(desired, name));
+        }
+        resources
+    }
+}
+
+fn external_name(resource: &Value) -> &Value {
+    &resource["metadata"]["annotations"]["crossplane.io/external-name"]
+}
+
+fn phases(status: &Value) -> Vec<(String, String)> {
+    status["repositories"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .map(|r| {
+            (
+                r["name"].as_str().unwrap_or_default().to_owned(),
+                r["phase"].as_str().unwrap_or_default().to_owned(),
+            )
+        })
+        .collect()
+}
+
+// ---- 1. kinds the provider renamed -----------------------------------------------
+
+/// The renames the committed CRDs show, by release: group and plural kept, kind renamed.
+#[test]
+fn the_catalog_records_each_rename_of_the_committed_crds() {
+    let catalog = catalog();
+    let by_release = |release: &str| -> Vec<String> {
+        catalog
+            .renames()
+            .iter()
+            .filter(|r| catalog.release_name(r.release) == release)
+            .map(|r| format!("{} {}: {} -> {}", r.group, r.plural, r.from, r.to))
+            .collect()
+    };
+    let v0_7_1 = by_release("v0.7.1");
+    assert_eq!(v0_7_1.len(), 22, "{v0_7_1:#?}");
+    assert!(v0_7_1.contains(
+        &"local.artifactory.jfrog.crossplane.io npmrepositories: NpmRepository -> NPMRepository"
+            .to_owned()
+    ));
+    let v0_11_0 = by_release("v0.11.0");
+    assert_eq!(v0_11_0.len(), 24, "cluster and namespaced federated kinds");
+    assert!(v0_11_0.contains(
+        &"federated.artifactory.jfrog.m.crossplane.io pypirepositories: PypiRepository -> PyPIRepository"
+            .to_owned()
+    ));
+    assert_eq!(
+        by_release("v0.11.1"),
+        [
+            "local.artifactory.jfrog.crossplane.io terraformbackendrepositories: TerraformbackendRepository -> TerraformBackendRepository",
+            "local.artifactory.jfrog.m.crossplane.io terraformbackendrepositories: TerraformbackendRepository -> TerraformBackendRepository",
+            "remote.artifactory.jfrog.crossplane.io vcsrepositories: VcsRepository -> VCSRepository",
+            "remote.artifactory.jfrog.m.crossplane.io vcsrepositories: VcsRepository -> VCSRepository",
+        ]
+    );
+    assert_eq!(
+        catalog.renames().len(),
+        50,
+        "no other release renamed a kind"
+    );
+    // The same CRD under both names; never across groups or plurals.
+    let local = "local.artifactory.jfrog.crossplane.io/v1alpha1";
+    assert!(catalog.same_crd((local, "NpmRepository"), (local, "NPMRepository")));
+    assert!(!catalog.same_crd((local, "NpmRepository"), (local, "PyPIRepository")));
+    let remote = "remote.artifactory.jfrog.crossplane.io/v1alpha1";
+    assert!(!catalog.same_crd((remote, "NpmRepository"), (local, "NPMRepository")));
+}
+
+/// Rendered for the release before a rename until the repository is managed, then for the
+/// release after it: the same composed resource, key and repository, under the new kind name;
+/// then observed under the new name, as the API server returns it after the provider upgrade.
+fn renamed_without_a_dead_end(spec: Value, api: &str, before: &str, after: &str) {
+    let mut calls = Sequence::new(spec);
+    let fields = |release: &str| json!({"providerApi": api, "providerVersion": release});
+    let mut first = BTreeMap::new();
+    for _ in 0..3 {
+        first = calls.call(fields(before));
+    }
+    assert!(
+        phases(&calls.status)
+            .iter()
+            .all(|(_, phase)| phase == "managed"),
+        "{:?}",
+        calls.status
+    );
+    let upgraded = calls.request(fields(after)).run();
+    if let Some(message) = fatal_message(&upgraded) {
+        panic!("{before} -> {after}: a renamed kind is refused:\n{message}");
+    }
+    let second = desired_resources(&upgraded);
+    assert_eq!(
+        first.keys().collect::<Vec<_>>(),
+        second.keys().collect::<Vec<_>>(),
+        "the same composed resources: nothing deleted or recreated"
+    );
+    let mut renamed = 0;
+    for (name, old) in &first {
+        let new = &second[name];
+        assert_eq!(
+            external_name(old),
+            external_name(new),
+            "{name}: the same key"
+        );
+        assert_eq!(
+            old["apiVersion"], new["apiVersion"],
+            "{name}: the same group"
+        );
+        let old_kind = old["kind"].as_str().unwrap();
+        let new_kind = new["kind"].as_str().unwrap();
+        if old_kind != new_kind {
+            renamed += 1;
+            let rename = catalog()
+                .rename_of(old["apiVersion"].as_str().unwrap(), old_kind)
+                .expect("a rename of the catalog");
+            assert_eq!(rename.to, new_kind);
+        }
+        assert_ne!(
+            new["spec"]["deletionPolicy"], "Orphan",
+            "{name}: not retired"
+        );
+    }
+    assert!(renamed > 0, "{before} -> {after} renamed a kind");
+    let status = desired_composite(&upgraded)["status"].clone();
+    assert!(status.get("retiring").is_none(), "{status}");
+    assert!(
+        upgraded
+            .results
+            .iter()
+            .all(|r| r.severity != Severity::Warning as i32),
+        "{:?}",
+        upgraded.results
+    );
+
+    // After the provider upgrade the API server returns the objects under the new name.
+    calls.status = status;
+    for (name, new) in &second {
+        calls
+            .observed
+            .insert(name.clone(), provider_wrote(new, name));
+    }
+    let settled = calls.call(fields(after));
+    assert_eq!(settled, second, "{before} -> {after}: settled");
+}
+
+#[test]
+fn v0_7_1_renames_npm_pypi_and_others_without_a_dead_end() {
+    let spec = json!({"repositories": [
+        {"name": "npm-local", "rclass": "local", "packageType": "npm"},
+        {"name": "npmjs", "rclass": "remote", "packageType": "npm", "url": "https://registry.npmjs.org"},
+        {"name": "pypi-local", "rclass": "local", "packageType": "pypi"},
+        {"name": "libs", "rclass": "local", "packageType": "maven"}
+    ]});
+    renamed_without_a_dead_end(spec, "cluster", "v0.7.0", "v0.14.0");
+}
+
+#[test]
+fn v0_11_0_renames_federated_kinds_without_a_dead_end() {
+    let members =
+        json!([{"url": "https://eu.example.com/artifactory/team1-npm-fed", "enabled": true}]);
+    for api in ["cluster", "namespaced"] {
+        let spec = json!({"repositories": [
+            {"name": "npm-fed", "rclass": "federated", "packageType": "npm", "members": members}
+        ]});
+        if api == "namespaced" {
+            // A namespaced composite renders the namespaced kinds.
+            renamed_without_a_dead_end_namespaced(spec, "v0.10.0", "v0.11.0");
+        } else {
+            renamed_without_a_dead_end(spec, api, "v0.10.0", "v0.11.0");
+        }
+    }
+}
+
+#[test]
+fn v0_11_1_renames_terraform_backend_and_vcs_without_a_dead_end() {
+    let spec = json!({"repositories": [
+        {"name": "tfstate", "rclass": "local", "packageType": "terraformbackend"},
+        {"name": "vcs", "rclass": "remote", "packageType": "vcs", "url": "https://github.com"}
+    ]});
+    renamed_without_a_dead_end(spec, "cluster", "v0.11.0", "v0.11.3");
+}
+
+/// [`renamed_without_a_dead_end`] for a namespaced composite: only the kind and key compared.
+fn renamed_without_a_dead_end_namespaced(spec: Value, before: &str, after: &str) {
+    use support::requests::namespaced_composite;
+    let fields = |release: &str| json!({"providerVersion": release});
+    let name = spec["repositories"][0]["name"].as_str().unwrap().to_owned();
+    let mut observed: Option<Value> = None;
+    let mut status = Value::Null;
+    let mut rendered = Value::Null;
+    for _ in 0..3 {
+        let mut xr = namespaced_composite(spec.clone());
+        xr["status"] = status.clone();
+        let mut builder = request(xr).input(input(fields(before)));
+        if let Some(observed) = &observed {
+            builder = builder.observed(&name, observed.clone());
+        }
+        let response = builder.run();
+        rendered = desired_resources(&response)[&name].clone();
+        status = desired_composite(&response)["status"].clone();
+        observed = Some(provider_wrote(&rendered, &name));
+    }
+    let mut xr = namespaced_composite(spec);
+    xr["status"] = status;
+    let upgraded = request(xr)
+        .input(input(fields(after)))
+        .observed(&name, observed.unwrap())
+        .run();
+    let new = desired_resources(&upgraded)[&name].clone();
+    assert_eq!(external_name(&rendered), external_name(&new));
+    assert_eq!(
+        catalog()
+            .rename_of(
+                rendered["apiVersion"].as_str().unwrap(),
+                rendered["kind"].as_str().unwrap()
+            )
+            .map(|r| r.to),
+        new["kind"].as_str()
+    );
+}
