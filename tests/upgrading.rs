@@ -300,3 +300,122 @@ fn renamed_without_a_dead_end_namespaced(spec: Value, before: &str, after: &str)
         new["kind"].as_str()
     );
 }
+
+// ---- 4. retiring resources composed without the key label ------------------------
+
+/// A managed resource composed before this function (by patch-and-transform, or by hand and
+/// composed later): crossplane-runtime's external name and conditions, no key label.
+fn unlabelled(api_version: &str, kind: &str, key: &str) -> Value {
+    json!({
+        "apiVersion": api_version,
+        "kind": kind,
+        "metadata": {
+            "name": format!("team1-repos-x7k2p-{key}"),
+            "annotations": {"crossplane.io/external-name": key}
+        },
+        "spec": {"forProvider": {"description": "composed before the function"}},
+        "status": {"conditions": [
+            {"type": "Ready", "status": "True", "reason": "Available", "lastTransitionTime": TIME},
+            {"type": "Synced", "status": "True", "reason": "ReconcileSuccess", "lastTransitionTime": TIME}
+        ]}
+    })
+}
+
+fn libs_only() -> Value {
+    json!({"repositories": [{"name": "libs", "rclass": "local", "packageType": "maven"}]})
+}
+
+#[test]
+fn a_removed_entry_without_the_key_label_is_retired_in_two_steps() {
+    for (api_version, kind) in [
+        (
+            "local.artifactory.jfrog.crossplane.io/v1alpha1",
+            "MavenRepository",
+        ),
+        (
+            "local.artifactory.jfrog.crossplane.io/v1alpha1",
+            "NpmRepository",
+        ),
+        (
+            "artifactory.jfrog.crossplane.io/v1alpha1",
+            "LocalMavenRepository",
+        ),
+    ] {
+        let old = unlabelled(api_version, kind, "team1-old");
+        let first = request(composite(libs_only()))
+            .observed("old", old.clone())
+            .run();
+        let resources = desired_resources(&first);
+        let kept = &resources["old"];
+        assert_eq!(kept["kind"], kind, "kept as it is");
+        assert_eq!(kept["spec"]["deletionPolicy"], "Orphan", "{kind}");
+        assert_eq!(external_name(kept), "team1-old");
+        assert_eq!(
+            kept["metadata"]["labels"]["artifactory.fn.crossplane.io/key"], "team1-old",
+            "labelled from now on"
+        );
+        assert_eq!(
+            kept["spec"]["forProvider"], old["spec"]["forProvider"],
+            "nothing else changes"
+        );
+        let status = desired_composite(&first)["status"].clone();
+        assert_eq!(
+            status["retiring"],
+            json!([{"name": "old", "key": "team1-old", "deletion": "Orphan"}])
+        );
+
+        // The orphaning applied (still without the label, as a provider that has not yet
+        // applied the label would show it): released, and the repository stays.
+        let mut orphaned = old;
+        orphaned["spec"]["deletionPolicy"] = json!("Orphan");
+        let mut xr = composite(libs_only());
+        xr["status"] = status;
+        let second = request(xr).observed("old", orphaned).run();
+        assert!(!desired_resources(&second).contains_key("old"));
+        assert!(second
+            .results
+            .iter()
+            .any(|r| r.reason.as_deref() == Some("RepositoryReleased")
+                && r.message.starts_with("repository old (key team1-old)")));
+    }
+}
+
+#[test]
+fn a_resource_of_another_step_is_never_retired() {
+    // An earlier step renders "other", a repository kind with our label even: its intent is in
+    // the request's desired state, and this function leaves it as that step made it.
+    let mut other = json!({
+        "apiVersion": "local.artifactory.jfrog.crossplane.io/v1alpha1",
+        "kind": "MavenRepository",
+        "metadata": {
+            "annotations": {"crossplane.io/external-name": "shared-libs"},
+            "labels": {"artifactory.fn.crossplane.io/key": "shared-libs"}
+        },
+        "spec": {"forProvider": {"description": "another step's"}}
+    });
+    let observed = {
+        let mut observed = unlabelled(
+            "local.artifactory.jfrog.crossplane.io/v1alpha1",
+            "MavenRepository",
+            "shared-libs",
+        );
+        observed["metadata"]["labels"] = other["metadata"]["labels"].clone();
+        observed
+    };
+    let response = request(composite(libs_only()))
+        .desired("other", other.clone())
+        .observed("other", observed)
+        .run();
+    let resources = desired_resources(&response);
+    assert_eq!(resources["other"], other, "passed on unchanged");
+    let status = desired_composite(&response)["status"].clone();
+    assert!(status.get("retiring").is_none(), "{status}");
+    assert!(
+        response
+            .results
+            .iter()
+            .all(|r| !r.message.contains("other")),
+        "{:?}",
+        response.results
+    );
+}

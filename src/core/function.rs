@@ -32,6 +32,9 @@ use crate::proto::{ObjectView, Struct, View};
 use std::cell::OnceCell;
 use std::collections::{BTreeMap, BTreeSet, HashSet};
 
+/// No desired resources: what a request without a desired state passes on.
+static NO_RESOURCES: BTreeMap<String, Resource> = BTreeMap::new();
+
 /// Runs the function for one request. Pure: no I/O, clock or environment.
 pub fn run_function(request: &RunFunctionRequest) -> RunFunctionResponse {
     run_function_at(request, SettingsAt::Input)
@@ -187,7 +190,13 @@ fn run(
 
     // Repositories gone from the spec are retired without deleting them by accident.
     let observed = observed_resources(request);
-    let retirements = lifecycle::retire(observed, &planned, input.deletion_protection);
+    let earlier_steps = request
+        .desired
+        .as_ref()
+        .map(|desired| &desired.resources)
+        .unwrap_or(&NO_RESOURCES);
+    let retirements =
+        lifecycle::retire(observed, earlier_steps, &planned, input.deletion_protection);
     let moves = lifecycle::moves(&retirements, &planned);
     let held_back: HashSet<&str> = moves.iter().map(|m| m.to).collect();
     for (p, adoption) in planned.iter().zip(adoptions.iter_mut()) {

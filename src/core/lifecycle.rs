@@ -205,9 +205,16 @@ pub(crate) enum Retirement {
 }
 
 /// The managed resources of this function that no entry claims any more.
-/// They carry the key label; resources of other pipeline steps do not.
+///
+/// Ours are the observed composed resources that no earlier pipeline step rendered (they are
+/// not in the request's desired state, `earlier_steps`) and that are a repository kind of the
+/// catalog, of any release, group or scope, or carry the key label. The label alone cannot
+/// decide: resources composed before the function (or by a version that did not label them)
+/// lack it, and dropping them would delete their repositories. An earlier step's resource is
+/// never ours, whatever its kind or labels: retiring it would overwrite that step's intent.
 pub(crate) fn retire<'a>(
     observed: impl IntoIterator<Item = (&'a String, ObjectView<'a>)>,
+    earlier_steps: &BTreeMap<String, crate::proto::v1::Resource>,
     planned: &[Planned],
     protection: bool,
 ) -> Vec<Retirement> {
@@ -221,15 +228,22 @@ pub(crate) fn retire<'a>(
             !names
                 .get_or_insert_with(|| planned.iter().map(|p| p.name).collect())
                 .contains(name.as_str())
+                && !earlier_steps.contains_key(name.as_str())
         })
         .map(|(name, live)| (name, Observed::read(live)))
-        .filter(|(_, live)| live.key_label.is_some())
+        .filter(|(_, live)| is_ours(live))
         .map(|(name, live)| {
             let keys = keys.get_or_insert_with(|| planned_keys(planned));
             let moving = live.key().is_some_and(|key| keys.contains_key(key));
             retire_one(name, &live, protection || moving)
         })
         .collect()
+}
+
+/// A repository kind of the catalog (any release, group or scope), or a resource with the key
+/// label: a composed resource of this function.
+fn is_ours(live: &Observed) -> bool {
+    live.key_label.is_some() || catalog().is_repository_kind(live.api_version, live.kind)
 }
 
 /// The planned entries' names by their keys (the first entry of a key): looked up once per

@@ -728,6 +728,15 @@ impl Catalog {
         plural(a.1).is_some_and(|p| plural(b.1) == Some(p))
     }
 
+    /// Whether (apiVersion, kind) is a repository kind of any release, API generation or
+    /// scope the catalog knows (the version is not compared, as in [`Catalog::same_crd`]).
+    pub fn is_repository_kind(&self, api_version: &str, kind: &str) -> bool {
+        let group = api_group(api_version);
+        self.kinds
+            .iter()
+            .any(|k| k.kind == kind && api_group(&k.api_version) == group)
+    }
+
     /// The rename that took `from` (of `api_version`'s group) to another name, if any.
     pub fn rename_of(&self, api_version: &str, from: &str) -> Option<&Rename> {
         let group = api_group(api_version);
