@@ -419,3 +419,62 @@ fn a_resource_of_another_step_is_never_retired() {
         response.results
     );
 }
+
+// ---- 5. a Composition's changed naming format ------------------------------------
+
+#[test]
+fn a_changed_naming_format_is_named_as_the_compositions() {
+    let spec = json!({"repositories": [
+        {"name": "libs", "rclass": "local", "packageType": "maven"},
+        {"name": "npm", "rclass": "local", "packageType": "npm"},
+        {"name": "fixed", "rclass": "local", "packageType": "generic", "key": "team1-fixed"}
+    ]});
+    let local = "local.artifactory.jfrog.crossplane.io/v1alpha1";
+    let observed = |kind: &str, key: &str| support::requests::live(local, kind, key, true);
+    let call = |naming: Value| {
+        request(composite(spec.clone()))
+            .input(input(naming))
+            .observed("libs", observed("MavenRepository", "team1-libs"))
+            .observed("npm", observed("NPMRepository", "team1-npm"))
+            .observed("fixed", observed("GenericRepository", "team1-fixed"))
+            .run()
+    };
+    // Made with {claimNamespace}-{name}; the platform dropped naming.format.
+    let message = fatal_message(&call(json!({}))).expect("refused");
+    assert!(message.contains("input.naming.format: the Composition's naming format changed from \"{claimNamespace}-{name}\" to \"{name}\" (the default, without naming.format): it would rename 2 live repositories: \"team1-libs\" -> \"libs\", \"team1-npm\" -> \"npm\"; keys are immutable in Artifactory"), "{message}");
+    assert!(message.contains("fix: set input.naming.format: \"{claimNamespace}-{name}\" again in the Composition's function step (for every claim it renders)"), "{message}");
+    assert!(!message.contains("keep the key"), "said once: {message}");
+
+    // Changed to another format.
+    let message = fatal_message(&call(
+        json!({"naming": {"format": "{claimNamespace}-{rclass}-{name}"}}),
+    ))
+    .expect("refused");
+    assert!(message.contains("naming format changed from \"{claimNamespace}-{name}\" to \"{claimNamespace}-{rclass}-{name}\": it would rename 2 live repositories"), "{message}");
+
+    // The format restored: nothing to say.
+    let response = call(json!({"naming": {"format": "{claimNamespace}-{name}"}}));
+    assert_eq!(desired_resources(&response).len(), 3);
+}
+
+#[test]
+fn one_changed_key_is_the_entrys_and_mentions_the_format() {
+    let spec =
+        json!({"repositories": [{"name": "libs", "rclass": "local", "packageType": "maven"}]});
+    let observed = support::requests::live(
+        "local.artifactory.jfrog.crossplane.io/v1alpha1",
+        "MavenRepository",
+        "team1-libs",
+        true,
+    );
+    let message =
+        fatal_message(&request(composite(spec)).observed("libs", observed).run()).expect("refused");
+    assert!(
+        message.contains("fix: keep the key (set key: \"team1-libs\" on the entry)"),
+        "{message}"
+    );
+    assert!(
+        message.contains("if the Composition's naming format changed, set it back there"),
+        "{message}"
+    );
+}

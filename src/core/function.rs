@@ -101,7 +101,22 @@ fn run(
         .map(|p| observed_resource(request, p.name).map(Observed::read))
         .collect();
     let renamed_by_project_key =
-        lifecycle::check_project_key_change(&planned, &live, spec.project_key, findings);
+        lifecycle::check_project_key_change(&planned, &live, spec.project_key, findings)
+            || lifecycle::check_naming_format_change(
+                &planned,
+                &live,
+                &lifecycle::Naming {
+                    format: input
+                        .naming_format
+                        .as_deref()
+                        .unwrap_or(crate::core::keys::default_format(spec.project_key)),
+                    given: input.naming_format.is_some(),
+                    path: input.at.path_of("naming.format"),
+                    meta: &meta,
+                    project_key: spec.project_key,
+                },
+                findings,
+            );
     for (p, live) in planned.iter().zip(&live) {
         if let Some(live) = live {
             lifecycle::check_immutable(p, live, renamed_by_project_key, findings);

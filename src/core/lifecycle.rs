@@ -16,15 +16,16 @@ use crate::proto::v1::{resource_selector::Match, MatchLabels, ResourceSelector, 
 use crate::proto::{ObjectView, Struct, View};
 use foldhash::fast::RandomState;
 use serde_json::{json, Map, Value};
-use std::collections::{BTreeMap, HashMap, HashSet};
+use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 
 /// Keys and kinds are immutable: a live repository whose entry now yields
 /// another key or kind would be renamed (orphaning the old repository) or
 /// replaced. Both fail the call. A kind the provider renamed keeps its CRD, so it is the same
 /// kind under its new name.
 ///
-/// `renamed_by_project_key`: the key changes come from a changed `spec.projectKey`, reported
-/// once for them all ([`check_project_key_change`]), so not again here.
+/// `renamed_by_project_key`: the key changes come from a changed `spec.projectKey` or naming
+/// format, reported once for them all ([`check_project_key_change`],
+/// [`check_naming_format_change`]), so not again here.
 pub(crate) fn check_immutable(
     p: &Planned,
     live: &Observed,
@@ -45,8 +46,13 @@ pub(crate) fn check_immutable(
                     p.key
                 ),
                 format!(
-                    "keep the key (set key: \"{live_key}\" on the entry); to move, add a new entry (with a new name) for \"{}\" and remove this one, which is then retired safely",
-                    p.key
+                    "keep the key (set key: \"{live_key}\" on the entry); to move, add a new entry (with a new name) for \"{}\" and remove this one, which is then retired safely{}",
+                    p.key,
+                    if entry.key.is_none() {
+                        "; if the Composition's naming format changed, set it back there"
+                    } else {
+                        ""
+                    }
                 ),
             );
         }
@@ -135,6 +141,91 @@ pub(crate) fn check_project_key_change(
             some_of(&list)
         ),
         format!("{restore}; to move the repositories to the new project, add new entries and remove these, which are then retired safely"),
+    );
+    true
+}
+
+/// The naming format in use and where it is set, for [`check_naming_format_change`].
+pub(crate) struct Naming<'a> {
+    /// The format keys are computed with now.
+    pub format: &'a str,
+    /// Whether the Composition's step sets it (else it is the default).
+    pub given: bool,
+    /// The field path of the setting: `input.naming.format`.
+    pub path: String,
+    pub meta: &'a CompositeMeta,
+    pub project_key: Option<&'a str>,
+}
+
+/// A change of the Composition's naming format, not of the claim. The heuristic: at least two
+/// live repositories have computed keys (no `key` or `import` on their entries), every one of
+/// them would get another key, no given key changes, and one format other than the current one
+/// gives all their live keys ([`crate::core::keys::format_of_key`]). Nothing in a claim changes
+/// the computed keys of live entries together but its `spec.projectKey` (reported by
+/// [`check_project_key_change`], checked first) or the removal of `key` from each entry, which
+/// a single format rarely explains. Said once at the format's setting, with the old and new
+/// formats and the repositories it would rename. Returns whether it was.
+pub(crate) fn check_naming_format_change(
+    planned: &[Planned],
+    live: &[Option<Observed>],
+    naming: &Naming,
+    findings: &mut Findings,
+) -> bool {
+    let mut renames: Vec<(&str, &Planned)> = Vec::new();
+    for (p, live) in planned.iter().zip(live) {
+        let Some(live_key) = live.as_ref().and_then(Observed::key) else {
+            continue;
+        };
+        let computed = p.entry.key.is_none() && !p.entry.import;
+        match (computed, live_key == p.key) {
+            (true, false) => renames.push((live_key, p)),
+            // A computed key that stays, or a given key that changes: not the format.
+            (true, true) | (false, false) => return false,
+            (false, true) => {}
+        }
+    }
+    if renames.len() < 2 {
+        return false;
+    }
+    let old_formats: BTreeSet<String> = renames
+        .iter()
+        .map(|(old, p)| {
+            crate::core::keys::format_of_key(
+                old,
+                p.name,
+                p.kind.rclass,
+                &p.kind.package_type,
+                naming.meta,
+                naming.project_key,
+            )
+        })
+        .collect();
+    let old = match old_formats.first() {
+        Some(old) if old_formats.len() == 1 && old != naming.format => old,
+        _ => return false,
+    };
+    let list: Vec<String> = renames
+        .iter()
+        .map(|(old, p)| format!("\"{old}\" -> \"{}\"", p.key))
+        .collect();
+    let now = if naming.given {
+        format!("\"{}\"", naming.format)
+    } else {
+        format!("\"{}\" (the default, without naming.format)", naming.format)
+    };
+    findings.problem(
+        Category::UnsafeChange,
+        naming.path.clone(),
+        None,
+        format!(
+            "the Composition's naming format changed from \"{old}\" to {now}: it would rename {} live repositories: {}; keys are immutable in Artifactory, so each would be orphaned and a new one created (the claim did not change these keys)",
+            renames.len(),
+            some_of(&list)
+        ),
+        format!(
+            "set {}: \"{old}\" again in the Composition's function step (for every claim it renders); or, in this claim, set key: to the live key on each entry; to rename the repositories on purpose, add new entries and remove these, which are then retired safely",
+            naming.path
+        ),
     );
     true
 }
