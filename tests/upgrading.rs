@@ -478,3 +478,212 @@ fn one_changed_key_is_the_entrys_and_mentions_the_format() {
         "{message}"
     );
 }
+
+// ---- 3. Crossplane v1 claims to v2 namespaced composites ------------------------
+
+const CLUSTER_LOCAL: &str = "local.artifactory.jfrog.crossplane.io/v1alpha1";
+const NAMESPACED_LOCAL: &str = "local.artifactory.jfrog.m.crossplane.io/v1alpha1";
+
+fn two_entries(extra: Value) -> Value {
+    let mut entries = json!([
+        {"name": "libs", "rclass": "local", "packageType": "maven", "key": "team1-libs"},
+        {"name": "npm", "rclass": "local", "packageType": "npm", "key": "team1-npm"}
+    ]);
+    for entry in entries.as_array_mut().unwrap() {
+        for (field, value) in extra.as_object().unwrap() {
+            entry[field] = value.clone();
+        }
+    }
+    json!({"repositories": entries})
+}
+
+/// The old claim's composite's managed resource, as Crossplane sends it back (controlled by the
+/// composite, with its key label).
+fn old_claims(kind: &str, key: &str) -> Value {
+    let mut object = support::requests::live(CLUSTER_LOCAL, kind, key, true);
+    object["metadata"]["ownerReferences"] = json!([{
+        "apiVersion": "platform.example.org/v1alpha1", "kind": "XRepositories",
+        "name": "team1-repos-x7k2p", "uid": "4f6c8f0e-0000-4000-8000-000000000001",
+        "controller": true, "blockOwnerDeletion": true
+    }]);
+    object
+}
+
+fn phase_list(response: &RunFunctionResponse) -> Vec<String> {
+    support::requests::status_repositories(response)
+        .iter()
+        .map(|r| r["phase"].as_str().unwrap_or_default().to_owned())
+        .collect()
+}
+
+#[test]
+fn a_v1_claim_moves_to_a_v2_namespaced_composite_without_deleting_or_creating() {
+    use support::requests::namespaced_composite;
+    // 1. The old claim's repositories are orphaned: the Composition's input (or the claim) sets
+    //    deletionPolicy Orphan. Nothing else about them changes.
+    let orphaning = request(composite(two_entries(json!({}))))
+        .input(input(json!({"defaults": {"deletionPolicy": "Orphan"}})))
+        .observed("libs", old_claims("MavenRepository", "team1-libs"))
+        .observed("npm", old_claims("NPMRepository", "team1-npm"))
+        .run();
+    let resources = desired_resources(&orphaning);
+    for name in ["libs", "npm"] {
+        assert_eq!(
+            resources[name]["spec"]["deletionPolicy"], "Orphan",
+            "{name}"
+        );
+    }
+    assert!(support::requests::status_repositories(&orphaning)
+        .iter()
+        .all(|r| r["deletion"] == "Orphan"));
+
+    // 2. The old claim is deleted: Crossplane deletes its managed resources, which orphan their
+    //    repositories. While it is not, the new composite's lookup finds them and refuses.
+    let new_spec = two_entries(json!({"import": true}));
+    let with_old_claim = request(namespaced_composite(new_spec.clone()))
+        .input(input(json!({"providerVersion": "v0.8.0"})))
+        .capability(function_artifactory::proto::v1::Capability::RequiredResources);
+    let mut req = with_old_claim.build();
+    for (name, kind, key) in [
+        ("libs", "MavenRepository", "team1-libs"),
+        ("npm", "NpmRepository", "team1-npm"),
+    ] {
+        let mut old = old_claims(kind, key);
+        old["spec"]["deletionPolicy"] = json!("Orphan");
+        req.required_resources.insert(
+            format!("artifactory-other-key-cluster-{name}"),
+            function_artifactory::proto::v1::Resources {
+                items: vec![support::requests::resource(old)],
+            },
+        );
+        req.required_resources.insert(
+            format!("artifactory-key-{name}"),
+            function_artifactory::proto::v1::Resources::default(),
+        );
+    }
+    let refused = function_artifactory::run_function(&req);
+    let message = fatal_message(&refused).expect("the old claim still manages the keys");
+    assert!(message.contains("repository \"libs\": key \"team1-libs\" is already managed by XRepositories \"team1-repos-x7k2p\""), "{message}");
+
+    // 3. The namespaced composite imports the keys: observe only, nothing created.
+    let mut status = Value::Null;
+    let mut observed: BTreeMap<String, Value> = BTreeMap::new();
+    let mut call = |spec: &Value, observed: &BTreeMap<String, Value>, status: &Value| {
+        let mut xr = namespaced_composite(spec.clone());
+        xr["status"] = status.clone();
+        let mut builder = request(xr);
+        for (name, object) in observed {
+            builder = builder.observed(name, object.clone());
+        }
+        builder.run()
+    };
+    let adopting = call(&new_spec, &observed, &status);
+    let resources = desired_resources(&adopting);
+    for (name, key) in [("libs", "team1-libs"), ("npm", "team1-npm")] {
+        assert_eq!(resources[name]["apiVersion"], NAMESPACED_LOCAL);
+        assert_eq!(
+            resources[name]["spec"]["managementPolicies"],
+            json!(["Observe"]),
+            "{name}"
+        );
+        assert_eq!(external_name(&resources[name]), key);
+    }
+    assert_eq!(phase_list(&adopting), ["adopted", "adopted"]);
+    status = desired_composite(&adopting)["status"].clone();
+    for (name, resource) in &resources {
+        let mut seen = resource.clone();
+        seen["metadata"]["name"] = json!(name);
+        seen["status"] = json!({"conditions": [
+            {"type": "Ready", "status": "True", "reason": "Available", "lastTransitionTime": TIME},
+            {"type": "Synced", "status": "True", "reason": "ReconcileSuccess", "lastTransitionTime": TIME}
+        ]});
+        observed.insert(name.clone(), seen);
+    }
+    let observing = call(&new_spec, &observed, &status);
+    assert!(desired_resources(&observing)
+        .values()
+        .all(|r| r["spec"]["managementPolicies"] == json!(["Observe"])));
+    status = desired_composite(&observing)["status"].clone();
+
+    // 4. Taken over: import removed once adopted; the entries' own policies from now on.
+    let taking_over = call(&two_entries(json!({})), &observed, &status);
+    assert_eq!(phase_list(&taking_over), ["takingOver", "takingOver"]);
+    let resources = desired_resources(&taking_over);
+    for name in ["libs", "npm"] {
+        assert_eq!(
+            resources[name]["spec"].get("managementPolicies"),
+            None,
+            "{name}: *"
+        );
+    }
+}
+
+#[test]
+fn the_lookup_asks_for_the_other_apis_kinds_only_where_the_cluster_serves_them() {
+    use function_artifactory::proto::v1::{Capability, Schema};
+    use function_artifactory::proto::Struct;
+    use support::requests::namespaced_composite;
+    let spec = json!({"repositories": [
+        {"name": "libs", "rclass": "local", "packageType": "maven", "key": "team1-libs"}
+    ]});
+    let asked = |fields: Value, schemas: &[(&str, &str, bool)]| -> Vec<(String, String, String)> {
+        let mut req = request(namespaced_composite(spec.clone()))
+            .input(input(fields))
+            .capability(Capability::RequiredResources)
+            .build();
+        if !schemas.is_empty() {
+            req.meta
+                .as_mut()
+                .unwrap()
+                .capabilities
+                .push(Capability::RequiredSchemas as i32);
+        }
+        for (api_version, kind, served) in schemas {
+            let schema = served.then(|| Struct::from_value(json!({"type": "object"})));
+            req.required_schemas.insert(
+                format!("schema/{api_version}/{kind}"),
+                Schema { openapi_v3: schema },
+            );
+        }
+        let response = function_artifactory::run_function(&req);
+        response
+            .requirements
+            .unwrap_or_default()
+            .resources
+            .into_iter()
+            .map(|(name, s)| (name, s.api_version, s.kind))
+            .collect()
+    };
+    let own = (
+        "artifactory-key-libs".to_owned(),
+        NAMESPACED_LOCAL.to_owned(),
+        "MavenRepository".to_owned(),
+    );
+    let other = (
+        "artifactory-other-key-cluster-libs".to_owned(),
+        CLUSTER_LOCAL.to_owned(),
+        "MavenRepository".to_owned(),
+    );
+    // Without live schemas: a release before SafeStart serves every kind it has.
+    assert_eq!(
+        asked(json!({"providerVersion": "v0.8.0"}), &[]),
+        [own.clone(), other.clone()]
+    );
+    // From SafeStart on, or without providerVersion, the release does not say: not asked.
+    assert_eq!(
+        asked(json!({"providerVersion": "v0.14.0"}), &[]),
+        [own.clone()]
+    );
+    assert_eq!(asked(json!({}), &[]), [own.clone()]);
+    // Live schemas say: served, asked; not served, never asked.
+    let served = [
+        (NAMESPACED_LOCAL, "MavenRepository", true),
+        (CLUSTER_LOCAL, "MavenRepository", true),
+    ];
+    assert_eq!(asked(json!({}), &served), [own.clone(), other]);
+    let not_served = [
+        (NAMESPACED_LOCAL, "MavenRepository", true),
+        (CLUSTER_LOCAL, "MavenRepository", false),
+    ];
+    assert_eq!(asked(json!({}), &not_served), [own]);
+}

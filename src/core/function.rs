@@ -7,7 +7,7 @@
 
 use crate::core::adoption;
 use crate::core::catalog::live::{self, LiveSchema, LiveSchemas};
-use crate::core::catalog::{catalog, ProviderApi, Rclass};
+use crate::core::catalog::{catalog, Kind, ProviderApi, Rclass};
 use crate::core::compose::Composer;
 use crate::core::composite::{self, CompositeMeta, CompositeSpec};
 use crate::core::consequences;
@@ -133,8 +133,22 @@ fn run(
             previous: previous.phases(),
         },
     );
-    let schema_kinds = advertises(request, Capability::RequiredSchemas)
-        .then(|| schema_kinds(&ctx, &planned, &auto_kinds));
+    // The kinds of the other provider API that could hold the same keys (a Crossplane v1
+    // claim's resources next to a v2 composite's): looked up only where the cluster serves them.
+    let other_kinds: Vec<Option<&Kind>> = planned
+        .iter()
+        .map(|p| lifecycle::other_api_kind(p, input.provider_release))
+        .collect();
+    let schema_kinds = advertises(request, Capability::RequiredSchemas).then(|| {
+        let mut kinds = schema_kinds(&ctx, &planned, &auto_kinds);
+        kinds.extend(
+            other_kinds
+                .iter()
+                .flatten()
+                .map(|k| (k.api_version.as_str(), k.kind.as_str())),
+        );
+        kinds
+    });
     if let Some(kinds) = &schema_kinds {
         response
             .requirements
@@ -143,8 +157,12 @@ fn run(
     }
     check_served(&planned, &schemas, findings);
     credentials::settle_write_only(&mut planned, &schemas, findings);
+    let served_others: Vec<Option<&Kind>> = other_kinds
+        .iter()
+        .map(|other| other.filter(|kind| served(kind, &schemas, &input)))
+        .collect();
     let resources = advertises(request, Capability::RequiredResources).then(|| {
-        let mut resources = lifecycle::key_requirements(&planned);
+        let mut resources = lifecycle::key_requirements(&planned, &served_others);
         resources.extend(credentials::secret_requirements(&planned));
         resources
     });
@@ -169,11 +187,17 @@ fn run(
             .requirements
             .get_or_insert_with(Requirements::default)
             .resources = resources;
-        for p in &planned {
+        for (p, other) in planned.iter().zip(&served_others) {
             let found = request
                 .required_resources
                 .get(&lifecycle::requirement_name(p));
             lifecycle::check_conflicts(p, found, &meta, findings);
+            if let Some(other) = other {
+                let found = request
+                    .required_resources
+                    .get(&lifecycle::other_requirement_name(p, other));
+                lifecycle::check_conflicts(p, found, &meta, findings);
+            }
         }
     } else {
         credentials::warn_unversioned(&planned, findings);
@@ -610,6 +634,22 @@ fn schema_kinds<'c>(
         }
     }
     kinds
+}
+
+/// Whether the cluster is known to serve `kind`: its live schema says so, or, without live
+/// schemas, `providerVersion` names a release from before SafeStart that has it (such a
+/// release serves every kind it installs). Never guessed: Crossplane fails the whole call when
+/// a kind it is asked for is not served.
+fn served(kind: &Kind, schemas: &LiveSchemas<'_>, input: &Input) -> bool {
+    if !schemas.is_empty() {
+        return matches!(
+            schemas.get(&kind.api_version, &kind.kind),
+            Some(LiveSchema::Served(_))
+        );
+    }
+    input
+        .provider_release
+        .is_some_and(|release| lifecycle::serves_every_kind(release) && kind.in_release(release))
 }
 
 /// A kind the cluster does not serve fails the call, once per kind with every entry of it:

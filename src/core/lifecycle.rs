@@ -3,7 +3,7 @@
 //! creations and key conflicts across composites. What deleting a repository
 //! would do is computed by `policy::effective_deletion`.
 
-use crate::core::catalog::{catalog, ProviderApi};
+use crate::core::catalog::{catalog, parse_version, Kind, ProviderApi, Release};
 use crate::core::compose::EXTERNAL_NAME;
 use crate::core::composite::CompositeMeta;
 use crate::core::keys::{key_label_value, KEY_LABEL};
@@ -483,21 +483,72 @@ pub(crate) fn requirement_name(p: &Planned) -> String {
     format!("artifactory-key-{}", p.name)
 }
 
+/// The requirement name for an entry's key lookup among the kinds of the other provider API
+/// ([`other_api_kind`]); stable across calls, and never an entry's [`requirement_name`].
+pub(crate) fn other_requirement_name(p: &Planned, other: &Kind) -> String {
+    format!("artifactory-other-key-{}-{}", other.api, p.name)
+}
+
+/// The provider API whose managed resources can hold the same keys as `api`'s on one cluster:
+/// from v0.8.0 the provider serves the cluster-scoped and the namespaced kinds side by side (a
+/// Crossplane v1 claim's resources and a v2 namespaced composite's). The flat API never shares
+/// a release with another.
+pub(crate) fn other_api(api: ProviderApi) -> Option<ProviderApi> {
+    match api {
+        ProviderApi::Cluster => Some(ProviderApi::Namespaced),
+        ProviderApi::Namespaced => Some(ProviderApi::Cluster),
+        ProviderApi::Flat => None,
+    }
+}
+
+/// The kind of an entry's class and package type in the other provider API, as `release` (the
+/// input's, else the newest) names it; `None` where that release has none.
+pub(crate) fn other_api_kind(p: &Planned, release: Option<Release>) -> Option<&'static Kind> {
+    let other = other_api(p.kind.api)?;
+    catalog().kind_in(release, other, p.kind.rclass, &p.kind.package_type)
+}
+
+/// The first release in which the provider declares SafeStart: from it on a kind is served only
+/// once activated, so a release alone does not say which kinds a cluster serves.
+const SAFE_START: (u32, u32, u32) = (0, 9, 0);
+
+/// Whether a cluster that runs `release` serves every kind of it: a release before SafeStart
+/// installs and serves all its CRDs.
+pub(crate) fn serves_every_kind(release: Release) -> bool {
+    parse_version(catalog().release_name(release)).is_some_and(|version| version < SAFE_START)
+}
+
+fn key_selector(kind: &Kind, key: &str) -> ResourceSelector {
+    ResourceSelector {
+        api_version: kind.api_version.clone(),
+        kind: kind.kind.clone(),
+        r#match: Some(Match::MatchLabels(MatchLabels {
+            labels: sorted::map([(KEY_LABEL.to_owned(), key_label_value(key))]),
+        })),
+        namespace: None,
+    }
+}
+
 /// Asks Crossplane for managed resources that carry the key label of each
-/// rendered repository. The same plan gives the same requirements, so
-/// Crossplane's requirement loop settles.
-pub(crate) fn key_requirements(planned: &[Planned]) -> BTreeMap<String, ResourceSelector> {
-    sorted::map(planned.iter().map(|p| {
-        let selector = ResourceSelector {
-            api_version: p.kind.api_version.clone(),
-            kind: p.kind.kind.clone(),
-            r#match: Some(Match::MatchLabels(MatchLabels {
-                labels: sorted::map([(KEY_LABEL.to_owned(), key_label_value(&p.key))]),
-            })),
-            namespace: None,
-        };
-        (requirement_name(p), selector)
-    }))
+/// rendered repository: of the kind rendered and, where `others` gives one, of the same class
+/// and package type in the other provider API (a kind the cluster is known to serve: Crossplane
+/// fails the whole call when a required kind is not served). The same plan and answers give the
+/// same requirements, so Crossplane's requirement loop settles.
+pub(crate) fn key_requirements(
+    planned: &[Planned],
+    others: &[Option<&Kind>],
+) -> BTreeMap<String, ResourceSelector> {
+    let own = planned
+        .iter()
+        .map(|p| (requirement_name(p), key_selector(p.kind, &p.key)));
+    let other = planned.iter().zip(others).filter_map(|(p, other)| {
+        let other = (*other)?;
+        Some((
+            other_requirement_name(p, other),
+            key_selector(other, &p.key),
+        ))
+    });
+    sorted::map(own.chain(other))
 }
 
 /// A managed resource with one of our keys, controlled by another composite,
