@@ -687,3 +687,92 @@ fn the_lookup_asks_for_the_other_apis_kinds_only_where_the_cluster_serves_them()
     ];
     assert_eq!(asked(json!({}), &not_served), [own]);
 }
+
+// ---- 2. the provider's v0.7.0 group move ------------------------------------------
+
+const FLAT: &str = "artifactory.jfrog.crossplane.io/v1alpha1";
+
+fn flat_era(extra: Value) -> Value {
+    let mut spec = two_entries(extra);
+    for entry in spec["repositories"].as_array_mut().unwrap() {
+        entry.as_object_mut().unwrap().remove("key");
+    }
+    spec
+}
+
+#[test]
+fn the_group_move_is_named_and_done_in_three_steps_without_deleting_or_creating() {
+    let flat_libs = support::requests::live(FLAT, "LocalMavenRepository", "libs", true);
+    let flat_npm = support::requests::live(FLAT, "LocalNpmRepository", "npm", true);
+    let with_flat = |spec: Value, fields: Value| {
+        request(composite(spec))
+            .input(input(fields))
+            .observed("libs", flat_libs.clone())
+            .observed("npm", flat_npm.clone())
+    };
+
+    // Switching providerApi to cluster without the procedure: the group move is named, once.
+    let message =
+        fatal_message(&with_flat(flat_era(json!({})), json!({"providerApi": "cluster"})).run())
+            .expect("refused");
+    assert!(message.contains("input.providerApi: 2 live repositories of the flat API (artifactory.jfrog.crossplane.io, provider v0.6.0 and before) would be rendered as kinds of the split groups: libs (LocalMavenRepository -> MavenRepository local.artifactory.jfrog.crossplane.io), npm (LocalNpmRepository -> NPMRepository local.artifactory.jfrog.crossplane.io); this is the provider's v0.7.0 group move"), "{message}");
+    assert!(message.contains("fix: follow docs/upgrading.md: 1. with providerApi: flat and the old provider still running, set releaseFlat: true"), "{message}");
+    assert!(!message.contains("class and package type"), "{message}");
+
+    // (a) Before the provider upgrade: releaseFlat orphans each flat resource, even with
+    //     deletion protection off, and renders nothing of the flat API.
+    let release = json!({"providerApi": "flat", "releaseFlat": true, "deletionProtection": false});
+    let releasing = with_flat(flat_era(json!({})), release.clone()).run();
+    let resources = desired_resources(&releasing);
+    assert_eq!(resources.len(), 2, "only the two old resources, kept");
+    for (name, kind) in [
+        ("libs", "LocalMavenRepository"),
+        ("npm", "LocalNpmRepository"),
+    ] {
+        assert_eq!(resources[name]["kind"], kind);
+        assert_eq!(
+            resources[name]["spec"]["deletionPolicy"], "Orphan",
+            "{name}"
+        );
+    }
+    let status = desired_composite(&releasing)["status"].clone();
+    assert_eq!(status["retiring"].as_array().unwrap().len(), 2, "{status}");
+    //     The orphaning applied: let go. Crossplane deletes the managed resources while the old
+    //     provider runs, which removes their finalizers and keeps the repositories.
+    let mut orphaned_libs = flat_libs.clone();
+    orphaned_libs["spec"]["deletionPolicy"] = json!("Orphan");
+    let mut orphaned_npm = flat_npm.clone();
+    orphaned_npm["spec"]["deletionPolicy"] = json!("Orphan");
+    let mut xr = composite(flat_era(json!({})));
+    xr["status"] = status;
+    let released = request(xr)
+        .input(input(release))
+        .observed("libs", orphaned_libs)
+        .observed("npm", orphaned_npm)
+        .run();
+    assert!(desired_resources(&released).is_empty());
+    let released_results = released
+        .results
+        .iter()
+        .filter(|r| r.reason.as_deref() == Some("RepositoryReleased"))
+        .count();
+    assert_eq!(released_results, 2);
+
+    // (b) The provider is upgraded to v0.7.0 or later (no managed resource of ours exists).
+    // (c) The split-group kinds adopt the keys: observe only, nothing created.
+    let adopting = request(composite(flat_era(json!({"import": true}))))
+        .input(input(json!({"providerApi": "cluster"})))
+        .run();
+    let resources = desired_resources(&adopting);
+    assert_eq!(resources["libs"]["apiVersion"], CLUSTER_LOCAL);
+    assert_eq!(resources["npm"]["kind"], "NPMRepository");
+    for name in ["libs", "npm"] {
+        assert_eq!(
+            resources[name]["spec"]["managementPolicies"],
+            json!(["Observe"]),
+            "{name}"
+        );
+        assert_eq!(external_name(&resources[name]), name);
+    }
+    assert_eq!(phase_list(&adopting), ["adopted", "adopted"]);
+}

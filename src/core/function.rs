@@ -96,6 +96,11 @@ fn run(
     };
     let mut planned = plan::plan(&ctx, findings);
     wiring::wire(&mut planned, &spec.repositories, findings);
+    // The first step of the v0.7.0 group move: nothing of the flat API is rendered, and its
+    // live resources are retired below, orphaned first (docs/upgrading.md).
+    if input.release_flat {
+        planned.retain(|p| p.kind.api != ProviderApi::Flat);
+    }
     let live: Vec<Option<Observed>> = planned
         .iter()
         .map(|p| observed_resource(request, p.name).map(Observed::read))
@@ -117,6 +122,7 @@ fn run(
                 },
                 findings,
             );
+    lifecycle::check_group_move(&planned, &live, input.at.path_of("providerApi"), findings);
     for (p, live) in planned.iter().zip(&live) {
         if let Some(live) = live {
             lifecycle::check_immutable(p, live, renamed_by_project_key, findings);
@@ -234,8 +240,13 @@ fn run(
         .as_ref()
         .map(|desired| &desired.resources)
         .unwrap_or(&NO_RESOURCES);
-    let retirements =
-        lifecycle::retire(observed, earlier_steps, &planned, input.deletion_protection);
+    // Released flat resources are always orphaned first: their repositories stay.
+    let retirements = lifecycle::retire(
+        observed,
+        earlier_steps,
+        &planned,
+        input.deletion_protection || input.release_flat,
+    );
     let moves = lifecycle::moves(&retirements, &planned);
     let held_back: HashSet<&str> = moves.iter().map(|m| m.to).collect();
     for (p, adoption) in planned.iter().zip(adoptions.iter_mut()) {

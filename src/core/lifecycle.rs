@@ -58,6 +58,10 @@ pub(crate) fn check_immutable(
         }
     }
     let (live_api_version, live_kind) = (live.api_version, live.kind);
+    if moves_group(p, live) {
+        // Said once for every entry by `check_group_move`.
+        return;
+    }
     // A kind the provider renamed (same CRD) is the same kind: the new name is rendered.
     if !catalog().same_crd(
         (live_api_version, live_kind),
@@ -78,6 +82,62 @@ pub(crate) fn check_immutable(
             "restore rclass and packageType; to move, add a new entry (with a new name and key) and remove this one, which is then retired safely",
         );
     }
+}
+
+/// The group of the flat API (provider releases v0.1.0 to v0.6.0).
+const FLAT_GROUP: &str = "artifactory.jfrog.crossplane.io";
+
+/// A live resource of the flat API whose entry now renders a kind of the split groups: the
+/// provider's v0.7.0 group move, not a change of class or package type.
+fn moves_group(p: &Planned, live: &Observed) -> bool {
+    p.kind.api != ProviderApi::Flat
+        && crate::core::catalog::api_group(live.api_version) == FLAT_GROUP
+}
+
+/// The provider's v0.7.0 group move: live resources of the flat group
+/// (`artifactory.jfrog.crossplane.io`) while the call renders the split groups
+/// (`local.`/`remote.`/`virtual.`). v0.7.0 ships none of the flat CRDs, so the old resources
+/// must be released while the old provider runs, and the new kinds adopt the keys after the
+/// upgrade: one problem, at the input's `providerApi`, that says so step by step
+/// (docs/upgrading.md). Returns whether it was.
+pub(crate) fn check_group_move(
+    planned: &[Planned],
+    live: &[Option<Observed>],
+    provider_api_path: String,
+    findings: &mut Findings,
+) -> bool {
+    let moving: Vec<String> = planned
+        .iter()
+        .zip(live)
+        .filter_map(|(p, live)| {
+            let live = live.as_ref()?;
+            moves_group(p, live).then(|| {
+                format!(
+                    "{} ({} -> {} {})",
+                    p.name,
+                    live.kind,
+                    p.kind.kind,
+                    crate::core::catalog::api_group(&p.kind.api_version)
+                )
+            })
+        })
+        .collect();
+    if moving.is_empty() {
+        return false;
+    }
+    let count = moving.len();
+    findings.problem(
+        Category::UnsafeChange,
+        provider_api_path,
+        None,
+        format!(
+            "{count} live {} of the flat API (artifactory.jfrog.crossplane.io, provider v0.6.0 and before) would be rendered as kinds of the split groups: {}; this is the provider's v0.7.0 group move, and v0.7.0 serves none of the flat kinds, so the old managed resources must be released before the provider is upgraded (else they are left without a controller, stuck on their finalizers)",
+            if count == 1 { "repository" } else { "repositories" },
+            some_of(&moving)
+        ),
+        "follow docs/upgrading.md: 1. with providerApi: flat and the old provider still running, set releaseFlat: true in the Composition's function input; the function orphans each flat managed resource, then lets it go, and the repositories stay; 2. upgrade the provider to v0.7.0 or later; 3. set providerApi: cluster, remove releaseFlat, and mark the entries import: true, then take them over once adopted",
+    );
+    true
 }
 
 /// When every live repository whose key would change gets the new `spec.projectKey` in its
