@@ -384,7 +384,7 @@ fn a_removed_entry_without_the_key_label_is_retired_in_two_steps() {
 fn a_resource_of_another_step_is_never_retired() {
     // An earlier step renders "other", a repository kind with our label even: its intent is in
     // the request's desired state, and this function leaves it as that step made it.
-    let mut other = json!({
+    let other = json!({
         "apiVersion": "local.artifactory.jfrog.crossplane.io/v1alpha1",
         "kind": "MavenRepository",
         "metadata": {
@@ -568,7 +568,7 @@ fn a_v1_claim_moves_to_a_v2_namespaced_composite_without_deleting_or_creating() 
     // 3. The namespaced composite imports the keys: observe only, nothing created.
     let mut status = Value::Null;
     let mut observed: BTreeMap<String, Value> = BTreeMap::new();
-    let mut call = |spec: &Value, observed: &BTreeMap<String, Value>, status: &Value| {
+    let call = |spec: &Value, observed: &BTreeMap<String, Value>, status: &Value| {
         let mut xr = namespaced_composite(spec.clone());
         xr["status"] = status.clone();
         let mut builder = request(xr);
@@ -672,9 +672,9 @@ fn the_lookup_asks_for_the_other_apis_kinds_only_where_the_cluster_serves_them()
     // From SafeStart on, or without providerVersion, the release does not say: not asked.
     assert_eq!(
         asked(json!({"providerVersion": "v0.14.0"}), &[]),
-        [own.clone()]
+        std::slice::from_ref(&own)
     );
-    assert_eq!(asked(json!({}), &[]), [own.clone()]);
+    assert_eq!(asked(json!({}), &[]), std::slice::from_ref(&own));
     // Live schemas say: served, asked; not served, never asked.
     let served = [
         (NAMESPACED_LOCAL, "MavenRepository", true),

@@ -145,14 +145,18 @@ fn run(
         .iter()
         .map(|p| lifecycle::other_api_kind(p, input.provider_release))
         .collect();
+    // Their schemas tell whether they are served; asked for only when the lookup can be made.
+    let looks_up_keys = advertises(request, Capability::RequiredResources);
     let schema_kinds = advertises(request, Capability::RequiredSchemas).then(|| {
         let mut kinds = schema_kinds(&ctx, &planned, &auto_kinds);
-        kinds.extend(
-            other_kinds
-                .iter()
-                .flatten()
-                .map(|k| (k.api_version.as_str(), k.kind.as_str())),
-        );
+        if looks_up_keys {
+            kinds.extend(
+                other_kinds
+                    .iter()
+                    .flatten()
+                    .map(|k| (k.api_version.as_str(), k.kind.as_str())),
+            );
+        }
         kinds
     });
     if let Some(kinds) = &schema_kinds {
@@ -167,7 +171,7 @@ fn run(
         .iter()
         .map(|other| other.filter(|kind| served(kind, &schemas, &input)))
         .collect();
-    let resources = advertises(request, Capability::RequiredResources).then(|| {
+    let resources = looks_up_keys.then(|| {
         let mut resources = lifecycle::key_requirements(&planned, &served_others);
         resources.extend(credentials::secret_requirements(&planned));
         resources
