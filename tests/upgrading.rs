@@ -775,4 +775,32 @@ fn the_group_move_is_named_and_done_in_three_steps_without_deleting_or_creating(
         assert_eq!(external_name(&resources[name]), name);
     }
     assert_eq!(phase_list(&adopting), ["adopted", "adopted"]);
+    //     Observed by the new provider, then taken over (import removed once adopted).
+    let status = desired_composite(&adopting)["status"].clone();
+    let seen = |name: &str| {
+        let mut seen = resources[name].clone();
+        seen["metadata"]["name"] = json!(format!("team1-repos-x7k2p-{name}"));
+        seen["status"] = json!({"conditions": [
+            {"type": "Ready", "status": "True", "reason": "Available", "lastTransitionTime": TIME},
+            {"type": "Synced", "status": "True", "reason": "ReconcileSuccess", "lastTransitionTime": TIME}
+        ]});
+        seen
+    };
+    let mut xr = composite(flat_era(json!({})));
+    xr["status"] = status;
+    let taking_over = request(xr)
+        .input(input(json!({"providerApi": "cluster"})))
+        .observed("libs", seen("libs"))
+        .observed("npm", seen("npm"))
+        .run();
+    assert_eq!(phase_list(&taking_over), ["takingOver", "takingOver"]);
+    let taken = desired_resources(&taking_over);
+    for name in ["libs", "npm"] {
+        assert_eq!(
+            taken[name]["spec"].get("managementPolicies"),
+            None,
+            "{name}: *"
+        );
+        assert_eq!(external_name(&taken[name]), name);
+    }
 }
