@@ -203,6 +203,18 @@ fn renamed_without_a_dead_end(spec: Value, api: &str, before: &str, after: &str)
         );
     }
     assert!(renamed > 0, "{before} -> {after} renamed a kind");
+    let said: Vec<&str> = upgraded
+        .results
+        .iter()
+        .filter(|r| r.reason.as_deref() == Some("KindRenamed"))
+        .map(|r| r.message.as_str())
+        .collect();
+    assert_eq!(said.len(), 1, "{:?}", upgraded.results);
+    assert!(
+        said[0].starts_with("rendered under the kind names of the provider release targeted, the same managed resources, keys and repositories: "),
+        "{}",
+        said[0]
+    );
     let status = desired_composite(&upgraded)["status"].clone();
     assert!(status.get("retiring").is_none(), "{status}");
     assert!(
@@ -221,8 +233,16 @@ fn renamed_without_a_dead_end(spec: Value, api: &str, before: &str, after: &str)
             .observed
             .insert(name.clone(), provider_wrote(new, name));
     }
-    let settled = calls.call(fields(after));
-    assert_eq!(settled, second, "{before} -> {after}: settled");
+    let settled_response = calls.request(fields(after)).run();
+    assert_eq!(
+        desired_resources(&settled_response),
+        second,
+        "{before} -> {after}: settled"
+    );
+    assert!(settled_response
+        .results
+        .iter()
+        .all(|r| r.reason.as_deref() != Some("KindRenamed")));
 }
 
 #[test]
@@ -233,7 +253,32 @@ fn v0_7_1_renames_npm_pypi_and_others_without_a_dead_end() {
         {"name": "pypi-local", "rclass": "local", "packageType": "pypi"},
         {"name": "libs", "rclass": "local", "packageType": "maven"}
     ]});
-    renamed_without_a_dead_end(spec, "cluster", "v0.7.0", "v0.14.0");
+    renamed_without_a_dead_end(spec.clone(), "cluster", "v0.7.0", "v0.14.0");
+    // The result names each renamed kind and the release that renamed it.
+    let observed = |kind: &str, key: &str| {
+        support::requests::live(
+            "local.artifactory.jfrog.crossplane.io/v1alpha1",
+            kind,
+            key,
+            true,
+        )
+    };
+    let spec =
+        json!({"repositories": [{"name": "npm-local", "rclass": "local", "packageType": "npm"}]});
+    let response = request(composite(spec))
+        .input(input(json!({"providerVersion": "v0.7.1"})))
+        .observed("npm-local", observed("NpmRepository", "npm-local"))
+        .run();
+    assert!(
+        response
+            .results
+            .iter()
+            .any(|r| r.reason.as_deref() == Some("KindRenamed")
+                && r.message
+                    .ends_with(": npm-local (NpmRepository -> NPMRepository, provider v0.7.1)")),
+        "{:?}",
+        response.results
+    );
 }
 
 #[test]

@@ -314,6 +314,7 @@ fn run(
         .results
         .extend(status::change_results(&report, &previous));
     response.results.extend(moves.iter().map(move_result));
+    response.results.extend(renamed_result(&planned, &live));
     response
         .results
         .extend(consequential_result(&consequential));
@@ -396,6 +397,28 @@ fn move_result(m: &lifecycle::Move) -> FnResult {
         reason: Some("RepositoryMoving".to_owned()),
         target: Some(Target::Composite as i32),
     }
+}
+
+/// A Normal result for the live resources whose kind the provider renamed, rendered under the
+/// new name: the same managed resource, key and repository.
+fn renamed_result(planned: &[Planned], live: &[Option<Observed>]) -> Option<FnResult> {
+    let renamed: Vec<String> = planned
+        .iter()
+        .zip(live)
+        .filter_map(|(p, live)| lifecycle::renamed_kind(p, live.as_ref()?))
+        .collect();
+    if renamed.is_empty() {
+        return None;
+    }
+    Some(FnResult {
+        severity: Severity::Normal as i32,
+        message: format!(
+            "rendered under the kind names of the provider release targeted, the same managed resources, keys and repositories: {}",
+            some_of(&renamed)
+        ),
+        reason: Some("KindRenamed".to_owned()),
+        target: Some(Target::Composite as i32),
+    })
 }
 
 /// One Warning for every consequential change this answer makes (docs/design.md, "Lifecycle").

@@ -84,6 +84,27 @@ pub(crate) fn check_immutable(
     }
 }
 
+/// A live resource whose kind the provider renamed and that is now rendered under the new name:
+/// `libs (NpmRepository -> NPMRepository, provider v0.7.1)`, for a Normal result.
+pub(crate) fn renamed_kind(p: &Planned, live: &Observed) -> Option<String> {
+    if live.kind == p.kind.kind {
+        return None;
+    }
+    let catalog = catalog();
+    let rename = catalog.renames().iter().find(|r| {
+        r.group == crate::core::catalog::api_group(live.api_version)
+            && r.from == live.kind
+            && r.to == p.kind.kind
+    })?;
+    Some(format!(
+        "{} ({} -> {}, provider {})",
+        p.name,
+        rename.from,
+        rename.to,
+        catalog.release_name(rename.release)
+    ))
+}
+
 /// The group of the flat API (provider releases v0.1.0 to v0.6.0).
 const FLAT_GROUP: &str = "artifactory.jfrog.crossplane.io";
 
