@@ -123,6 +123,10 @@ fn answered(mut req: RunFunctionRequest) -> RunFunctionRequest {
     for name in asked.resources.into_keys() {
         req.required_resources.entry(name).or_default();
     }
+    // Schemas not answered yet (the key lookup's kinds of the other provider API): not served.
+    for name in asked.schemas.into_keys() {
+        req.required_schemas.entry(name).or_default();
+    }
     req
 }
 

@@ -209,3 +209,45 @@ fn the_changelog_starts_with_what_is_unreleased() {
         assert!(changelog.contains(issue), "{issue}");
     }
 }
+
+/// The upgrading page is reached from the README, lifecycle.md and provider-releases.md, and its
+/// own links (to each procedure's heading) are among those checked above.
+#[test]
+fn the_upgrading_page_is_linked_where_upgrades_are_mentioned() {
+    let links_to = |page: &str, target: &str| {
+        prose(&read(&root().join(page)))
+            .into_iter()
+            .any(|(_, line)| link_targets(line).contains(&target))
+    };
+    assert!(links_to("README.md", "docs/upgrading.md"));
+    assert!(links_to("docs/lifecycle.md", "upgrading.md"));
+    assert!(links_to("docs/provider-releases.md", "upgrading.md"));
+    let upgrading = read(&root().join("docs/upgrading.md"));
+    for heading in [
+        "kinds-renamed-v071-v0110-v0111",
+        "the-group-move-v060-to-v070",
+        "crossplane-v1-claims-to-v2-namespaced-composites",
+        "the-compositions-naming-format",
+    ] {
+        assert!(anchors(&upgrading).contains(heading), "{heading}");
+        assert!(
+            links_to("docs/upgrading.md", &format!("#{heading}")),
+            "{heading}"
+        );
+    }
+}
+
+/// The README's Crossplane v2 install makes the provider config `examples/namespaced/` names: a
+/// namespaced `ProviderConfig` of the `.m.` group, in the example composite's namespace.
+#[test]
+fn the_readme_installs_the_provider_config_of_the_namespaced_example() {
+    let readme = read(&root().join("README.md"));
+    let composition = read(&root().join("examples/namespaced/composition.yaml"));
+    let xr = read(&root().join("examples/namespaced/xr.yaml"));
+    assert!(composition.contains("kind: ProviderConfig\n            name: artifactory"));
+    assert!(xr.contains("namespace: team2"));
+    assert!(readme.contains(
+        "   apiVersion: artifactory.jfrog.m.crossplane.io/v1beta1\n   kind: ProviderConfig\n   metadata:\n     name: artifactory "
+    ));
+    assert!(readme.contains("     namespace: team2 "));
+}

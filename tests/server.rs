@@ -887,7 +887,11 @@ async fn a_first_call_answers_only_its_requirements_and_the_second_renders() {
         schema_names,
         [
             "schema/local.artifactory.jfrog.crossplane.io/v1alpha1/MavenRepository",
-            "schema/remote.artifactory.jfrog.crossplane.io/v1alpha1/MavenRepository"
+            // The namespaced kinds of the same repositories: the key lookup asks for them only
+            // where they are served (docs/upgrading.md).
+            "schema/local.artifactory.jfrog.m.crossplane.io/v1alpha1/MavenRepository",
+            "schema/remote.artifactory.jfrog.crossplane.io/v1alpha1/MavenRepository",
+            "schema/remote.artifactory.jfrog.m.crossplane.io/v1alpha1/MavenRepository"
         ]
     );
     let resource_names: Vec<&String> = requirements.resources.keys().collect();
@@ -906,14 +910,15 @@ async fn a_first_call_answers_only_its_requirements_and_the_second_renders() {
         "{text}"
     );
 
-    // The answers: each kind's schema (one that takes any spec), no resource for any key.
+    // The answers: each rendered kind's schema (one that takes any spec), the namespaced kinds
+    // not served (a cluster without them), no resource for any key.
     let open = Struct::from_value(serde_json::json!({"type": "object", "properties": {
         "apiVersion": {"type": "string"}, "kind": {"type": "string"},
         "spec": {"type": "object", "x-kubernetes-preserve-unknown-fields": true}}}));
     let mut second = first.clone();
     for name in requirements.schemas.keys() {
         let schema = Schema {
-            openapi_v3: Some(open.clone()),
+            openapi_v3: (!name.contains(".m.crossplane.io/")).then(|| open.clone()),
         };
         second.required_schemas.insert(name.clone(), schema);
     }

@@ -298,6 +298,12 @@ pub(super) struct InputSchema {
     /// an existing key is then updated with the claim's settings and deleted with the claim.
     #[serde(default)]
     pub create_guard: Option<bool>,
+    /// The first step of the provider's v0.7.0 group move (docs/upgrading.md), while the
+    /// provider of v0.6.0 or before still runs: render no repository of the flat API, and
+    /// release each live flat managed resource, orphaned first, so that the repositories stay
+    /// and no resource is left without a controller after the upgrade (default false).
+    #[serde(default)]
+    pub release_flat: Option<bool>,
     /// A pattern that every key given in an entry's key, or imported, must match: * stands
     /// for any run of characters, and the placeholders {claimName}, {claimNamespace},
     /// {namespace}, {xrName} and {projectKey} take the composite's values, such as

@@ -4,7 +4,9 @@
 //! repository CRD it records: the repository class and package type the CRD is for, its
 //! apiVersion and kind as the CRD spells them, its scope, the schema of
 //! `spec` (descriptions dropped; identical sub-schemas stored once), and the
-//! fields its CEL rules require while the resource is managed. The core reads
+//! fields its CEL rules require while the resource is managed. A CRD whose kind name changes
+//! from one release to the next (same group and plural) is recorded as a rename, with its
+//! old and new names and the release of the new one. The core reads
 //! this file at run time, so the function never needs the CRDs themselves.
 //!
 //! The generator is strict: a schema keyword or a CEL rule it does not know
@@ -62,6 +64,10 @@ pub(super) fn catalog_of(releases: &[super::crds::ReleaseCrds]) -> anyhow::Resul
     // (api, rclass, packageType) -> index in `kinds` of the record of the last release seen.
     let mut open: BTreeMap<(String, String, String), (usize, usize)> = BTreeMap::new();
     let mut kinds: Vec<Value> = Vec::new();
+    // (api, rclass, packageType), which is the CRD's group and plural, -> its kind name in
+    // the last release seen: a CRD whose kind name changes was renamed.
+    let mut kind_names: BTreeMap<(String, String, String), String> = BTreeMap::new();
+    let mut renames: Vec<Value> = Vec::new();
     let names: Vec<&str> = releases.iter().map(|r| r.release.as_str()).collect();
     for (r, release) in releases.iter().enumerate() {
         for (file, crd) in &release.crds {
@@ -74,6 +80,12 @@ pub(super) fn catalog_of(releases: &[super::crds::ReleaseCrds]) -> anyhow::Resul
                 kind["rclass"].as_str().unwrap_or_default().to_owned(),
                 kind["packageType"].as_str().unwrap_or_default().to_owned(),
             );
+            let name = kind["kind"].as_str().unwrap_or_default().to_owned();
+            if let Some(old) = kind_names.insert(key.clone(), name.clone()) {
+                if old != name {
+                    renames.push(rename_of(crd, &old, &name, &release.release));
+                }
+            }
             match open.get(&key) {
                 Some(&(i, last)) if last + 1 == r && same_kind(&kinds[i], &kind) => {
                     kinds[i]["releases"][1] = json!(release.release);
@@ -92,7 +104,16 @@ pub(super) fn catalog_of(releases: &[super::crds::ReleaseCrds]) -> anyhow::Resul
         (sort_key(kind), names.iter().position(|n| *n == first))
     };
     kinds.sort_by_key(order);
-    render(&names, &nodes.nodes, &kinds)
+    renames.sort_by_key(|r| (r[0].to_string(), r[1].to_string()));
+    render(&names, &nodes.nodes, &kinds, &renames)
+}
+
+/// A renamed CRD: `[group, plural, old kind, new kind, first release of the new kind]`. The
+/// group and plural stay, so the API server serves the objects made under the old name as the
+/// new kind: the provider's new controller reconciles them.
+fn rename_of(crd: &Value, old: &str, new: &str, release: &str) -> Value {
+    let spec = &crd["spec"];
+    json!([spec["group"], spec["names"]["plural"], old, new, release])
 }
 
 /// Two records of one kind in two releases are the same but for the releases.
@@ -288,14 +309,20 @@ impl NodeTable {
 }
 
 /// One node or kind per line: small diffs when the provider changes.
-/// The catalog's text: compact, and read by the core in two steps (`core::catalog`). Every
+/// The catalog's text: compact, and read by the core in two steps (`core::catalog`). The
+/// renames come first, one a line as `[group, plural, old kind, new kind, release]`. Every
 /// name (property, required field, package type, apiVersion, kind) is written once, in
 /// `names`, and referred to by its index; a kind is one array, `[api, rclass, packageType,
 /// apiVersion, kind, namespaced, spec, requiredWhenManaged, first release, last release]`; a
 /// node keeps its schema keywords, with `properties` as a flat list of name and node indexes
 /// and `required` as name indexes. One kind or node a line, so a diff shows what changed. The
 /// names take a quarter of what they took when each node spelled them (205 kB before).
-fn render(releases: &[&str], nodes: &[Value], kinds: &[Value]) -> anyhow::Result<String> {
+fn render(
+    releases: &[&str],
+    nodes: &[Value],
+    kinds: &[Value],
+    renames: &[Value],
+) -> anyhow::Result<String> {
     let names = Names::of(nodes, kinds);
     let nodes: Vec<Value> = nodes
         .iter()
@@ -313,8 +340,9 @@ fn render(releases: &[&str], nodes: &[Value], kinds: &[Value]) -> anyhow::Result
             .join(",\n")
     };
     Ok(format!(
-        "{{\n\"generatedBy\": \"cargo run --features codegen --bin codegen (from crds/)\",\n\"releases\": {},\n\"names\": [\n{}\n],\n\"kinds\": [\n{}\n],\n\"nodes\": [\n{}\n]\n}}\n",
+        "{{\n\"generatedBy\": \"cargo run --features codegen --bin codegen (from crds/)\",\n\"releases\": {},\n\"renames\": [\n{}\n],\n\"names\": [\n{}\n],\n\"kinds\": [\n{}\n],\n\"nodes\": [\n{}\n]\n}}\n",
         json!(releases),
+        lines(renames),
         names
             .sorted
             .chunks(8)

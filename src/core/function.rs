@@ -7,7 +7,7 @@
 
 use crate::core::adoption;
 use crate::core::catalog::live::{self, LiveSchema, LiveSchemas};
-use crate::core::catalog::{catalog, ProviderApi, Rclass};
+use crate::core::catalog::{catalog, Kind, ProviderApi, Rclass};
 use crate::core::compose::Composer;
 use crate::core::composite::{self, CompositeMeta, CompositeSpec};
 use crate::core::consequences;
@@ -31,6 +31,9 @@ use crate::proto::v1::{
 use crate::proto::{ObjectView, Struct};
 use std::cell::OnceCell;
 use std::collections::{BTreeMap, BTreeSet, HashSet};
+
+/// No desired resources: what a request without a desired state passes on.
+static NO_RESOURCES: BTreeMap<String, Resource> = BTreeMap::new();
 
 /// Runs the function for one request. Pure: no I/O, clock or environment.
 pub fn run_function(request: &RunFunctionRequest) -> RunFunctionResponse {
@@ -93,12 +96,33 @@ fn run(
     };
     let mut planned = plan::plan(&ctx, findings);
     wiring::wire(&mut planned, &spec.repositories, findings);
+    // The first step of the v0.7.0 group move: nothing of the flat API is rendered, and its
+    // live resources are retired below, orphaned first (docs/upgrading.md).
+    if input.release_flat {
+        planned.retain(|p| p.kind.api != ProviderApi::Flat);
+    }
     let live: Vec<Option<Observed>> = planned
         .iter()
         .map(|p| observed_resource(request, p.name).map(Observed::read))
         .collect();
     let renamed_by_project_key =
-        lifecycle::check_project_key_change(&planned, &live, spec.project_key, findings);
+        lifecycle::check_project_key_change(&planned, &live, spec.project_key, findings)
+            || lifecycle::check_naming_format_change(
+                &planned,
+                &live,
+                &lifecycle::Naming {
+                    format: input
+                        .naming_format
+                        .as_deref()
+                        .unwrap_or(crate::core::keys::default_format(spec.project_key)),
+                    given: input.naming_format.is_some(),
+                    path: input.at.path_of("naming.format"),
+                    meta: &meta,
+                    project_key: spec.project_key,
+                },
+                findings,
+            );
+    lifecycle::check_group_move(&planned, &live, input.at.path_of("providerApi"), findings);
     for (p, live) in planned.iter().zip(&live) {
         if let Some(live) = live {
             lifecycle::check_immutable(p, live, renamed_by_project_key, findings);
@@ -115,8 +139,26 @@ fn run(
             previous: previous.phases(),
         },
     );
-    let schema_kinds = advertises(request, Capability::RequiredSchemas)
-        .then(|| schema_kinds(&ctx, &planned, &auto_kinds));
+    // The kinds of the other provider API that could hold the same keys (a Crossplane v1
+    // claim's resources next to a v2 composite's): looked up only where the cluster serves them.
+    let other_kinds: Vec<Option<&Kind>> = planned
+        .iter()
+        .map(|p| lifecycle::other_api_kind(p, input.provider_release))
+        .collect();
+    // Their schemas tell whether they are served; asked for only when the lookup can be made.
+    let looks_up_keys = advertises(request, Capability::RequiredResources);
+    let schema_kinds = advertises(request, Capability::RequiredSchemas).then(|| {
+        let mut kinds = schema_kinds(&ctx, &planned, &auto_kinds);
+        if looks_up_keys {
+            kinds.extend(
+                other_kinds
+                    .iter()
+                    .flatten()
+                    .map(|k| (k.api_version.as_str(), k.kind.as_str())),
+            );
+        }
+        kinds
+    });
     if let Some(kinds) = &schema_kinds {
         response
             .requirements
@@ -125,8 +167,12 @@ fn run(
     }
     check_served(&planned, &schemas, findings);
     credentials::settle_write_only(&mut planned, &schemas, findings);
-    let resources = advertises(request, Capability::RequiredResources).then(|| {
-        let mut resources = lifecycle::key_requirements(&planned);
+    let served_others: Vec<Option<&Kind>> = other_kinds
+        .iter()
+        .map(|other| other.filter(|kind| served(kind, &schemas, &input)))
+        .collect();
+    let resources = looks_up_keys.then(|| {
+        let mut resources = lifecycle::key_requirements(&planned, &served_others);
         resources.extend(credentials::secret_requirements(&planned));
         resources
     });
@@ -151,11 +197,17 @@ fn run(
             .requirements
             .get_or_insert_with(Requirements::default)
             .resources = resources;
-        for p in &planned {
+        for (p, other) in planned.iter().zip(&served_others) {
             let found = request
                 .required_resources
                 .get(&lifecycle::requirement_name(p));
             lifecycle::check_conflicts(p, found, &meta, findings);
+            if let Some(other) = other {
+                let found = request
+                    .required_resources
+                    .get(&lifecycle::other_requirement_name(p, other));
+                lifecycle::check_conflicts(p, found, &meta, findings);
+            }
         }
     } else {
         credentials::warn_unversioned(&planned, findings);
@@ -187,7 +239,18 @@ fn run(
 
     // Repositories gone from the spec are retired without deleting them by accident.
     let observed = observed_resources(request);
-    let retirements = lifecycle::retire(observed, &planned, input.deletion_protection);
+    let earlier_steps = request
+        .desired
+        .as_ref()
+        .map(|desired| &desired.resources)
+        .unwrap_or(&NO_RESOURCES);
+    // Released flat resources are always orphaned first: their repositories stay.
+    let retirements = lifecycle::retire(
+        observed,
+        earlier_steps,
+        &planned,
+        input.deletion_protection || input.release_flat,
+    );
     let moves = lifecycle::moves(&retirements, &planned);
     let held_back: HashSet<&str> = moves.iter().map(|m| m.to).collect();
     for (p, adoption) in planned.iter().zip(adoptions.iter_mut()) {
@@ -251,6 +314,7 @@ fn run(
         .results
         .extend(status::change_results(&report, &previous));
     response.results.extend(moves.iter().map(move_result));
+    response.results.extend(renamed_result(&planned, &live));
     response
         .results
         .extend(consequential_result(&consequential));
@@ -299,6 +363,28 @@ fn move_result(m: &lifecycle::Move) -> FnResult {
         reason: Some("RepositoryMoving".to_owned()),
         target: Some(Target::Composite as i32),
     }
+}
+
+/// A Normal result for the live resources whose kind the provider renamed, rendered under the
+/// new name: the same managed resource, key and repository.
+fn renamed_result(planned: &[Planned], live: &[Option<Observed>]) -> Option<FnResult> {
+    let renamed: Vec<String> = planned
+        .iter()
+        .zip(live)
+        .filter_map(|(p, live)| lifecycle::renamed_kind(p, live.as_ref()?))
+        .collect();
+    if renamed.is_empty() {
+        return None;
+    }
+    Some(FnResult {
+        severity: Severity::Normal as i32,
+        message: format!(
+            "rendered under the kind names of the provider release targeted, the same managed resources, keys and repositories: {}",
+            some_of(&renamed)
+        ),
+        reason: Some("KindRenamed".to_owned()),
+        target: Some(Target::Composite as i32),
+    })
 }
 
 /// One Warning for every consequential change this answer makes (docs/design.md, "Lifecycle").
@@ -552,6 +638,22 @@ fn schema_kinds<'c>(
         }
     }
     kinds
+}
+
+/// Whether the cluster is known to serve `kind`: its live schema says so, or, without live
+/// schemas, `providerVersion` names a release from before SafeStart that has it (such a
+/// release serves every kind it installs). Never guessed: Crossplane fails the whole call when
+/// a kind it is asked for is not served.
+fn served(kind: &Kind, schemas: &LiveSchemas<'_>, input: &Input) -> bool {
+    if !schemas.is_empty() {
+        return matches!(
+            schemas.get(&kind.api_version, &kind.kind),
+            Some(LiveSchema::Served(_))
+        );
+    }
+    input
+        .provider_release
+        .is_some_and(|release| lifecycle::serves_every_kind(release) && kind.in_release(release))
 }
 
 /// A kind the cluster does not serve fails the call, once per kind with every entry of it:

@@ -106,6 +106,8 @@ pub(crate) struct Input {
     /// Create new repositories without taking over a key that exists (docs/design.md,
     /// "Adoption"); false renders every entry with its own policies at once.
     pub create_guard: bool,
+    /// `releaseFlat`: release the flat API's live resources, render none (the v0.7.0 group move).
+    pub release_flat: bool,
     /// The pattern that keys given in `key` or imported must match, with the claim's
     /// placeholders, where the input sets one.
     pub allowed_keys: Option<String>,
@@ -127,6 +129,7 @@ impl Default for Input {
             defaults: Defaults::default(),
             deletion_protection: true,
             create_guard: true,
+            release_flat: false,
             allowed_keys: None,
             write_only_passwords: false,
             ttl: Duration::from_secs(DEFAULT_TTL_SECONDS),
@@ -181,6 +184,9 @@ pub(crate) fn read_input(
     }
     if let Some(guard) = reader.bool("createGuard") {
         input.create_guard = guard;
+    }
+    if let Some(release) = reader.bool("releaseFlat") {
+        input.release_flat = release;
     }
     if let Some(pattern) = reader.string("allowedKeys") {
         input.allowed_keys = read_allowed_keys(pattern, &mut reader);

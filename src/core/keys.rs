@@ -152,6 +152,53 @@ impl Template {
     }
 }
 
+/// A naming format that gives `key` for this entry: each run of the key that is the value of
+/// a placeholder (the longest at each place; on a tie, the first of [`PLACEHOLDERS`]) becomes
+/// that placeholder. Used to name the format live keys were made with, for a message.
+pub(crate) fn format_of_key(
+    key: &str,
+    name: &str,
+    rclass: Rclass,
+    package_type: &str,
+    meta: &CompositeMeta,
+    project_key: Option<&str>,
+) -> String {
+    let values: Vec<(&str, &str)> = PLACEHOLDERS
+        .iter()
+        .filter_map(|placeholder| {
+            let value = match *placeholder {
+                "name" => Some(name),
+                "packageType" => Some(package_type),
+                "rclass" => Some(rclass.as_str()),
+                other => composite_value(other, meta, project_key),
+            }?;
+            (!value.is_empty()).then_some((*placeholder, value))
+        })
+        .collect();
+    let mut format = String::with_capacity(key.len());
+    let mut rest = key;
+    while let Some(first) = rest.chars().next() {
+        let longest = values
+            .iter()
+            .filter(|(_, value)| rest.starts_with(value))
+            .fold(None::<(&str, &str)>, |best, candidate| match best {
+                Some(best) if best.1.len() >= candidate.1.len() => Some(best),
+                _ => Some(*candidate),
+            });
+        match longest {
+            Some((placeholder, value)) => {
+                let _ = write!(format, "{{{placeholder}}}");
+                rest = &rest[value.len()..];
+            }
+            None => {
+                format.push(first);
+                rest = &rest[first.len_utf8()..];
+            }
+        }
+    }
+    format
+}
+
 fn composite_value<'a>(
     placeholder: &str,
     meta: &'a CompositeMeta,

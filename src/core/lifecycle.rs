@@ -3,7 +3,7 @@
 //! creations and key conflicts across composites. What deleting a repository
 //! would do is computed by `policy::effective_deletion`.
 
-use crate::core::catalog::ProviderApi;
+use crate::core::catalog::{catalog, parse_version, Kind, ProviderApi, Release};
 use crate::core::compose::EXTERNAL_NAME;
 use crate::core::composite::CompositeMeta;
 use crate::core::keys::{key_label_value, KEY_LABEL};
@@ -16,14 +16,16 @@ use crate::proto::v1::{resource_selector::Match, MatchLabels, ResourceSelector, 
 use crate::proto::{ObjectView, Struct, View};
 use foldhash::fast::RandomState;
 use serde_json::{json, Map, Value};
-use std::collections::{BTreeMap, HashMap, HashSet};
+use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 
 /// Keys and kinds are immutable: a live repository whose entry now yields
 /// another key or kind would be renamed (orphaning the old repository) or
-/// replaced. Both fail the call.
+/// replaced. Both fail the call. A kind the provider renamed keeps its CRD, so it is the same
+/// kind under its new name.
 ///
-/// `renamed_by_project_key`: the key changes come from a changed `spec.projectKey`, reported
-/// once for them all ([`check_project_key_change`]), so not again here.
+/// `renamed_by_project_key`: the key changes come from a changed `spec.projectKey` or naming
+/// format, reported once for them all ([`check_project_key_change`],
+/// [`check_naming_format_change`]), so not again here.
 pub(crate) fn check_immutable(
     p: &Planned,
     live: &Observed,
@@ -44,14 +46,27 @@ pub(crate) fn check_immutable(
                     p.key
                 ),
                 format!(
-                    "keep the key (set key: \"{live_key}\" on the entry); to move, add a new entry (with a new name) for \"{}\" and remove this one, which is then retired safely",
-                    p.key
+                    "keep the key (set key: \"{live_key}\" on the entry); to move, add a new entry (with a new name) for \"{}\" and remove this one, which is then retired safely{}",
+                    p.key,
+                    if entry.key.is_none() {
+                        "; if the Composition's naming format changed, set it back there"
+                    } else {
+                        ""
+                    }
                 ),
             );
         }
     }
     let (live_api_version, live_kind) = (live.api_version, live.kind);
-    if (live_api_version, live_kind) != (p.kind.api_version.as_str(), p.kind.kind.as_str()) {
+    if moves_group(p, live) {
+        // Said once for every entry by `check_group_move`.
+        return;
+    }
+    // A kind the provider renamed (same CRD) is the same kind: the new name is rendered.
+    if !catalog().same_crd(
+        (live_api_version, live_kind),
+        (&p.kind.api_version, &p.kind.kind),
+    ) {
         findings.problem(
             Category::UnsafeChange,
             entry.path(),
@@ -67,6 +82,83 @@ pub(crate) fn check_immutable(
             "restore rclass and packageType; to move, add a new entry (with a new name and key) and remove this one, which is then retired safely",
         );
     }
+}
+
+/// A live resource whose kind the provider renamed and that is now rendered under the new name:
+/// `libs (NpmRepository -> NPMRepository, provider v0.7.1)`, for a Normal result.
+pub(crate) fn renamed_kind(p: &Planned, live: &Observed) -> Option<String> {
+    if live.kind == p.kind.kind {
+        return None;
+    }
+    let catalog = catalog();
+    let rename = catalog.renames().iter().find(|r| {
+        r.group == crate::core::catalog::api_group(live.api_version)
+            && r.from == live.kind
+            && r.to == p.kind.kind
+    })?;
+    Some(format!(
+        "{} ({} -> {}, provider {})",
+        p.name,
+        rename.from,
+        rename.to,
+        catalog.release_name(rename.release)
+    ))
+}
+
+/// The group of the flat API (provider releases v0.1.0 to v0.6.0).
+const FLAT_GROUP: &str = "artifactory.jfrog.crossplane.io";
+
+/// A live resource of the flat API whose entry now renders a kind of the split groups: the
+/// provider's v0.7.0 group move, not a change of class or package type.
+fn moves_group(p: &Planned, live: &Observed) -> bool {
+    p.kind.api != ProviderApi::Flat
+        && crate::core::catalog::api_group(live.api_version) == FLAT_GROUP
+}
+
+/// The provider's v0.7.0 group move: live resources of the flat group
+/// (`artifactory.jfrog.crossplane.io`) while the call renders the split groups
+/// (`local.`/`remote.`/`virtual.`). v0.7.0 ships none of the flat CRDs, so the old resources
+/// must be released while the old provider runs, and the new kinds adopt the keys after the
+/// upgrade: one problem, at the input's `providerApi`, that says so step by step
+/// (docs/upgrading.md). Returns whether it was.
+pub(crate) fn check_group_move(
+    planned: &[Planned],
+    live: &[Option<Observed>],
+    provider_api_path: String,
+    findings: &mut Findings,
+) -> bool {
+    let moving: Vec<String> = planned
+        .iter()
+        .zip(live)
+        .filter_map(|(p, live)| {
+            let live = live.as_ref()?;
+            moves_group(p, live).then(|| {
+                format!(
+                    "{} ({} -> {} {})",
+                    p.name,
+                    live.kind,
+                    p.kind.kind,
+                    crate::core::catalog::api_group(&p.kind.api_version)
+                )
+            })
+        })
+        .collect();
+    if moving.is_empty() {
+        return false;
+    }
+    let count = moving.len();
+    findings.problem(
+        Category::UnsafeChange,
+        provider_api_path,
+        None,
+        format!(
+            "{count} live {} of the flat API (artifactory.jfrog.crossplane.io, provider v0.6.0 and before) would be rendered as kinds of the split groups: {}; this is the provider's v0.7.0 group move, and v0.7.0 serves none of the flat kinds, so the old managed resources must be released before the provider is upgraded (else they are left without a controller, stuck on their finalizers)",
+            if count == 1 { "repository" } else { "repositories" },
+            some_of(&moving)
+        ),
+        "follow docs/upgrading.md: 1. with providerApi: flat and the old provider still running, set releaseFlat: true in the Composition's function input; the function orphans each flat managed resource, then lets it go, and the repositories stay; 2. upgrade the provider to v0.7.0 or later; 3. set providerApi: cluster, remove releaseFlat, and mark the entries import: true, then take them over once adopted",
+    );
+    true
 }
 
 /// When every live repository whose key would change gets the new `spec.projectKey` in its
@@ -130,6 +222,91 @@ pub(crate) fn check_project_key_change(
             some_of(&list)
         ),
         format!("{restore}; to move the repositories to the new project, add new entries and remove these, which are then retired safely"),
+    );
+    true
+}
+
+/// The naming format in use and where it is set, for [`check_naming_format_change`].
+pub(crate) struct Naming<'a> {
+    /// The format keys are computed with now.
+    pub format: &'a str,
+    /// Whether the Composition's step sets it (else it is the default).
+    pub given: bool,
+    /// The field path of the setting: `input.naming.format`.
+    pub path: String,
+    pub meta: &'a CompositeMeta,
+    pub project_key: Option<&'a str>,
+}
+
+/// A change of the Composition's naming format, not of the claim. The heuristic: at least two
+/// live repositories have computed keys (no `key` or `import` on their entries), every one of
+/// them would get another key, no given key changes, and one format other than the current one
+/// gives all their live keys ([`crate::core::keys::format_of_key`]). Nothing in a claim changes
+/// the computed keys of live entries together but its `spec.projectKey` (reported by
+/// [`check_project_key_change`], checked first) or the removal of `key` from each entry, which
+/// a single format rarely explains. Said once at the format's setting, with the old and new
+/// formats and the repositories it would rename. Returns whether it was.
+pub(crate) fn check_naming_format_change(
+    planned: &[Planned],
+    live: &[Option<Observed>],
+    naming: &Naming,
+    findings: &mut Findings,
+) -> bool {
+    let mut renames: Vec<(&str, &Planned)> = Vec::new();
+    for (p, live) in planned.iter().zip(live) {
+        let Some(live_key) = live.as_ref().and_then(Observed::key) else {
+            continue;
+        };
+        let computed = p.entry.key.is_none() && !p.entry.import;
+        match (computed, live_key == p.key) {
+            (true, false) => renames.push((live_key, p)),
+            // A computed key that stays, or a given key that changes: not the format.
+            (true, true) | (false, false) => return false,
+            (false, true) => {}
+        }
+    }
+    if renames.len() < 2 {
+        return false;
+    }
+    let old_formats: BTreeSet<String> = renames
+        .iter()
+        .map(|(old, p)| {
+            crate::core::keys::format_of_key(
+                old,
+                p.name,
+                p.kind.rclass,
+                &p.kind.package_type,
+                naming.meta,
+                naming.project_key,
+            )
+        })
+        .collect();
+    let old = match old_formats.first() {
+        Some(old) if old_formats.len() == 1 && old != naming.format => old,
+        _ => return false,
+    };
+    let list: Vec<String> = renames
+        .iter()
+        .map(|(old, p)| format!("\"{old}\" -> \"{}\"", p.key))
+        .collect();
+    let now = if naming.given {
+        format!("\"{}\"", naming.format)
+    } else {
+        format!("\"{}\" (the default, without naming.format)", naming.format)
+    };
+    findings.problem(
+        Category::UnsafeChange,
+        naming.path.clone(),
+        None,
+        format!(
+            "the Composition's naming format changed from \"{old}\" to {now}: it would rename {} live repositories: {}; keys are immutable in Artifactory, so each would be orphaned and a new one created (the claim did not change these keys)",
+            renames.len(),
+            some_of(&list)
+        ),
+        format!(
+            "set {}: \"{old}\" again in the Composition's function step (for every claim it renders); or, in this claim, set key: to the live key on each entry; to rename the repositories on purpose, add new entries and remove these, which are then retired safely",
+            naming.path
+        ),
     );
     true
 }
@@ -200,9 +377,16 @@ pub(crate) enum Retirement {
 }
 
 /// The managed resources of this function that no entry claims any more.
-/// They carry the key label; resources of other pipeline steps do not.
+///
+/// Ours are the observed composed resources that no earlier pipeline step rendered (they are
+/// not in the request's desired state, `earlier_steps`) and that are a repository kind of the
+/// catalog, of any release, group or scope, or carry the key label. The label alone cannot
+/// decide: resources composed before the function (or by a version that did not label them)
+/// lack it, and dropping them would delete their repositories. An earlier step's resource is
+/// never ours, whatever its kind or labels: retiring it would overwrite that step's intent.
 pub(crate) fn retire<'a>(
     observed: impl IntoIterator<Item = (&'a String, ObjectView<'a>)>,
+    earlier_steps: &BTreeMap<String, crate::proto::v1::Resource>,
     planned: &[Planned],
     protection: bool,
 ) -> Vec<Retirement> {
@@ -216,15 +400,22 @@ pub(crate) fn retire<'a>(
             !names
                 .get_or_insert_with(|| planned.iter().map(|p| p.name).collect())
                 .contains(name.as_str())
+                && !earlier_steps.contains_key(name.as_str())
         })
         .map(|(name, live)| (name, Observed::read(live)))
-        .filter(|(_, live)| live.key_label.is_some())
+        .filter(|(_, live)| is_ours(live))
         .map(|(name, live)| {
             let keys = keys.get_or_insert_with(|| planned_keys(planned));
             let moving = live.key().is_some_and(|key| keys.contains_key(key));
             retire_one(name, &live, protection || moving)
         })
         .collect()
+}
+
+/// A repository kind of the catalog (any release, group or scope), or a resource with the key
+/// label: a composed resource of this function.
+fn is_ours(live: &Observed) -> bool {
+    live.key_label.is_some() || catalog().is_repository_kind(live.api_version, live.kind)
 }
 
 /// The planned entries' names by their keys (the first entry of a key): looked up once per
@@ -373,21 +564,72 @@ pub(crate) fn requirement_name(p: &Planned) -> String {
     format!("artifactory-key-{}", p.name)
 }
 
+/// The requirement name for an entry's key lookup among the kinds of the other provider API
+/// ([`other_api_kind`]); stable across calls, and never an entry's [`requirement_name`].
+pub(crate) fn other_requirement_name(p: &Planned, other: &Kind) -> String {
+    format!("artifactory-other-key-{}-{}", other.api, p.name)
+}
+
+/// The provider API whose managed resources can hold the same keys as `api`'s on one cluster:
+/// from v0.8.0 the provider serves the cluster-scoped and the namespaced kinds side by side (a
+/// Crossplane v1 claim's resources and a v2 namespaced composite's). The flat API never shares
+/// a release with another.
+pub(crate) fn other_api(api: ProviderApi) -> Option<ProviderApi> {
+    match api {
+        ProviderApi::Cluster => Some(ProviderApi::Namespaced),
+        ProviderApi::Namespaced => Some(ProviderApi::Cluster),
+        ProviderApi::Flat => None,
+    }
+}
+
+/// The kind of an entry's class and package type in the other provider API, as `release` (the
+/// input's, else the newest) names it; `None` where that release has none.
+pub(crate) fn other_api_kind(p: &Planned, release: Option<Release>) -> Option<&'static Kind> {
+    let other = other_api(p.kind.api)?;
+    catalog().kind_in(release, other, p.kind.rclass, &p.kind.package_type)
+}
+
+/// The first release in which the provider declares SafeStart: from it on a kind is served only
+/// once activated, so a release alone does not say which kinds a cluster serves.
+const SAFE_START: (u32, u32, u32) = (0, 9, 0);
+
+/// Whether a cluster that runs `release` serves every kind of it: a release before SafeStart
+/// installs and serves all its CRDs.
+pub(crate) fn serves_every_kind(release: Release) -> bool {
+    parse_version(catalog().release_name(release)).is_some_and(|version| version < SAFE_START)
+}
+
+fn key_selector(kind: &Kind, key: &str) -> ResourceSelector {
+    ResourceSelector {
+        api_version: kind.api_version.clone(),
+        kind: kind.kind.clone(),
+        r#match: Some(Match::MatchLabels(MatchLabels {
+            labels: sorted::map([(KEY_LABEL.to_owned(), key_label_value(key))]),
+        })),
+        namespace: None,
+    }
+}
+
 /// Asks Crossplane for managed resources that carry the key label of each
-/// rendered repository. The same plan gives the same requirements, so
-/// Crossplane's requirement loop settles.
-pub(crate) fn key_requirements(planned: &[Planned]) -> BTreeMap<String, ResourceSelector> {
-    sorted::map(planned.iter().map(|p| {
-        let selector = ResourceSelector {
-            api_version: p.kind.api_version.clone(),
-            kind: p.kind.kind.clone(),
-            r#match: Some(Match::MatchLabels(MatchLabels {
-                labels: sorted::map([(KEY_LABEL.to_owned(), key_label_value(&p.key))]),
-            })),
-            namespace: None,
-        };
-        (requirement_name(p), selector)
-    }))
+/// rendered repository: of the kind rendered and, where `others` gives one, of the same class
+/// and package type in the other provider API (a kind the cluster is known to serve: Crossplane
+/// fails the whole call when a required kind is not served). The same plan and answers give the
+/// same requirements, so Crossplane's requirement loop settles.
+pub(crate) fn key_requirements(
+    planned: &[Planned],
+    others: &[Option<&Kind>],
+) -> BTreeMap<String, ResourceSelector> {
+    let own = planned
+        .iter()
+        .map(|p| (requirement_name(p), key_selector(p.kind, &p.key)));
+    let other = planned.iter().zip(others).filter_map(|(p, other)| {
+        let other = (*other)?;
+        Some((
+            other_requirement_name(p, other),
+            key_selector(other, &p.key),
+        ))
+    });
+    sorted::map(own.chain(other))
 }
 
 /// A managed resource with one of our keys, controlled by another composite,

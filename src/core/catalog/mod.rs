@@ -180,6 +180,9 @@ struct StoredKind(
 #[derive(Deserialize)]
 struct Stored<'a> {
     releases: Vec<String>,
+    /// `[group, plural, old kind, new kind, release]` (see [`Rename`]).
+    #[serde(borrow)]
+    renames: Vec<[&'a str; 5]>,
     #[serde(borrow)]
     names: Vec<&'a str>,
     kinds: Vec<StoredKind>,
@@ -213,11 +216,31 @@ pub struct Kind {
     last: usize,
 }
 
+/// A CRD the provider renamed in a release: the group and plural stay, only `spec.names.kind`
+/// changes, so the API server serves the objects made under the old name as the new kind and
+/// the new release's controller reconciles them. A live resource of the old name is the same
+/// repository kind as the new one.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Rename {
+    /// The CRD's group (`local.artifactory.jfrog.crossplane.io`).
+    pub group: &'static str,
+    /// The CRD's plural (`npmrepositories`).
+    pub plural: &'static str,
+    /// The kind name before the release (`NpmRepository`).
+    pub from: &'static str,
+    /// The kind name from the release on (`NPMRepository`).
+    pub to: &'static str,
+    /// The first release with the new name.
+    pub release: Release,
+}
+
 /// The provider's kinds and their schemas, for every release the catalog knows.
 #[derive(Debug)]
 pub struct Catalog {
     /// Every provider release, oldest first.
     releases: Vec<String>,
+    /// Every CRD rename, by group and plural.
+    renames: Vec<Rename>,
     /// The names the stored nodes refer to.
     names: Vec<&'static str>,
     /// Each node's text, and the node once parsed.
@@ -397,7 +420,25 @@ pub fn catalog() -> &'static Catalog {
             let newest = &mut newest[kind.api as usize];
             newest.0 = newest.0.max(kind.last);
         }
+        let renames = stored
+            .renames
+            .iter()
+            .map(|[group, plural, from, to, release]| Rename {
+                group,
+                plural,
+                from,
+                to,
+                release: Release(
+                    stored
+                        .releases
+                        .iter()
+                        .position(|r| r == release)
+                        .expect(GENERATED),
+                ),
+            })
+            .collect();
         let mut catalog = Catalog {
+            renames,
             by_release: stored.releases.iter().map(|_| OnceLock::new()).collect(),
             releases: stored.releases,
             names: stored.names,
@@ -410,6 +451,12 @@ pub fn catalog() -> &'static Catalog {
         catalog.index = catalog.build_index(|api| catalog.newest[api as usize]);
         catalog
     })
+}
+
+/// The group of an apiVersion (`local.artifactory.jfrog.crossplane.io/v1alpha1`); empty for
+/// the core group's `v1`.
+pub fn api_group(api_version: &str) -> &str {
+    api_version.split_once('/').map_or("", |(group, _)| group)
 }
 
 /// `vX.Y.Z` as three numbers.
@@ -654,6 +701,48 @@ impl Catalog {
             .into_iter()
             .filter(|api| self.find_in(release, *api, rclass, package_type).is_ok())
             .collect()
+    }
+
+    /// Every CRD the provider renamed, by group and plural.
+    pub fn renames(&self) -> &[Rename] {
+        &self.renames
+    }
+
+    /// Whether two (apiVersion, kind) name one CRD: the same group and kind, or the kind names of
+    /// one renamed CRD in different releases ([`Rename`]). The version is not compared: a CRD
+    /// serves its objects at each of its versions.
+    pub fn same_crd(&self, a: (&str, &str), b: (&str, &str)) -> bool {
+        let (group_a, group_b) = (api_group(a.0), api_group(b.0));
+        if group_a != group_b {
+            return false;
+        }
+        if a.1 == b.1 {
+            return true;
+        }
+        let plural = |kind: &str| {
+            self.renames
+                .iter()
+                .find(|r| r.group == group_a && (r.from == kind || r.to == kind))
+                .map(|r| r.plural)
+        };
+        plural(a.1).is_some_and(|p| plural(b.1) == Some(p))
+    }
+
+    /// Whether (apiVersion, kind) is a repository kind of any release, API generation or
+    /// scope the catalog knows (the version is not compared, as in [`Catalog::same_crd`]).
+    pub fn is_repository_kind(&self, api_version: &str, kind: &str) -> bool {
+        let group = api_group(api_version);
+        self.kinds
+            .iter()
+            .any(|k| k.kind == kind && api_group(&k.api_version) == group)
+    }
+
+    /// The rename that took `from` (of `api_version`'s group) to another name, if any.
+    pub fn rename_of(&self, api_version: &str, from: &str) -> Option<&Rename> {
+        let group = api_group(api_version);
+        self.renames
+            .iter()
+            .find(|r| r.group == group && r.from == from)
     }
 
     /// The `forProvider` schema of a kind.
