@@ -29,6 +29,8 @@ use std::cell::Cell;
 use std::fmt;
 use std::sync::{Arc, OnceLock};
 
+#[cfg(test)]
+mod collision_tests;
 mod decode;
 mod hash;
 #[cfg(test)]
