@@ -60,12 +60,10 @@ pub enum StartError {
         /// Why it cannot be bound.
         source: io::Error,
     },
-    /// The operating system gave no random bytes for the content hashes' secret.
-    #[error(
-        "cannot draw the content hashes' secret from the operating system's random source: {0}"
-    )]
+    /// The operating system gave no random bytes for the content hashes' seed.
+    #[error("cannot draw the content hashes' seed from the operating system's random source: {0}")]
     Random(getrandom::Error),
-    /// A content hash was made before the secret was drawn (a bug of the server's start).
+    /// A content hash was made before the seed was drawn (a bug of the server's start).
     #[error(transparent)]
     Keyed(#[from] crate::proto::hash_key::AlreadyKeyed),
     /// The process cannot set up its runtime or signal handlers.

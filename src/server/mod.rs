@@ -17,7 +17,7 @@ mod transport;
 
 pub use error::{PemProblem, StartError};
 
-use crate::proto::hash_key::{self, HashKey};
+use crate::proto::hash_key::HashKey;
 use runner::Runner;
 use service::{Package, RunFunctionServer, V1beta1, V1};
 use std::path::PathBuf;
@@ -138,9 +138,14 @@ pub fn serve(args: ServeArgs) -> ExitCode {
 /// nobody outside the process, so nobody can make two requests that share one. Called when the
 /// server starts, before it hashes anything.
 pub fn key_content_hashes() -> Result<(), StartError> {
-    let mut secret = [0u8; hash_key::SECRET_BYTES];
-    getrandom::getrandom(&mut secret).map_err(StartError::Random)?;
-    HashKey::key_process(secret)?;
+    let mut seed = 0;
+    // 0 is the fixed key's seed, which anyone knows.
+    while seed == 0 {
+        let mut bytes = [0u8; 8];
+        getrandom::getrandom(&mut bytes).map_err(StartError::Random)?;
+        seed = u64::from_le_bytes(bytes);
+    }
+    HashKey::key_process(seed)?;
     Ok(())
 }
 

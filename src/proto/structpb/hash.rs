@@ -6,10 +6,15 @@
 //!
 //! - a map entry whose value is a null, number, string or bool: XXH3-128 of the entry's bytes
 //!   (key field, value field, shortest varints);
-//! - an entry whose value is an object or a list: the hash of its key field's bytes mixed with
-//!   the value's hash;
+//! - an entry whose value is an object or a list: XXH3-128 of its key field's bytes, the
+//!   value's hash and what the value is, or, for a key field too long for that to be one short
+//!   input (240 bytes), the key field's hash mixed with the value's;
 //! - an object: its number of entries and the sum of their hashes, so their order does not
 //!   count; a list: its items' hashes folded in order, and their number.
+//!
+//! Every XXH3 here is keyed (`proto::hash_key`). An entry holding an object or a list is one
+//! hash of its key field and its value's hash, where it was two (the key field's hash, then a
+//! mix): a short input costs XXH3 less than two, which pays for part of the key's cost.
 //!
 //! [`wire`] reads a Struct's bytes once, building nothing, and answers only for bytes in that
 //! canonical form which prost decodes to the same object: each field where the canonical
@@ -19,12 +24,12 @@
 //! the caller decodes the bytes and hashes the tree ([`tree`]): so the hash of an object is one
 //! value whichever way it came, which `tests.rs` checks on random objects in random orders.
 //!
-//! Strength: 128 bits of XXH3 at every level, keyed with the process's secret
+//! Strength: 128 bits of XXH3 at every level, keyed with the process's seed
 //! (`proto::hash_key`). An object's hash sums its entries' hashes, and a sum is linear: it
 //! collides only where its entries' hashes do for entries that are random, not for entries
 //! that are chosen. With a key anyone knows, two objects with one hash are found in under a
 //! second by hashing candidate entries offline (Wagner's k-tree algorithm; `collision_tests.rs`
-//! holds two label maps found so), however strong each entry's hash is. Under the secret the
+//! holds two label maps found so), however strong each entry's hash is. Under the seed the
 //! server draws at start no hash can be computed outside the process, so that search cannot be
 //! made. The other builds keep the fixed key, which the search works against; there the hash
 //! finds no remembered answer, only a schema compiled for the same caller's calls.
@@ -148,6 +153,28 @@ pub(super) fn tree_under(key: HashKey, fields: &Map<String, Value>) -> u128 {
     tree_object(key, fields, &mut scratch)
 }
 
+/// The hash of an entry whose value is an object or a list (`what`): its key field's bytes, the
+/// value's hash and `what`, in one hash where they fit [`NESTED_ENTRY_BYTES`], which nearly
+/// every key does; a longer key field is hashed first and mixed in.
+fn nested_entry(key: HashKey, key_field: &[u8], value: u128, what: u8) -> u128 {
+    let len = key_field.len();
+    let mut bytes = [0u8; NESTED_ENTRY_BYTES];
+    let Some(field) = bytes
+        .get_mut(..len)
+        .filter(|_| len + 17 <= NESTED_ENTRY_BYTES)
+    else {
+        return mix(key, key.hash(key_field), value, what);
+    };
+    field.copy_from_slice(key_field);
+    bytes[len..len + 16].copy_from_slice(&value.to_le_bytes());
+    bytes[len + 16] = what;
+    key.hash(&bytes[..len + 17])
+}
+
+/// The most bytes an entry holding an object or a list is hashed from at once: XXH3's longest
+/// input without its loop over stripes, more than nearly every key field needs.
+const NESTED_ENTRY_BYTES: usize = 240;
+
 fn mix(key: HashKey, first: u128, second: u128, what: u8) -> u128 {
     let mut bytes = [0u8; 33];
     bytes[..16].copy_from_slice(&first.to_le_bytes());
@@ -268,9 +295,7 @@ impl Walk<'_> {
         let hash = |walk: &mut Self| match walk.value(value, depth.checked_sub(1)?)? {
             Hashed::Scalar if shortest => Some(walk.key.hash(entry)),
             Hashed::Scalar => None,
-            Hashed::Nested { hash, entry } => {
-                Some(mix(walk.key, walk.key.hash(key_field), hash, entry))
-            }
+            Hashed::Nested { hash, entry } => Some(nested_entry(walk.key, key_field, hash, entry)),
         };
         // A scalar's entry is hashed as one XXH3 of its bytes, which is what a print costs.
         match value.first() {
@@ -374,26 +399,23 @@ fn tree_object(key: HashKey, fields: &Map<String, Value>, scratch: &mut Vec<u8>)
 
 /// The hash of one entry of an object, as [`tree`] and [`wire`] make it.
 pub(super) fn tree_entry(key: HashKey, name: &str, value: &Value, scratch: &mut Vec<u8>) -> u128 {
+    // The value first: its walk takes the scratch buffer.
+    let nested = match value {
+        Value::Object(fields) => Some((tree_object(key, fields, scratch), OBJECT_ENTRY)),
+        Value::Array(items) => Some((tree_list(key, items, scratch), LIST_ENTRY)),
+        _ => None,
+    };
     scratch.clear();
     scratch.push(NAME);
     encode_varint(name.len() as u64, scratch);
     scratch.extend_from_slice(name.as_bytes());
-    match value {
-        Value::Object(fields) => {
-            let name = key.hash(scratch);
-            mix(key, name, tree_object(key, fields, scratch), OBJECT_ENTRY)
-        }
-        Value::Array(items) => {
-            let name = key.hash(scratch);
-            mix(key, name, tree_list(key, items, scratch), LIST_ENTRY)
-        }
-        scalar => {
-            scratch.push(VALUE);
-            encode_varint(scalar_len(scalar) as u64, scratch);
-            write_scalar(scalar, scratch);
-            key.hash(scratch)
-        }
+    if let Some((hash, what)) = nested {
+        return nested_entry(key, scratch, hash, what);
     }
+    scratch.push(VALUE);
+    encode_varint(scalar_len(value) as u64, scratch);
+    write_scalar(value, scratch);
+    key.hash(scratch)
 }
 
 fn tree_list(key: HashKey, items: &[Value], scratch: &mut Vec<u8>) -> u128 {
