@@ -11,7 +11,7 @@
 //!
 //! Strength: XXH3-128 keyed with the process's seed (`hash_key`). A map's entries are summed,
 //! and a sum of hashes anyone can compute is no defence: two label maps with one sum are found
-//! offline in under a second (the k-sum problem, Wagner's k-tree algorithm), whatever the
+//! offline in seconds (the k-sum problem, Wagner's k-tree algorithm), whatever the
 //! strength of each entry's hash. Under the seed the server draws at start, no hash can be
 //! computed outside the process, so that search cannot be made; what is left is chance, about
 //! 2^-128 a pair of requests, and weaknesses of XXH3 itself, which is fast rather than

@@ -27,8 +27,8 @@
 //! Strength: 128 bits of XXH3 at every level, keyed with the process's seed
 //! (`proto::hash_key`). An object's hash sums its entries' hashes, and a sum is linear: it
 //! collides only where its entries' hashes do for entries that are random, not for entries
-//! that are chosen. With a key anyone knows, two objects with one hash are found in under a
-//! second by hashing candidate entries offline (Wagner's k-tree algorithm; `collision_tests.rs`
+//! that are chosen. With a key anyone knows, two objects with one hash are found in seconds by
+//! hashing candidate entries offline (Wagner's k-tree algorithm; `collision_tests.rs`
 //! holds two label maps found so), however strong each entry's hash is. Under the seed the
 //! server draws at start no hash can be computed outside the process, so that search cannot be
 //! made. The other builds keep the fixed key, which the search works against; there the hash
