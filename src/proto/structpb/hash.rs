@@ -42,8 +42,9 @@
 //! (XXH3-128, with the levels left and what the bytes are mixed in, so that the same bytes
 //! deeper down are walked again), with their hash; a walk that meets the same bytes again takes
 //! the hash without reading them. Prints are keyed as the hashes are: a print made under another
-//! key finds no slot. A memo holds [`MEMO_SLOTS`] of them (256 KiB); one whose slot
-//! is taken replaces the one there. A walk takes one of [`MEMOS`] memos that no other walk
+//! key finds no slot. A memo holds [`MEMO_SLOTS`] of them (256 KiB), each in one of a pair of
+//! slots its print chooses; a new one takes the first and moves the one there to the second,
+//! pushing out the older of the pair. A walk takes one of [`MEMOS`] memos that no other walk
 //! holds, or walks without. The hash is the same with or without a memo; a wrong one needs two
 //! 127-bit prints to collide.
 
@@ -234,10 +235,9 @@ impl Walk<'_> {
         }
         let print =
             (self.key.hash(bytes) ^ u128::from(depth) << 96 ^ u128::from(what) << 112) | 1 << 127;
-        // Below MEMO_SLOTS, a power of two.
-        let slot = print as usize & (MEMO_SLOTS - 1);
-        let (seen, hash) = memo[slot];
-        if seen == print {
+        // The first of the pair of slots the print may be in: even, below MEMO_SLOTS.
+        let pair = print as usize & (MEMO_SLOTS - 2);
+        if let Some(&(_, hash)) = memo[pair..pair + 2].iter().find(|(seen, _)| *seen == print) {
             #[cfg(test)]
             MEMO_HITS.set(MEMO_HITS.get() + 1);
             return Some(hash);
@@ -246,7 +246,9 @@ impl Walk<'_> {
         let hash = walk(self);
         self.remembering = false;
         if let (Some(hash), Some(memo)) = (hash, self.memo.as_deref_mut()) {
-            memo[slot] = (print, hash);
+            // The newest first; the one it pushes out was remembered before it.
+            memo[pair + 1] = memo[pair];
+            memo[pair] = (print, hash);
         }
         hash
     }
