@@ -31,7 +31,7 @@
 //! own files.
 
 use std::sync::OnceLock;
-use twox_hash::xxhash3_128::{RawHasher, SecretBuffer, DEFAULT_SECRET_LENGTH};
+use twox_hash::xxhash3_128::{SecretBuffer, DEFAULT_SECRET_LENGTH};
 use twox_hash::XxHash3_128;
 
 /// The longest input XXH3 hashes without its loop over stripes, from its seed alone.
@@ -108,12 +108,14 @@ impl HashKey {
         XxHash3_128::oneshot_with_secret(self.secret, bytes).expect(SECRET_TAKEN)
     }
 
-    /// A hash of bytes written in parts, which allocates nothing: the hash [`HashKey::hash`]
-    /// gives of them all.
+    /// A hash of bytes written in parts: the hash [`HashKey::hash`] gives of them all.
     pub(crate) fn hasher(self) -> Hasher {
-        Hasher(RawHasher::new(
-            SecretBuffer::new(self.seed, self.secret).expect(SECRET_TAKEN),
-        ))
+        Hasher {
+            key: self,
+            short: [0; SHORT_INPUT],
+            len: 0,
+            long: Vec::new(),
+        }
     }
 }
 
@@ -124,16 +126,38 @@ fn derived_secret(seed: u64) -> Secret {
         .unwrap_or_else(|_| unreachable!("{SECRET_TAKEN}"))
 }
 
-/// A hash of bytes written in parts, under one key.
-pub(crate) struct Hasher(RawHasher<&'static Secret>);
+/// A hash of bytes written in parts, under one key: the parts gathered, then hashed at once.
+/// twox-hash's streaming hasher would do the same for up to 240 bytes, with the seed a run-time
+/// value in its path for them, and its second caller of XXH3's long path kept the compiler from
+/// inlining that path into the one-shot hash (BENCHMARKS.md, "Content hashes keyed per
+/// process"). Up to 240 bytes are gathered here without allocating.
+pub(crate) struct Hasher {
+    key: HashKey,
+    short: [u8; SHORT_INPUT],
+    len: usize,
+    /// Every part, once they are more than `short` holds.
+    long: Vec<u8>,
+}
 
 impl Hasher {
     pub(crate) fn write(&mut self, bytes: &[u8]) {
-        self.0.write(bytes);
+        if !self.long.is_empty() {
+            self.long.extend_from_slice(bytes);
+        } else if let Some(room) = self.short.get_mut(self.len..self.len + bytes.len()) {
+            room.copy_from_slice(bytes);
+            self.len += bytes.len();
+        } else {
+            self.long.extend_from_slice(&self.short[..self.len]);
+            self.long.extend_from_slice(bytes);
+        }
     }
 
     pub(crate) fn finish(&self) -> u128 {
-        self.0.finish_128()
+        if self.long.is_empty() {
+            self.key.hash(&self.short[..self.len])
+        } else {
+            self.key.hash(&self.long)
+        }
     }
 }
 
