@@ -834,6 +834,41 @@ async fn a_request_answered_before_is_answered_again_byte_for_byte_from_memory()
     }
 }
 
+/// Two requests whose content keys are one under the fixed key (a pair the k-tree search found,
+/// `support::requests::colliding_requests`) are keyed apart by the server, which keys its
+/// hashes with a secret of its own: each is answered with its own answer, the first time and
+/// from the memo. Under the fixed key the second would be answered with the first's answer
+/// (or, in this debug build, fail the memo's check of every hit).
+#[tokio::test]
+async fn requests_that_collide_under_the_fixed_key_are_answered_apart() {
+    use function_artifactory::proto::hash_key::HashKey;
+    use function_artifactory::proto::request_key::content_key_under;
+    let requests = support::requests::colliding_requests();
+    let [first, second] = requests
+        .each_ref()
+        .map(|r| content_key_under(HashKey::fixed(), &r.encode_to_vec()));
+    assert_eq!(first, second, "the pair collides under the fixed key");
+    let expected = requests
+        .each_ref()
+        .map(|r| frame_of(&function_artifactory::run_function(r).encode_to_vec()));
+    assert_ne!(expected[0], expected[1], "the answers differ");
+
+    let server = Server::start(&["--insecure"]);
+    for _ in 0..2 {
+        for (request, expected) in requests.iter().zip(&expected) {
+            let (status, message, answer) =
+                raw_exchange(&server, frame_of(&request.encode_to_vec())).await;
+            assert_eq!((status.as_str(), message.as_str()), ("0", ""));
+            assert_eq!(&answer, expected);
+        }
+    }
+    let (_, text) = http_get(&server.metrics_address(), "/metrics").await;
+    for outcome in ["miss\"} 2", "hit\"} 2"] {
+        let series = format!("function_artifactory_answer_lookups_total{{outcome=\"{outcome}");
+        assert!(text.contains(&series), "{series}\nnot in\n{text}");
+    }
+}
+
 #[test]
 fn an_empty_metrics_address_serves_no_metrics() {
     let server = Server::start(&["--insecure", "--metrics-address", ""]);

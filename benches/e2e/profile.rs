@@ -17,7 +17,15 @@
 //! `--key` first reads each body for its content key, as the server does before it looks for a
 //! remembered answer, and decodes it after (`KeyedRequest`): with it, a call is what a request
 //! the server has not seen costs it (`server::memo`; the answer is encoded into a buffer of its
-//! own there too).
+//! own there too). `--hit` (before `--key` and `--steady`) reads each body for its content key
+//! and nothing else: what a request the server has answered before costs it, but for the
+//! memo's lookup.
+//!
+//! The content hashes are keyed with a random seed, as the server keys them, unless `--unkeyed`
+//! comes first: then they are XXH3's unkeyed hashes, as before they were keyed, and so is the
+//! place of each small object in the memo of the schemas' walk (`structpb::hash`), whose slots
+//! two objects may share. A random seed moves those collisions from run to run, and the count
+//! with them (BENCHMARKS.md, "Content hashes keyed per process").
 
 #[path = "requests.rs"]
 mod requests;
@@ -41,6 +49,11 @@ fn main() {
         }
         given
     };
+    // Keyed as the server keys its content hashes, so that a call hashes as it does there.
+    if !flag("--unkeyed") {
+        function_artifactory::server::key_content_hashes().expect("a key for the content hashes");
+    }
+    let hit = flag("--hit");
     let keyed = flag("--key");
     let steady = flag("--steady");
     let calls: usize = match args.last().map(|s| s.parse()) {
@@ -65,6 +78,11 @@ fn main() {
     let mut bytes = 0;
     for _ in 0..calls {
         for body in &bodies {
+            if hit {
+                let keyed = KeyedRequest::read(body.clone());
+                std::hint::black_box(keyed.key().expect("a request with a content key"));
+                continue;
+            }
             let request = if keyed {
                 let keyed = KeyedRequest::read(body.clone());
                 std::hint::black_box(keyed.key().expect("a request with a content key"));

@@ -5,6 +5,7 @@
 
 #[cfg(feature = "server")]
 pub mod codec;
+pub mod hash_key;
 pub mod json;
 pub mod request_key;
 mod resource;

@@ -4,9 +4,19 @@
 //! Crossplane sends the same request on every reconcile of an unchanged claim (its poll
 //! interval, a minute by default), but never the same bytes: Go writes the entries of a map
 //! (a `Struct`'s fields, the observed resources, the live schemas) in random order. Two
-//! requests with one key decode to the same message, so the function's answer to one is its
-//! answer to the other, byte for byte (the core is a function of the decoded request alone).
-//! The server keeps answers by this key (`server::memo`).
+//! requests with one key decode to the same message, unless their 128-bit hashes collide, so
+//! the function's answer to one is its answer to the other, byte for byte (the core is a
+//! function of the decoded request alone). The server keeps answers by this key
+//! (`server::memo`).
+//!
+//! Strength: XXH3-128 keyed with the process's seed (`hash_key`). A map's entries are summed,
+//! and a sum of hashes anyone can compute is no defence: two label maps with one sum are found
+//! offline in seconds (the k-sum problem, Wagner's k-tree algorithm), whatever the
+//! strength of each entry's hash. Under the seed the server draws at start, no hash can be
+//! computed outside the process, so that search cannot be made; what is left is chance, about
+//! 2^-128 a pair of requests, and weaknesses of XXH3 itself, which is fast rather than
+//! cryptographic. The server checks every hit against a second digest in debug builds and
+//! tests (`server::memo`).
 //!
 //! How the bytes are read:
 //!
@@ -23,12 +33,12 @@
 //! key given twice, a `Struct` that is not in the canonical form its hash reads, or bytes that
 //! do not parse. The caller then answers without a key, as if it had never seen the request.
 
+use super::hash_key::HashKey;
 use super::structpb::{key, wire_content_hash, with_known_hashes, KnownHash, Reader};
 use super::v1::RunFunctionRequest;
 use prost::bytes::Bytes;
 use prost::encoding::{skip_field, DecodeContext, WireType};
 use prost::{DecodeError, Message};
-use twox_hash::XxHash3_128;
 
 /// What a field holds, as far as the key reads it.
 enum Shape {
@@ -86,10 +96,16 @@ const ENTRY_NO_VALUE: u8 = 5;
 const ENTRY_KEY_BYTE: u8 = key(1, WireType::LengthDelimited);
 const ENTRY_VALUE_BYTE: u8 = key(2, WireType::LengthDelimited);
 
-/// The content key of a `RunFunctionRequest` given as its bytes; `None` where the walk cannot
-/// vouch that another request with this key decodes to the same message.
+/// The content key of a `RunFunctionRequest` given as its bytes, under the process's key
+/// ([`HashKey::of_process`]); `None` where the walk cannot vouch that another request with this
+/// key decodes to the same message.
 pub fn content_key(request: &[u8]) -> Option<u128> {
-    content_key_noting(request, &mut Vec::new())
+    content_key_under(HashKey::of_process(), request)
+}
+
+/// [`content_key`] under `key`.
+pub fn content_key_under(key: HashKey, request: &[u8]) -> Option<u128> {
+    content_key_noting(key, request, &mut Vec::new())
 }
 
 /// A request read for its content key, to decode only where no answer is remembered for it.
@@ -104,7 +120,7 @@ impl KeyedRequest {
     /// Reads `bytes` for their content key ([`content_key`]).
     pub fn read(bytes: Bytes) -> KeyedRequest {
         let mut schemas = Vec::new();
-        let key = content_key_noting(&bytes, &mut schemas);
+        let key = content_key_noting(HashKey::of_process(), &bytes, &mut schemas);
         KeyedRequest {
             bytes,
             key,
@@ -117,6 +133,11 @@ impl KeyedRequest {
         self.key
     }
 
+    /// The request's bytes, as read.
+    pub fn bytes(&self) -> &Bytes {
+        &self.bytes
+    }
+
     /// The request, decoded as prost decodes it, from the bytes read. The live schemas' hashes
     /// the key's walk made are taken as they are (`Struct::from_wire`), not made again by a
     /// second walk over the same schemas: the bytes are held here, unchanged, since.
@@ -127,8 +148,9 @@ impl KeyedRequest {
 }
 
 /// [`content_key`], noting the place and hash of each live schema's `Struct` in `schemas`.
-fn content_key_noting(request: &[u8], schemas: &mut Vec<KnownHash>) -> Option<u128> {
+fn content_key_noting(key: HashKey, request: &[u8], schemas: &mut Vec<KnownHash>) -> Option<u128> {
     let mut walk = Walk {
+        key,
         keys: Vec::new(),
         schemas,
     };
@@ -137,6 +159,7 @@ fn content_key_noting(request: &[u8], schemas: &mut Vec<KnownHash>) -> Option<u1
 
 /// What a walk keeps as it goes: the key prints of the map runs open, the schemas noted.
 struct Walk<'n> {
+    key: HashKey,
     keys: Vec<u64>,
     schemas: &'n mut Vec<KnownHash>,
 }
@@ -144,7 +167,7 @@ struct Walk<'n> {
 impl Walk<'_> {
     /// A message's fields, folded in order.
     fn message(&mut self, bytes: &[u8], fields: &[(u32, Shape)]) -> Option<u128> {
-        let mut folded = XxHash3_128::new();
+        let mut folded = self.key.hasher();
         let mut reader = Reader(bytes);
         while !reader.0.is_empty() {
             let start = reader.0;
@@ -178,16 +201,16 @@ impl Walk<'_> {
                 }
             }
         }
-        Some(folded.finish_128())
+        Some(folded.finish())
     }
 
     /// The hash of a field's value of `shape`.
     fn nested(&mut self, bytes: &[u8], shape: &Shape) -> Option<u128> {
         match shape {
-            Shape::Bytes => Some(XxHash3_128::oneshot(bytes)),
-            Shape::Struct => wire_content_hash(bytes),
+            Shape::Bytes => Some(self.key.hash(bytes)),
+            Shape::Struct => wire_content_hash(self.key, bytes),
             Shape::SchemaStruct => {
-                let hash = wire_content_hash(bytes)?;
+                let hash = wire_content_hash(self.key, bytes)?;
                 self.schemas.push(KnownHash::of(bytes, hash));
                 Some(hash)
             }
@@ -211,7 +234,7 @@ impl Walk<'_> {
             let (name, hash) = self.map_entry(entry, value)?;
             // A print of the key: two keys that share one count as repeated (the request then
             // has no key: slower, never wrong).
-            self.keys.push(XxHash3_128::oneshot(name) as u64);
+            self.keys.push(self.key.hash(name) as u64);
             sum = sum.wrapping_add(hash);
             count += 1;
         }
@@ -230,12 +253,12 @@ impl Walk<'_> {
             return None;
         }
         let name = reader.delimited()?;
-        let mut hashed = XxHash3_128::new();
+        let mut hashed = self.key.hasher();
         hashed.write(&(name.len() as u64).to_le_bytes());
         hashed.write(name);
         if reader.0.is_empty() {
             hashed.write(&[ENTRY_NO_VALUE]);
-            return Some((name, hashed.finish_128()));
+            return Some((name, hashed.finish()));
         }
         if reader.byte()? != ENTRY_VALUE_BYTE {
             return None;
@@ -246,7 +269,7 @@ impl Walk<'_> {
         }
         hashed.write(&[ENTRY_VALUE]);
         hashed.write(&value.to_le_bytes());
-        Some((name, hashed.finish_128()))
+        Some((name, hashed.finish()))
     }
 }
 

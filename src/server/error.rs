@@ -60,6 +60,12 @@ pub enum StartError {
         /// Why it cannot be bound.
         source: io::Error,
     },
+    /// The operating system gave no random bytes for the content hashes' seed.
+    #[error("cannot draw the content hashes' seed from the operating system's random source: {0}")]
+    Random(getrandom::Error),
+    /// A content hash was made before the seed was drawn (a bug of the server's start).
+    #[error(transparent)]
+    Keyed(#[from] crate::proto::hash_key::AlreadyKeyed),
     /// The process cannot set up its runtime or signal handlers.
     #[error("cannot start the runtime: {0}")]
     Runtime(#[source] io::Error),

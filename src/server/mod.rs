@@ -17,6 +17,7 @@ mod transport;
 
 pub use error::{PemProblem, StartError};
 
+use crate::proto::hash_key::HashKey;
 use runner::Runner;
 use service::{Package, RunFunctionServer, V1beta1, V1};
 use std::path::PathBuf;
@@ -131,9 +132,27 @@ pub fn serve(args: ServeArgs) -> ExitCode {
     }
 }
 
+/// Keys the content hashes of this process (`proto::hash_key`) with a secret drawn from the
+/// operating system's random source: a request's content key, by which the memo finds answers,
+/// and a live schema's content hash, by which compiled schemas are found, can then be computed by
+/// nobody outside the process, so nobody can make two requests that share one. Called when the
+/// server starts, before it hashes anything.
+pub fn key_content_hashes() -> Result<(), StartError> {
+    let mut seed = 0;
+    // 0 is the fixed key's seed, which anyone knows.
+    while seed == 0 {
+        let mut bytes = [0u8; 8];
+        getrandom::getrandom(&mut bytes).map_err(StartError::Random)?;
+        seed = u64::from_le_bytes(bytes);
+    }
+    HashKey::key_process(seed)?;
+    Ok(())
+}
+
 fn start(args: &ServeArgs) -> Result<(), StartError> {
     // Credentials first: the likeliest mistake, reported before anything else happens.
     let tls = credentials(args)?;
+    key_content_hashes()?;
     // One thread for the transport: the core runs on blocking threads (runner.rs), so the async
     // side is only HTTP/2 and protobuf framing, which a multi-thread runtime's work stealing made
     // dearer per call (BENCHMARKS.md).

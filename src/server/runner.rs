@@ -1,6 +1,6 @@
 //! One `RunFunction` call, from the request's bytes to the response's, on one thread.
 
-use super::memo::{Memo, Remembered};
+use super::memo::{Memo, Remembered, Witness};
 use super::metrics::{metrics, Rendered};
 use crate::proto::request_key::KeyedRequest;
 use crate::proto::v1::{RunFunctionRequest, RunFunctionResponse};
@@ -112,14 +112,16 @@ fn answer(package: &'static str, request: Bytes, memo: &Memo) -> Result<Answer, 
         let (response, _) = render(package, request.decode())?;
         return Ok(Answer::Computed(Box::new(response)));
     };
-    if let Some(remembered) = memo.get(key) {
+    if let Some(remembered) = memo.get(key, || Witness::of_bytes(request.bytes())) {
         metrics().looked_up("hit");
         metrics().rendered(&remembered.rendered);
         tracing::debug!(package, remembered = true, "RunFunction");
         return Ok(Answer::Encoded(remembered.answer));
     }
     metrics().looked_up("miss");
-    let (response, rendered) = render(package, request.decode())?;
+    let decoded = request.decode();
+    let witness = Witness::of(decoded.as_ref().ok());
+    let (response, rendered) = render(package, decoded)?;
     let answer = Bytes::from(response.encode_to_vec());
     drop(response);
     memo.remember(
@@ -127,6 +129,7 @@ fn answer(package: &'static str, request: Bytes, memo: &Memo) -> Result<Answer, 
         Remembered {
             answer: answer.clone(),
             rendered,
+            witness,
         },
     );
     Ok(Answer::Encoded(answer))

@@ -118,6 +118,28 @@ impl RequestBuilder {
     }
 }
 
+/// Two requests alike but for their composite's labels: the committed pair of label maps whose
+/// content hashes are one under the fixed key (`tests/collision/labels.json`, written by the
+/// k-tree search in `src/proto/structpb/collision_tests.rs`), which also differ in the claim's
+/// name, and a naming format that puts that name in every key, so that their answers differ.
+pub fn colliding_requests() -> [RunFunctionRequest; 2] {
+    let labels: Value = serde_json::from_str(include_str!("../collision/labels.json"))
+        .expect("the committed labels");
+    ["a", "b"].map(|side| {
+        let spec = json!({"repositories": [
+            {"name": "libs", "rclass": "local", "packageType": "maven"},
+        ]});
+        let mut object = composite(spec);
+        let own = object["metadata"]["labels"]
+            .as_object_mut()
+            .expect("labels");
+        own.extend(labels[side].as_object().expect("a map").clone());
+        request(object)
+            .input(input(json!({"naming": {"format": "{claimName}-{name}"}})))
+            .build()
+    })
+}
+
 /// The input with fields merged over the apiVersion and kind.
 pub fn input(fields: Value) -> Value {
     let mut input = json!({"apiVersion": "artifactory.fn.crossplane.io/v1beta1", "kind": "Input"});

@@ -6,10 +6,15 @@
 //!
 //! - a map entry whose value is a null, number, string or bool: XXH3-128 of the entry's bytes
 //!   (key field, value field, shortest varints);
-//! - an entry whose value is an object or a list: the hash of its key field's bytes mixed with
-//!   the value's hash;
+//! - an entry whose value is an object or a list: XXH3-128 of its key field's bytes, the
+//!   value's hash and what the value is, or, for a key field too long for that to be one short
+//!   input (240 bytes), the key field's hash mixed with the value's;
 //! - an object: its number of entries and the sum of their hashes, so their order does not
 //!   count; a list: its items' hashes folded in order, and their number.
+//!
+//! Every XXH3 here is keyed (`proto::hash_key`). An entry holding an object or a list is one
+//! hash of its key field and its value's hash, where it was two (the key field's hash, then a
+//! mix): a short input costs XXH3 less than two, which pays for part of the key's cost.
 //!
 //! [`wire`] reads a Struct's bytes once, building nothing, and answers only for bytes in that
 //! canonical form which prost decodes to the same object: each field where the canonical
@@ -19,8 +24,15 @@
 //! the caller decodes the bytes and hashes the tree ([`tree`]): so the hash of an object is one
 //! value whichever way it came, which `tests.rs` checks on random objects in random orders.
 //!
-//! Strength: 128 bits of XXH3 at every level, as the two seeded 64-bit hashes before it; an
-//! object's sum of 128-bit entry hashes collides only where its entries' hashes do.
+//! Strength: 128 bits of XXH3 at every level, keyed with the process's seed
+//! (`proto::hash_key`). An object's hash sums its entries' hashes, and a sum is linear: it
+//! collides only where its entries' hashes do for entries that are random, not for entries
+//! that are chosen. With a key anyone knows, two objects with one hash are found in seconds by
+//! hashing candidate entries offline (Wagner's k-tree algorithm; `collision_tests.rs`
+//! holds two label maps found so), however strong each entry's hash is. Under the seed the
+//! server draws at start no hash can be computed outside the process, so that search cannot be
+//! made. The other builds keep the fixed key, which the search works against; there the hash
+//! finds no remembered answer, only a schema compiled for the same caller's calls.
 //!
 //! The memo: Go writes the entries of a map of up to eight in one of few orders (such a map is
 //! one group of slots, which Go's iteration reads from a random slot and around), so the small
@@ -29,17 +41,19 @@
 //! walked, and the small entries holding an object or a list, by a print of their bytes
 //! (XXH3-128, with the levels left and what the bytes are mixed in, so that the same bytes
 //! deeper down are walked again), with their hash; a walk that meets the same bytes again takes
-//! the hash without reading them. A memo holds [`MEMO_SLOTS`] of them (256 KiB); one whose slot
-//! is taken replaces the one there. A walk takes one of [`MEMOS`] memos that no other walk
+//! the hash without reading them. Prints are keyed as the hashes are: a print made under another
+//! key finds no slot. A memo holds [`MEMO_SLOTS`] of them (256 KiB), each in one of a pair of
+//! slots its print chooses; a new one takes the first and moves the one there to the second,
+//! pushing out the older of the pair. A walk takes one of [`MEMOS`] memos that no other walk
 //! holds, or walks without. The hash is the same with or without a memo; a wrong one needs two
 //! 127-bit prints to collide.
 
 use super::decode::direct::{utf8, Reader};
 use super::field_keys::{BOOL, ENTRY, ITEM, LIST, NAME, NULL, NUMBER, OBJECT, STRING, VALUE};
 use super::*;
+use crate::proto::hash_key::HashKey;
 use std::ops::RangeInclusive;
 use std::sync::Mutex;
-use twox_hash::XxHash3_128;
 
 /// What a mix of two hashes stands for, so that an object entry, a list entry and a list item
 /// of the same hashes hash apart; and the first byte of an object's and a list's summary, which
@@ -99,13 +113,24 @@ thread_local! {
 /// its tag and length), read with `depth` levels of prost's recursion limit left, as
 /// `direct::struct_entry` counts them; `None` where the bytes are not in canonical form.
 pub(super) fn wire(fields: &[u8], depth: u32) -> Option<u128> {
-    let mut memo = MEMO_POOL.iter().find_map(|memo| memo.try_lock().ok());
-    wire_with(fields, depth, memo.as_deref_mut())
+    wire_under(HashKey::of_process(), fields, depth)
 }
 
-/// [`wire`] with the memo given.
-pub(super) fn wire_with(fields: &[u8], depth: u32, memo: Option<&mut Memo>) -> Option<u128> {
+/// [`wire`] under `key`.
+pub(super) fn wire_under(key: HashKey, fields: &[u8], depth: u32) -> Option<u128> {
+    let mut memo = MEMO_POOL.iter().find_map(|memo| memo.try_lock().ok());
+    wire_with(key, fields, depth, memo.as_deref_mut())
+}
+
+/// [`wire_under`] with the memo given.
+pub(super) fn wire_with(
+    key: HashKey,
+    fields: &[u8],
+    depth: u32,
+    memo: Option<&mut Memo>,
+) -> Option<u128> {
     let mut walk = Walk {
+        key,
         keys: KEYS.take(),
         memo,
         remembering: false,
@@ -120,28 +145,51 @@ pub(super) fn wire_with(fields: &[u8], depth: u32, memo: Option<&mut Memo>) -> O
 
 /// The content hash of a Struct's fields given as a JSON tree.
 pub(super) fn tree(fields: &Map<String, Value>) -> u128 {
+    tree_under(HashKey::of_process(), fields)
+}
+
+/// [`tree`] under `key`.
+pub(super) fn tree_under(key: HashKey, fields: &Map<String, Value>) -> u128 {
     let mut scratch = Vec::new();
-    tree_object(fields, &mut scratch)
+    tree_object(key, fields, &mut scratch)
 }
 
-fn bytes_hash(bytes: &[u8]) -> u128 {
-    XxHash3_128::oneshot(bytes)
+/// The hash of an entry whose value is an object or a list (`what`): its key field's bytes, the
+/// value's hash and `what`, in one hash where they fit [`NESTED_ENTRY_BYTES`], which nearly
+/// every key does; a longer key field is hashed first and mixed in.
+fn nested_entry(key: HashKey, key_field: &[u8], value: u128, what: u8) -> u128 {
+    let len = key_field.len();
+    let mut bytes = [0u8; NESTED_ENTRY_BYTES];
+    let Some(field) = bytes
+        .get_mut(..len)
+        .filter(|_| len + 17 <= NESTED_ENTRY_BYTES)
+    else {
+        return mix(key, key.hash(key_field), value, what);
+    };
+    field.copy_from_slice(key_field);
+    bytes[len..len + 16].copy_from_slice(&value.to_le_bytes());
+    bytes[len + 16] = what;
+    key.hash(&bytes[..len + 17])
 }
 
-fn mix(first: u128, second: u128, what: u8) -> u128 {
+/// The most bytes an entry holding an object or a list is hashed from at once: XXH3's longest
+/// input without its loop over stripes, more than nearly every key field needs.
+const NESTED_ENTRY_BYTES: usize = 240;
+
+fn mix(key: HashKey, first: u128, second: u128, what: u8) -> u128 {
     let mut bytes = [0u8; 33];
     bytes[..16].copy_from_slice(&first.to_le_bytes());
     bytes[16..32].copy_from_slice(&second.to_le_bytes());
     bytes[32] = what;
-    bytes_hash(&bytes)
+    key.hash(&bytes)
 }
 
-fn summary(what: u8, count: u64, hashes: u128) -> u128 {
+fn summary(key: HashKey, what: u8, count: u64, hashes: u128) -> u128 {
     let mut bytes = [0u8; 25];
     bytes[0] = what;
     bytes[1..9].copy_from_slice(&count.to_le_bytes());
     bytes[9..].copy_from_slice(&hashes.to_le_bytes());
-    bytes_hash(&bytes)
+    key.hash(&bytes)
 }
 
 /// A value's hash in a walk: a scalar's is that of its bytes, which the caller hashes with what
@@ -152,6 +200,7 @@ enum Hashed {
 }
 
 struct Walk<'m> {
+    key: HashKey,
     keys: Vec<u128>,
     memo: Option<&'m mut Memo>,
     /// Whether an object or entry around the one being walked goes into the memo: each byte is
@@ -185,11 +234,10 @@ impl Walk<'_> {
             return walk(self);
         }
         let print =
-            (bytes_hash(bytes) ^ u128::from(depth) << 96 ^ u128::from(what) << 112) | 1 << 127;
-        // Below MEMO_SLOTS, a power of two.
-        let slot = print as usize & (MEMO_SLOTS - 1);
-        let (seen, hash) = memo[slot];
-        if seen == print {
+            (self.key.hash(bytes) ^ u128::from(depth) << 96 ^ u128::from(what) << 112) | 1 << 127;
+        // The first of the pair of slots the print may be in: even, below MEMO_SLOTS.
+        let pair = print as usize & (MEMO_SLOTS - 2);
+        if let Some(&(_, hash)) = memo[pair..pair + 2].iter().find(|(seen, _)| *seen == print) {
             #[cfg(test)]
             MEMO_HITS.set(MEMO_HITS.get() + 1);
             return Some(hash);
@@ -198,7 +246,9 @@ impl Walk<'_> {
         let hash = walk(self);
         self.remembering = false;
         if let (Some(hash), Some(memo)) = (hash, self.memo.as_deref_mut()) {
-            memo[slot] = (print, hash);
+            // The newest first; the one it pushes out was remembered before it.
+            memo[pair + 1] = memo[pair];
+            memo[pair] = (print, hash);
         }
         hash
     }
@@ -219,7 +269,7 @@ impl Walk<'_> {
             return None;
         }
         self.keys.truncate(first_key);
-        Some(summary(OBJECT_SUMMARY, count, sum))
+        Some(summary(self.key, OBJECT_SUMMARY, count, sum))
     }
 
     /// One entry: its key field, then its value field, and nothing else. The levels counted as
@@ -245,9 +295,9 @@ impl Walk<'_> {
         }
         let shortest = before - value.len() == encoded_len_varint(value.len() as u64);
         let hash = |walk: &mut Self| match walk.value(value, depth.checked_sub(1)?)? {
-            Hashed::Scalar if shortest => Some(bytes_hash(entry)),
+            Hashed::Scalar if shortest => Some(walk.key.hash(entry)),
             Hashed::Scalar => None,
-            Hashed::Nested { hash, entry } => Some(mix(bytes_hash(key_field), hash, entry)),
+            Hashed::Nested { hash, entry } => Some(nested_entry(walk.key, key_field, hash, entry)),
         };
         // A scalar's entry is hashed as one XXH3 of its bytes, which is what a print costs.
         match value.first() {
@@ -304,13 +354,13 @@ impl Walk<'_> {
             }
             let item = reader.delimited()?;
             let hash = match self.value(item, depth.checked_sub(1)?)? {
-                Hashed::Scalar => bytes_hash(item),
+                Hashed::Scalar => self.key.hash(item),
                 Hashed::Nested { hash, .. } => hash,
             };
-            folded = mix(folded, hash, LIST_ITEM);
+            folded = mix(self.key, folded, hash, LIST_ITEM);
             count += 1;
         }
-        Some(summary(LIST_SUMMARY, count, folded))
+        Some(summary(self.key, LIST_SUMMARY, count, folded))
     }
 }
 
@@ -342,50 +392,48 @@ fn repeats(keys: &mut [u128]) -> bool {
     keys.windows(2).any(|pair| pair[0] == pair[1])
 }
 
-fn tree_object(fields: &Map<String, Value>, scratch: &mut Vec<u8>) -> u128 {
+fn tree_object(key: HashKey, fields: &Map<String, Value>, scratch: &mut Vec<u8>) -> u128 {
     let sum = fields.iter().fold(0u128, |sum, (name, value)| {
-        sum.wrapping_add(tree_entry(name, value, scratch))
+        sum.wrapping_add(tree_entry(key, name, value, scratch))
     });
-    summary(OBJECT_SUMMARY, fields.len() as u64, sum)
+    summary(key, OBJECT_SUMMARY, fields.len() as u64, sum)
 }
 
-fn tree_entry(name: &str, value: &Value, scratch: &mut Vec<u8>) -> u128 {
+/// The hash of one entry of an object, as [`tree`] and [`wire`] make it.
+pub(super) fn tree_entry(key: HashKey, name: &str, value: &Value, scratch: &mut Vec<u8>) -> u128 {
+    // The value first: its walk takes the scratch buffer.
+    let nested = match value {
+        Value::Object(fields) => Some((tree_object(key, fields, scratch), OBJECT_ENTRY)),
+        Value::Array(items) => Some((tree_list(key, items, scratch), LIST_ENTRY)),
+        _ => None,
+    };
     scratch.clear();
     scratch.push(NAME);
     encode_varint(name.len() as u64, scratch);
     scratch.extend_from_slice(name.as_bytes());
-    match value {
-        Value::Object(fields) => {
-            let key = bytes_hash(scratch);
-            mix(key, tree_object(fields, scratch), OBJECT_ENTRY)
-        }
-        Value::Array(items) => {
-            let key = bytes_hash(scratch);
-            mix(key, tree_list(items, scratch), LIST_ENTRY)
-        }
-        scalar => {
-            scratch.push(VALUE);
-            encode_varint(scalar_len(scalar) as u64, scratch);
-            write_scalar(scalar, scratch);
-            bytes_hash(scratch)
-        }
+    if let Some((hash, what)) = nested {
+        return nested_entry(key, scratch, hash, what);
     }
+    scratch.push(VALUE);
+    encode_varint(scalar_len(value) as u64, scratch);
+    write_scalar(value, scratch);
+    key.hash(scratch)
 }
 
-fn tree_list(items: &[Value], scratch: &mut Vec<u8>) -> u128 {
+fn tree_list(key: HashKey, items: &[Value], scratch: &mut Vec<u8>) -> u128 {
     let folded = items.iter().fold(0u128, |folded, item| {
         let hash = match item {
-            Value::Object(fields) => tree_object(fields, scratch),
-            Value::Array(items) => tree_list(items, scratch),
+            Value::Object(fields) => tree_object(key, fields, scratch),
+            Value::Array(items) => tree_list(key, items, scratch),
             scalar => {
                 scratch.clear();
                 write_scalar(scalar, scratch);
-                bytes_hash(scratch)
+                key.hash(scratch)
             }
         };
-        mix(folded, hash, LIST_ITEM)
+        mix(key, folded, hash, LIST_ITEM)
     });
-    summary(LIST_SUMMARY, items.len() as u64, folded)
+    summary(key, LIST_SUMMARY, items.len() as u64, folded)
 }
 
 /// The length of a scalar's Value fields.

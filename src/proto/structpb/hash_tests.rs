@@ -351,7 +351,8 @@ fn small_entries_and_objects_seen_before_come_from_the_memo() {
         .into_boxed_slice()
         .try_into()
         .unwrap();
-    let mut wire = |bytes: &[u8]| hash::wire_with(bytes, direct::DEPTH, Some(&mut memo));
+    let mut wire =
+        |bytes: &[u8]| hash::wire_with(HashKey::fixed(), bytes, direct::DEPTH, Some(&mut memo));
     let mut random = generator(11);
     let first = go_encoded(&schema, &mut random);
     let before = hits();

@@ -18,6 +18,7 @@
 //! [`Struct`]); decoding reads each entry straight from the bytes and leaves to
 //! prost only what it does not accept (see `direct`).
 
+use crate::proto::hash_key::HashKey;
 use crate::proto::view::{Index, Kind, Member, Node, ObjectView, Span, View};
 use prost::bytes::{Buf, BufMut, Bytes};
 use prost::encoding::{encode_varint, encoded_len_varint, skip_field, DecodeContext, WireType};
@@ -28,6 +29,8 @@ use std::cell::Cell;
 use std::fmt;
 use std::sync::{Arc, OnceLock};
 
+#[cfg(test)]
+mod collision_tests;
 mod decode;
 mod hash;
 #[cfg(test)]
@@ -381,9 +384,10 @@ impl Struct {
 }
 
 /// The content hash of a Struct message's fields given as their bytes, as [`Struct::content_hash`]
-/// gives it; `None` where the bytes are not in the canonical form the hash reads (`hash`).
-pub(crate) fn wire_content_hash(fields: &[u8]) -> Option<u128> {
-    hash::wire(fields, direct::DEPTH)
+/// gives it under `key`; `None` where the bytes are not in the canonical form the hash reads
+/// (`hash`).
+pub(crate) fn wire_content_hash(key: HashKey, fields: &[u8]) -> Option<u128> {
+    hash::wire_under(key, fields, direct::DEPTH)
 }
 
 /// The content hash of a Struct's fields found at one place in memory.
