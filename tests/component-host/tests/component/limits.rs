@@ -44,7 +44,10 @@ pub fn claim(n: usize) -> Vec<u8> {
             "apiVersion": "wasm.fn.crossplane.io/v1",
             "kind": "Input",
             "module": {"type": "Path", "path": "function-artifactory.wasm"},
-            "config": {"providerApi": "cluster"},
+            // Every repository rendered at once (createGuard: false): on a first call the
+            // guard would leave the virtuals waiting for their members, and this measures the
+            // memory of all of them rendered.
+            "config": {"providerApi": "cluster", "createGuard": false},
         }))),
         ..Default::default()
     }
