@@ -59,7 +59,7 @@ cargo fmt --all -- --check
 ran+=("format (cargo fmt --check)")
 
 step "lint"
-cargo clippy --all-targets --all-features -- -D warnings
+cargo clippy --workspace --all-targets --all-features -- -D warnings
 ran+=("lint (cargo clippy -D warnings)")
 
 step "the core builds for wasm32-unknown-unknown"
@@ -69,8 +69,8 @@ ran+=("the core builds for wasm32")
 step "tests"
 # tests/go_yaml.rs compares render's YAML with Go's: where Go is installed it must not skip.
 if [ "$go_yaml" = yes ]; then export REQUIRE_GO_YAML=1; fi
-cargo test --all-features
-ran+=("cargo test --all-features (CRD validation against crds/ included)")
+cargo test --workspace --all-features
+ran+=("cargo test --workspace --all-features (CRD validation against crds/ included)")
 if [ "$go_yaml" = yes ]; then
   ran+=("render's YAML against Go's sigs.k8s.io/yaml (tests/go_yaml.rs)")
 else
