@@ -35,14 +35,13 @@ pub(super) const RELEASE_PATTERN: &str = "^v[0-9]+\\.[0-9]+\\.[0-9]+$";
 pub(super) const DURATION_PATTERN: &str = "^([0-9]+(\\.[0-9]+)?(ns|us|µs|ms|s|m|h))+$";
 
 /// The `spec` of a composite resource (or claim) that describes Artifactory repositories.
-#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
-#[cfg_attr(feature = "codegen", derive(schemars::JsonSchema))]
+#[derive(Debug, Clone, Default, PartialEq, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub(super) struct CompositeSpecSchema {
     /// JFrog project key: 2 to 32 lower-case letters, digits or '-', starting with a letter.
     /// Set on every repository; the default key format becomes {projectKey}-{name}.
     #[serde(default)]
-    #[cfg_attr(feature = "codegen", schemars(regex(pattern = PROJECT_KEY_PATTERN)))]
+    #[schemars(regex(pattern = PROJECT_KEY_PATTERN))]
     pub project_key: Option<String>,
     /// Default provider config of every repository.
     #[serde(default)]
@@ -52,45 +51,29 @@ pub(super) struct CompositeSpecSchema {
     pub deletion_policy: Option<DeletionPolicy>,
     /// Default management policies of every repository.
     #[serde(default)]
-    #[cfg_attr(
-        feature = "codegen",
-        schemars(schema_with = "schemas::management_policies")
-    )]
+    #[schemars(schema_with = "schemas::management_policies")]
     pub management_policies: Option<Vec<String>>,
     /// The repositories, one composed resource each; may be empty.
-    #[cfg_attr(
-        feature = "codegen",
-        schemars(extend(
-            "x-kubernetes-list-type" = "map",
-            "x-kubernetes-list-map-keys" = ["name"]
-        ))
-    )]
+    #[schemars(extend( "x-kubernetes-list-type" = "map", "x-kubernetes-list-map-keys" = ["name"] ))]
     pub repositories: Vec<RepositoryEntrySchema>,
 }
 
 /// One Artifactory repository.
-#[derive(Debug, Clone, PartialEq, Deserialize)]
-#[cfg_attr(feature = "codegen", derive(schemars::JsonSchema))]
+#[derive(Debug, Clone, PartialEq, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub(super) struct RepositoryEntrySchema {
     /// Unique name of the entry, a DNS-1123 label: it names the composed resource,
     /// and the key is computed from it unless key is given.
-    #[cfg_attr(
-        feature = "codegen",
-        schemars(length(min = 1, max = 63), regex(pattern = DNS_LABEL_PATTERN))
-    )]
+    #[schemars(length(min = 1, max = 63), regex(pattern = DNS_LABEL_PATTERN))]
     pub name: String,
     /// Repository class: local, remote, virtual or federated.
     pub rclass: Rclass,
     /// Artifactory package type, such as maven, npm, docker, oci, generic, pypi, helm or go.
-    #[cfg_attr(feature = "codegen", schemars(schema_with = "schemas::package_type"))]
+    #[schemars(schema_with = "schemas::package_type")]
     pub package_type: String,
     /// Explicit repository key; otherwise computed from the naming format.
     #[serde(default)]
-    #[cfg_attr(
-        feature = "codegen",
-        schemars(length(min = 1, max = 64), regex(pattern = KEY_PATTERN))
-    )]
+    #[schemars(length(min = 1, max = 64), regex(pattern = KEY_PATTERN))]
     pub key: Option<String>,
     /// Repository description.
     #[serde(default)]
@@ -100,22 +83,19 @@ pub(super) struct RepositoryEntrySchema {
     pub notes: Option<String>,
     /// Remote repositories: the upstream URL.
     #[serde(default)]
-    #[cfg_attr(feature = "codegen", schemars(regex(pattern = URL_PATTERN)))]
+    #[schemars(regex(pattern = URL_PATTERN))]
     pub url: Option<String>,
     /// Virtual repositories: members by name of an entry of this list, in resolution order.
     #[serde(default)]
-    #[cfg_attr(feature = "codegen", schemars(schema_with = "schemas::entry_names"))]
+    #[schemars(schema_with = "schemas::entry_names")]
     pub repositories: Option<Vec<String>>,
     /// Virtual repositories: members outside this composite, by key; resolved after repositories.
     #[serde(default)]
-    #[cfg_attr(feature = "codegen", schemars(schema_with = "schemas::keys"))]
+    #[schemars(schema_with = "schemas::keys")]
     pub external_repositories: Option<Vec<String>>,
     /// Virtual repositories: name of the local member entry that deployments go to.
     #[serde(default)]
-    #[cfg_attr(
-        feature = "codegen",
-        schemars(length(min = 1, max = 63), regex(pattern = DNS_LABEL_PATTERN))
-    )]
+    #[schemars(length(min = 1, max = 63), regex(pattern = DNS_LABEL_PATTERN))]
     pub default_deployment_repo: Option<String>,
     /// Federated repositories: the members; without it, and with the input's artifactoryUrl,
     /// the repository itself.
@@ -123,7 +103,7 @@ pub(super) struct RepositoryEntrySchema {
     pub members: Option<Vec<FederatedMemberSchema>>,
     /// Any other provider field, camelCase, as in the provider's CRD; checked by the function.
     #[serde(default)]
-    #[cfg_attr(feature = "codegen", schemars(schema_with = "schemas::free_object"))]
+    #[schemars(schema_with = "schemas::free_object")]
     pub for_provider: Option<Map<String, Value>>,
     /// Adopt an existing repository with this key (management policies [Observe] unless given).
     #[serde(default)]
@@ -133,10 +113,7 @@ pub(super) struct RepositoryEntrySchema {
     pub deletion_policy: Option<DeletionPolicy>,
     /// Management policies of this repository.
     #[serde(default)]
-    #[cfg_attr(
-        feature = "codegen",
-        schemars(schema_with = "schemas::management_policies")
-    )]
+    #[schemars(schema_with = "schemas::management_policies")]
     pub management_policies: Option<Vec<String>>,
     /// Provider config of this repository.
     #[serde(default)]
@@ -153,8 +130,7 @@ pub(super) struct RepositoryEntrySchema {
 }
 
 /// A password kept in a Secret.
-#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
-#[cfg_attr(feature = "codegen", derive(schemars::JsonSchema))]
+#[derive(Debug, Clone, Default, PartialEq, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub(super) struct PasswordSchema {
     /// The Secret key that holds the password. Without a namespace, the claim's namespace
@@ -164,15 +140,14 @@ pub(super) struct PasswordSchema {
 }
 
 /// A key of a Secret, with an optional namespace.
-#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
-#[cfg_attr(feature = "codegen", derive(schemars::JsonSchema))]
+#[derive(Debug, Clone, Default, PartialEq, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub(super) struct PasswordSecretRefSchema {
     /// Key in the Secret.
-    #[cfg_attr(feature = "codegen", schemars(length(min = 1)))]
+    #[schemars(length(min = 1))]
     pub key: String,
     /// Name of the Secret.
-    #[cfg_attr(feature = "codegen", schemars(length(min = 1)))]
+    #[schemars(length(min = 1))]
     pub name: String,
     /// Namespace of the Secret.
     #[serde(default)]
@@ -180,12 +155,11 @@ pub(super) struct PasswordSecretRefSchema {
 }
 
 /// A member of a federated repository.
-#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
-#[cfg_attr(feature = "codegen", derive(schemars::JsonSchema))]
+#[derive(Debug, Clone, Default, PartialEq, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub(super) struct FederatedMemberSchema {
     /// URL of the member repository, ending in its key.
-    #[cfg_attr(feature = "codegen", schemars(regex(pattern = URL_PATTERN)))]
+    #[schemars(regex(pattern = URL_PATTERN))]
     pub url: String,
     /// Whether the member takes part in the federation.
     #[serde(default)]
@@ -196,8 +170,7 @@ pub(super) struct FederatedMemberSchema {
 }
 
 /// A key of a Kubernetes secret.
-#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
-#[cfg_attr(feature = "codegen", derive(schemars::JsonSchema))]
+#[derive(Debug, Clone, Default, PartialEq, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub(super) struct SecretKeySelectorSchema {
     /// Key in the secret.
@@ -211,19 +184,15 @@ pub(super) struct SecretKeySelectorSchema {
 
 /// A reference to a provider config. The cluster-scoped provider APIs take name and
 /// policy; the namespaced API takes kind and name.
-#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
-#[cfg_attr(feature = "codegen", derive(schemars::JsonSchema))]
+#[derive(Debug, Clone, Default, PartialEq, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub(super) struct ProviderConfigRefSchema {
     /// Kind of the provider config (namespaced API): ProviderConfig or ClusterProviderConfig.
     #[serde(default)]
-    #[cfg_attr(
-        feature = "codegen",
-        schemars(extend("enum" = ["ProviderConfig", "ClusterProviderConfig"]))
-    )]
+    #[schemars(extend("enum" = ["ProviderConfig", "ClusterProviderConfig"]))]
     pub kind: Option<String>,
     /// Name of the provider config.
-    #[cfg_attr(feature = "codegen", schemars(length(min = 1)))]
+    #[schemars(length(min = 1))]
     pub name: String,
     /// How the reference is resolved (cluster-scoped provider APIs).
     #[serde(default)]
@@ -231,29 +200,21 @@ pub(super) struct ProviderConfigRefSchema {
 }
 
 /// Resolution policy of a reference.
-#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
-#[cfg_attr(feature = "codegen", derive(schemars::JsonSchema))]
+#[derive(Debug, Clone, Default, PartialEq, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub(super) struct ReferencePolicySchema {
     /// Required or Optional.
     #[serde(default)]
-    #[cfg_attr(
-        feature = "codegen",
-        schemars(extend("enum" = ["Required", "Optional"]))
-    )]
+    #[schemars(extend("enum" = ["Required", "Optional"]))]
     pub resolution: Option<String>,
     /// Always or IfNotPresent.
     #[serde(default)]
-    #[cfg_attr(
-        feature = "codegen",
-        schemars(extend("enum" = ["Always", "IfNotPresent"]))
-    )]
+    #[schemars(extend("enum" = ["Always", "IfNotPresent"]))]
     pub resolve: Option<String>,
 }
 
 /// The function input: the pipeline step's `input`. Every field is optional.
-#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
-#[cfg_attr(feature = "codegen", derive(schemars::JsonSchema))]
+#[derive(Debug, Clone, Default, PartialEq, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub(super) struct InputSchema {
     /// artifactory.fn.crossplane.io/v1beta1
@@ -264,7 +225,7 @@ pub(super) struct InputSchema {
     pub kind: Option<String>,
     /// Standard object metadata; not used.
     #[serde(default)]
-    #[cfg_attr(feature = "codegen", schemars(schema_with = "schemas::metadata"))]
+    #[schemars(schema_with = "schemas::metadata")]
     pub metadata: Option<Map<String, Value>>,
     /// Provider API to render for: auto (namespaced when the composite is namespaced,
     /// else cluster; with live schemas, the API whose kinds the cluster serves), flat
@@ -276,14 +237,14 @@ pub(super) struct InputSchema {
     /// rendered for (default: the newest release that has the provider API). A patch release
     /// the function does not know uses the newest known release before it.
     #[serde(default)]
-    #[cfg_attr(feature = "codegen", schemars(regex(pattern = RELEASE_PATTERN)))]
+    #[schemars(regex(pattern = RELEASE_PATTERN))]
     pub provider_version: Option<String>,
     /// How repository keys are computed.
     #[serde(default)]
     pub naming: Option<NamingSchema>,
     /// Base URL of Artifactory: status URLs and the default federated self member.
     #[serde(default)]
-    #[cfg_attr(feature = "codegen", schemars(regex(pattern = URL_PATTERN)))]
+    #[schemars(regex(pattern = URL_PATTERN))]
     pub artifactory_url: Option<String>,
     /// Defaults for every repository, below the composite's own.
     #[serde(default)]
@@ -309,7 +270,7 @@ pub(super) struct InputSchema {
     /// {namespace}, {xrName} and {projectKey} take the composite's values, such as
     /// {claimNamespace}-* (default: any key).
     #[serde(default)]
-    #[cfg_attr(feature = "codegen", schemars(length(min = 1)))]
+    #[schemars(length(min = 1))]
     pub allowed_keys: Option<String>,
     /// Render remote passwords as the provider's write-only fields (passwordWoSecretRef and
     /// passwordWoVersion, the Secret's resourceVersion) rather than passwordSecretRef
@@ -318,13 +279,12 @@ pub(super) struct InputSchema {
     pub write_only_passwords: Option<bool>,
     /// How long Crossplane may cache the response, as a duration such as 60s (default 60s).
     #[serde(default)]
-    #[cfg_attr(feature = "codegen", schemars(regex(pattern = DURATION_PATTERN)))]
+    #[schemars(regex(pattern = DURATION_PATTERN))]
     pub ttl: Option<String>,
 }
 
 /// Which provider API the function renders for.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
-#[cfg_attr(feature = "codegen", derive(schemars::JsonSchema))]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "lowercase")]
 pub(super) enum ProviderApiChoice {
     Auto,
@@ -334,21 +294,19 @@ pub(super) enum ProviderApiChoice {
 }
 
 /// Key naming.
-#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
-#[cfg_attr(feature = "codegen", derive(schemars::JsonSchema))]
+#[derive(Debug, Clone, Default, PartialEq, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub(super) struct NamingSchema {
     /// Key template with the placeholders {name}, {projectKey}, {packageType}, {rclass},
     /// {xrName}, {namespace}, {claimName} and {claimNamespace}; default {name}, or
     /// {projectKey}-{name} when projectKey is set.
     #[serde(default)]
-    #[cfg_attr(feature = "codegen", schemars(length(min = 1)))]
+    #[schemars(length(min = 1))]
     pub format: Option<String>,
 }
 
 /// Defaults for every repository.
-#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
-#[cfg_attr(feature = "codegen", derive(schemars::JsonSchema))]
+#[derive(Debug, Clone, Default, PartialEq, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub(super) struct DefaultsSchema {
     /// Default provider config.
@@ -359,10 +317,7 @@ pub(super) struct DefaultsSchema {
     pub deletion_policy: Option<DeletionPolicy>,
     /// Default management policies.
     #[serde(default)]
-    #[cfg_attr(
-        feature = "codegen",
-        schemars(schema_with = "schemas::management_policies")
-    )]
+    #[schemars(schema_with = "schemas::management_policies")]
     pub management_policies: Option<Vec<String>>,
     /// Default forProvider.projectEnvironments of every repository when spec.projectKey is set
     /// and the entry's forProvider sets none (for example [DEV]).
@@ -372,7 +327,6 @@ pub(super) struct DefaultsSchema {
 
 /// Schemas that no plain Rust type expresses: enums from the catalog and
 /// the policies, objects that keep unknown fields.
-#[cfg(feature = "codegen")]
 mod schemas {
     use super::{DNS_LABEL_PATTERN, KEY_PATTERN};
     use crate::core::catalog::catalog;
@@ -412,231 +366,5 @@ mod schemas {
 
     pub(super) fn metadata(_: &mut SchemaGenerator) -> Schema {
         json_schema!({"type": "object"})
-    }
-}
-
-/// The readers and the schemas describe one API: the fields each hand-written
-/// reader accepts are exactly the properties of the generated schema at the
-/// same path, and the enums and patterns agree with the readers' rules.
-#[cfg(all(test, feature = "codegen"))]
-mod tests {
-    use super::*;
-    use crate::codegen::schemas::{composite_spec_schema, input_schema};
-    use crate::core::catalog::{catalog, ProviderApi};
-    use crate::core::composite::{is_dns_label, is_project_key, read_spec};
-    use crate::core::input::{read_input, SettingsAt};
-    use crate::core::policy::MANAGEMENT_POLICIES;
-    use crate::core::problems::Findings;
-    use crate::core::reader::trace::fields_read;
-    use serde_json::json;
-    use std::collections::BTreeSet;
-
-    /// A spec that sets every field, nested objects included.
-    fn full_spec() -> Value {
-        json!({
-            "projectKey": "team1",
-            "providerConfigRef": {"name": "default"},
-            "deletionPolicy": "Delete",
-            "managementPolicies": ["*"],
-            "repositories": [{
-                "name": "libs", "rclass": "federated", "packageType": "maven", "key": "team1-libs",
-                "description": "d", "notes": "n", "url": "https://example.com/libs",
-                "repositories": ["a"], "externalRepositories": ["b"], "defaultDeploymentRepo": "a",
-                "members": [{
-                    "url": "https://eu.example.com/artifactory/team1-libs", "enabled": true,
-                    "accessTokenSecretRef": {"key": "token", "name": "eu", "namespace": "crossplane-system"}
-                }],
-                "forProvider": {"xrayIndex": true}, "import": false, "deletionPolicy": "Orphan",
-                "managementPolicies": ["Observe"], "providerConfigRef": {"name": "eu"}, "paused": false,
-                "username": "ci", "password": {"secretRef": {"name": "upstream", "key": "password", "namespace": "team1"}}
-            }]
-        })
-    }
-
-    fn full_input() -> Value {
-        json!({
-            "apiVersion": "artifactory.fn.crossplane.io/v1beta1", "kind": "Input",
-            "metadata": {"name": "x"}, "providerApi": "auto", "naming": {"format": "{name}"},
-            "artifactoryUrl": "https://artifactory.example.com",
-            "defaults": {"providerConfigRef": {"name": "default"}, "deletionPolicy": "Delete", "managementPolicies": ["*"]},
-            "deletionProtection": true, "createGuard": true, "allowedKeys": "{claimNamespace}-*",
-            "writeOnlyPasswords": false, "ttl": "60s"
-        })
-    }
-
-    /// The schema node at a reader path such as `spec.repositories[].members[]`.
-    fn node_at<'a>(root: &'a Value, path: &str) -> &'a Value {
-        let mut node = root;
-        for segment in path.split('.') {
-            let (name, lists) = segment.split_at(segment.find('[').unwrap_or(segment.len()));
-            node = &node["properties"][name];
-            for _ in 0..lists.matches("[]").count() {
-                node = &node["items"];
-            }
-        }
-        node
-    }
-
-    fn property_names(node: &Value) -> BTreeSet<&str> {
-        node["properties"]
-            .as_object()
-            .map(|p| p.keys().map(String::as_str).collect())
-            .unwrap_or_default()
-    }
-
-    fn assert_readers_match(root: &Value, read: impl FnOnce(), expected_paths: &[&str]) {
-        let fields = fields_read(read);
-        let paths: Vec<&str> = fields.keys().map(String::as_str).collect();
-        assert_eq!(paths, expected_paths, "every object reader ran");
-        for (path, known) in &fields {
-            let known: BTreeSet<&str> = known.iter().copied().collect();
-            assert_eq!(
-                known,
-                property_names(node_at(root, path)),
-                "{path}: the fields the reader accepts (left) differ from the schema's properties (right)"
-            );
-        }
-    }
-
-    #[test]
-    fn the_composite_reader_accepts_exactly_the_schema_fields() {
-        let schema =
-            json!({"properties": {"spec": composite_spec_schema(ProviderApi::Cluster).unwrap()}});
-        let composite = json!({"spec": full_spec()});
-        let mut findings = Findings::default();
-        assert_readers_match(
-            &schema,
-            || {
-                read_spec(
-                    crate::proto::ObjectView::Json(composite.as_object().unwrap()),
-                    &mut findings,
-                );
-            },
-            &[
-                "spec",
-                "spec.repositories[]",
-                "spec.repositories[].members[]",
-                "spec.repositories[].password",
-                "spec.repositories[].password.secretRef",
-            ],
-        );
-        assert!(!findings.has_problems(), "{:?}", findings.problems);
-    }
-
-    #[test]
-    fn the_input_reader_accepts_exactly_the_schema_fields() {
-        let schema = json!({"properties": {"input": input_schema().unwrap()}});
-        let input = full_input();
-        let mut findings = Findings::default();
-        assert_readers_match(
-            &schema,
-            || {
-                let view = crate::proto::ObjectView::Json(input.as_object().unwrap());
-                read_input(Some(view), SettingsAt::Input, &mut findings);
-            },
-            &["input", "input.defaults", "input.naming"],
-        );
-        assert!(!findings.has_problems(), "{:?}", findings.problems);
-    }
-
-    #[test]
-    fn the_full_examples_deserialize_into_the_types() {
-        let spec: CompositeSpecSchema = serde_json::from_value(full_spec()).unwrap();
-        assert_eq!(spec.repositories[0].rclass, Rclass::Federated);
-        let input: InputSchema = serde_json::from_value(full_input()).unwrap();
-        assert_eq!(input.provider_api, Some(ProviderApiChoice::Auto));
-    }
-
-    fn strings(values: &Value) -> Vec<&str> {
-        values
-            .as_array()
-            .unwrap()
-            .iter()
-            .map(|v| v.as_str().unwrap())
-            .collect()
-    }
-
-    #[test]
-    fn enums_are_what_the_readers_accept() {
-        let spec = composite_spec_schema(ProviderApi::Cluster).unwrap();
-        let entry = &spec["properties"]["repositories"]["items"]["properties"];
-        assert_eq!(strings(&entry["rclass"]["enum"]), Rclass::NAMES);
-        assert_eq!(
-            strings(&entry["deletionPolicy"]["enum"]),
-            ["Delete", "Orphan"]
-        );
-        assert_eq!(
-            strings(&entry["managementPolicies"]["items"]["enum"]),
-            MANAGEMENT_POLICIES
-        );
-        let input = input_schema().unwrap();
-        let mut apis = vec!["auto"];
-        apis.extend(ProviderApi::ALL.map(ProviderApi::as_str));
-        assert_eq!(strings(&input["properties"]["providerApi"]["enum"]), apis);
-        // Every package type of the enum renders to a kind in some API and class,
-        // and every kind's package type is in the enum.
-        let package_types = strings(&entry["packageType"]["enum"]);
-        let catalog = catalog();
-        for package_type in &package_types {
-            let found = ProviderApi::ALL.iter().any(|api| {
-                Rclass::ALL
-                    .iter()
-                    .any(|rclass| catalog.find(*api, *rclass, package_type).is_ok())
-            });
-            assert!(found, "{package_type} renders to no kind");
-        }
-        for kind in catalog.all_kinds() {
-            assert!(package_types.contains(&kind.package_type.as_str()));
-        }
-    }
-
-    #[test]
-    fn patterns_agree_with_the_readers() {
-        let project_key = regex::Regex::new(PROJECT_KEY_PATTERN).unwrap();
-        for sample in [
-            "team1",
-            "a-",
-            "ab",
-            "Team1",
-            "1team",
-            "a",
-            "t-1-x",
-            &"a".repeat(33),
-        ] {
-            assert_eq!(
-                project_key.is_match(sample),
-                is_project_key(sample),
-                "{sample}"
-            );
-        }
-        let dns_label = regex::Regex::new(DNS_LABEL_PATTERN).unwrap();
-        for sample in [
-            "libs",
-            "libs-release",
-            "-libs",
-            "libs-",
-            "Libs",
-            "a",
-            "1a",
-            "a_b",
-            "",
-        ] {
-            assert_eq!(dns_label.is_match(sample), is_dns_label(sample), "{sample}");
-        }
-        let duration = regex::Regex::new(DURATION_PATTERN).unwrap();
-        for sample in ["60s", "1m30s", "1.5h", "250ms", "60", "s", "", "1d"] {
-            assert_eq!(
-                duration.is_match(sample),
-                crate::core::time::parse_go_duration(sample).is_ok(),
-                "{sample}"
-            );
-        }
-        let key = regex::Regex::new(KEY_PATTERN).unwrap();
-        for sample in ["team1-libs", "libs.local", "Team_Images"] {
-            assert!(key.is_match(sample), "{sample}");
-        }
-        for sample in ["team libs", "a/b", "a\"b", "a\\b", "a`b", "a[b]"] {
-            assert!(!key.is_match(sample), "{sample}");
-        }
     }
 }

@@ -22,10 +22,6 @@ use std::path::{Path, PathBuf};
 /// Where the generated catalog lives in the repository.
 pub(super) const CATALOG_PATH: &str = "src/core/catalog/catalog.json";
 
-const FLAT_GROUP: &str = "artifactory.jfrog.crossplane.io";
-const NAMESPACED_GROUP: &str = "artifactory.jfrog.m.crossplane.io";
-const RCLASSES: [&str; 4] = ["local", "remote", "virtual", "federated"];
-const SUFFIX: &str = "repositories";
 /// `spec` fields the function never renders; leaving them out keeps the catalog small.
 const UNRENDERED_SPEC_FIELDS: [&str; 3] = [
     "initProvider",
@@ -145,7 +141,7 @@ fn extract_kind(crd: &Value, where_: &str, nodes: &mut NodeTable) -> anyhow::Res
     let kind = spec["names"]["kind"]
         .as_str()
         .with_context(|| format!("{where_}: no kind"))?;
-    let Some((api, rclass, package_type)) = class_and_type(group, plural) else {
+    let Some((api, rclass, package_type)) = super::crds::class_and_type(group, plural) else {
         return Ok(None);
     };
     let version = served_version(spec).with_context(|| format!("{where_}: no served version"))?;
@@ -175,37 +171,6 @@ fn served_version(spec: &Value) -> Option<&Value> {
         .find(|v| v["storage"] == true)
         .or(served.first())
         .copied()
-}
-
-/// Whether a CRD (by group and plural) is one of the repository kinds the catalog records.
-pub(super) fn is_repository_crd(group: &str, plural: &str) -> bool {
-    class_and_type(group, plural).is_some()
-}
-
-/// The API generation, repository class and package type a CRD is for, from its group and
-/// plural; `None` for a CRD that is not a repository kind.
-///
-/// `flat` spells the class in the plural (`localmavenrepositories` in
-/// `artifactory.jfrog.crossplane.io`); the later generations put it in the group
-/// (`local.artifactory.jfrog.crossplane.io`, namespaced: `local.artifactory.jfrog.m.crossplane.io`).
-fn class_and_type(group: &str, plural: &str) -> Option<(&'static str, String, String)> {
-    let stem = plural.strip_suffix(SUFFIX)?;
-    if group == FLAT_GROUP {
-        return RCLASSES.iter().find_map(|rc| {
-            stem.strip_prefix(rc)
-                .filter(|t| !t.is_empty())
-                .map(|t| ("flat", rc.to_string(), t.to_string()))
-        });
-    }
-    let (rclass, rest) = group.split_once('.')?;
-    let api = match rest {
-        FLAT_GROUP => "cluster",
-        NAMESPACED_GROUP => "namespaced",
-        _ => return None,
-    };
-    RCLASSES
-        .contains(&rclass)
-        .then(|| (api, rclass.to_string(), stem.to_string()))
 }
 
 /// The `forProvider` fields that the CRD's CEL rules require while managed.
@@ -462,41 +427,5 @@ mod tests {
         assert_eq!(parse_required_rule("self.x == 1"), None);
         let mismatched = rule.replace("initProvider.url", "initProvider.member");
         assert_eq!(parse_required_rule(&mismatched), None);
-    }
-
-    #[test]
-    fn class_and_type_for_each_generation() {
-        let flat = class_and_type(
-            "artifactory.jfrog.crossplane.io",
-            "localdockerv2repositories",
-        );
-        assert_eq!(flat, Some(("flat", "local".into(), "dockerv2".into())));
-        let cluster = class_and_type(
-            "federated.artifactory.jfrog.crossplane.io",
-            "mavenrepositories",
-        );
-        assert_eq!(
-            cluster,
-            Some(("cluster", "federated".into(), "maven".into()))
-        );
-        let namespaced = class_and_type(
-            "remote.artifactory.jfrog.m.crossplane.io",
-            "npmrepositories",
-        );
-        assert_eq!(
-            namespaced,
-            Some(("namespaced", "remote".into(), "npm".into()))
-        );
-        assert_eq!(
-            class_and_type("other.example.io", "mavenrepositories"),
-            None
-        );
-        assert_eq!(
-            class_and_type(
-                "artifact.artifactory.jfrog.crossplane.io",
-                "itemrepositories"
-            ),
-            None
-        );
     }
 }

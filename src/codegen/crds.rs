@@ -33,7 +33,7 @@ pub struct ReleaseCrds {
 }
 
 /// A release name as the provider tags them: `v` and three numbers.
-pub use crate::core::catalog::parse_version as parse_release;
+pub(crate) use crate::core::catalog::parse_version as parse_release;
 
 /// Orders release names by version; names that are not versions sort last, by text.
 pub fn compare_releases(a: &str, b: &str) -> Ordering {
@@ -265,7 +265,7 @@ pub fn package_release_files(
         let spec = &crd["spec"];
         let group = spec["group"].as_str().unwrap_or_default();
         let plural = spec["names"]["plural"].as_str().unwrap_or_default();
-        if super::catalog::is_repository_crd(group, plural) {
+        if is_repository_crd(group, plural) {
             let text = serde_yaml_ng::to_string(&crd).with_context(|| name.to_string())?;
             files.push((format!("{group}_{plural}.yaml"), text));
         }
@@ -362,6 +362,43 @@ fn search_layer(bytes: &[u8], found: &mut Option<String>, depth: usize) -> anyho
 /// A POSIX tar: `ustar` at offset 257 of the first header.
 fn is_tar(bytes: &[u8]) -> bool {
     bytes.len() >= 512 && &bytes[257..262] == b"ustar"
+}
+
+// The CRDs' names that make a repository kind, in each API generation.
+const FLAT_GROUP: &str = "artifactory.jfrog.crossplane.io";
+const NAMESPACED_GROUP: &str = "artifactory.jfrog.m.crossplane.io";
+const RCLASSES: [&str; 4] = ["local", "remote", "virtual", "federated"];
+const SUFFIX: &str = "repositories";
+
+/// Whether a CRD (by group and plural) is one of the repository kinds the catalog records.
+fn is_repository_crd(group: &str, plural: &str) -> bool {
+    class_and_type(group, plural).is_some()
+}
+
+/// The API generation, repository class and package type a CRD is for, from its group and
+/// plural; `None` for a CRD that is not a repository kind.
+///
+/// `flat` spells the class in the plural (`localmavenrepositories` in
+/// `artifactory.jfrog.crossplane.io`); the later generations put it in the group
+/// (`local.artifactory.jfrog.crossplane.io`, namespaced: `local.artifactory.jfrog.m.crossplane.io`).
+pub(super) fn class_and_type(group: &str, plural: &str) -> Option<(&'static str, String, String)> {
+    let stem = plural.strip_suffix(SUFFIX)?;
+    if group == FLAT_GROUP {
+        return RCLASSES.iter().find_map(|rc| {
+            stem.strip_prefix(rc)
+                .filter(|t| !t.is_empty())
+                .map(|t| ("flat", rc.to_string(), t.to_string()))
+        });
+    }
+    let (rclass, rest) = group.split_once('.')?;
+    let api = match rest {
+        FLAT_GROUP => "cluster",
+        NAMESPACED_GROUP => "namespaced",
+        _ => return None,
+    };
+    RCLASSES
+        .contains(&rclass)
+        .then(|| (api, rclass.to_string(), stem.to_string()))
 }
 
 #[cfg(test)]
@@ -554,5 +591,41 @@ mod tests {
         assert!(names.len() >= 19, "{names:?}");
         let v0_14 = releases.iter().find(|r| r.release == "v0.14.0").unwrap();
         assert_eq!(v0_14.crds.len(), 278);
+    }
+
+    #[test]
+    fn class_and_type_for_each_generation() {
+        let flat = class_and_type(
+            "artifactory.jfrog.crossplane.io",
+            "localdockerv2repositories",
+        );
+        assert_eq!(flat, Some(("flat", "local".into(), "dockerv2".into())));
+        let cluster = class_and_type(
+            "federated.artifactory.jfrog.crossplane.io",
+            "mavenrepositories",
+        );
+        assert_eq!(
+            cluster,
+            Some(("cluster", "federated".into(), "maven".into()))
+        );
+        let namespaced = class_and_type(
+            "remote.artifactory.jfrog.m.crossplane.io",
+            "npmrepositories",
+        );
+        assert_eq!(
+            namespaced,
+            Some(("namespaced", "remote".into(), "npm".into()))
+        );
+        assert_eq!(
+            class_and_type("other.example.io", "mavenrepositories"),
+            None
+        );
+        assert_eq!(
+            class_and_type(
+                "artifact.artifactory.jfrog.crossplane.io",
+                "itemrepositories"
+            ),
+            None
+        );
     }
 }

@@ -9,6 +9,8 @@ mod api;
 mod catalog;
 pub mod crds;
 mod proto;
+#[cfg(test)]
+mod readers_and_schemas;
 pub mod schemas;
 
 use std::path::{Path, PathBuf};

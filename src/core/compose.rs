@@ -1,8 +1,6 @@
 //! Rendering one managed resource per planned repository (docs/design.md, "Rendering"),
 //! checked against the provider schema before it is emitted.
 
-use crate::core::catalog::live::{LiveSchema, LiveSchemas};
-use crate::core::catalog::openapi::{CompiledSchema, Instance, RULES_SKIPPED};
 use crate::core::catalog::{catalog, NodeId, Rclass};
 use crate::core::input::Input;
 use crate::core::keys::{key_label, KEY_LABEL};
@@ -10,6 +8,8 @@ use crate::core::path::FieldPath;
 use crate::core::plan::{Planned, Setting};
 use crate::core::problems::{quoted_at, suggestion, Category, Findings};
 use crate::core::validation;
+use crate::core::validation::live::{LiveSchema, LiveSchemas};
+use crate::core::validation::openapi::{CompiledSchema, Instance, RULES_SKIPPED};
 use crate::proto::{EncodedMembers, ObjectView, ObjectWriter, Struct, View};
 use serde_json::{json, Map, Value};
 use std::borrow::Cow;

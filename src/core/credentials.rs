@@ -6,11 +6,11 @@
 //! (through required resources), so that rotating the Secret changes
 //! `passwordWoVersion` and the provider re-sends the password.
 
-use crate::core::catalog::live::{LiveSchema, LiveSchemas};
 use crate::core::catalog::{catalog, Kind};
 use crate::core::plan::Planned;
 use crate::core::problems::{Category, Findings};
 use crate::core::sorted;
+use crate::core::validation::live::{LiveSchema, LiveSchemas};
 use crate::proto::v1::resource_selector::Match;
 use crate::proto::v1::{ResourceSelector, Resources};
 use std::collections::BTreeMap;

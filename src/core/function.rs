@@ -6,7 +6,6 @@
 //! adds only the resources and status it owns.
 
 use crate::core::adoption;
-use crate::core::catalog::live::{self, LiveSchema, LiveSchemas};
 use crate::core::catalog::{catalog, Kind, ProviderApi, Rclass};
 use crate::core::compose::Composer;
 use crate::core::composite::{self, CompositeMeta, CompositeSpec};
@@ -22,6 +21,7 @@ use crate::core::size::ResponseSize;
 use crate::core::sorted;
 use crate::core::status;
 use crate::core::takeover;
+use crate::core::validation::live::{self, LiveSchema, LiveSchemas};
 use crate::core::wiring;
 use crate::proto::v1::{
     Capability, Condition, Ready, Requirements, Resource, ResourceSelector, ResponseMeta,

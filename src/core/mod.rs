@@ -19,7 +19,7 @@
 //! - [`inventory`]: claims that adopt what a live Artifactory has (the `adopt` command).
 
 pub(crate) mod adoption;
-pub mod catalog;
+pub(crate) mod catalog;
 pub(crate) mod compose;
 pub(crate) mod composite;
 pub(crate) mod consequences;
@@ -40,7 +40,7 @@ pub(crate) mod size;
 pub(crate) mod sorted;
 pub(crate) mod status;
 pub(crate) mod takeover;
-pub mod time;
+pub(crate) mod time;
 pub(crate) mod validation;
 pub(crate) mod wiring;
 

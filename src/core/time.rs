@@ -10,7 +10,7 @@ use std::time::Duration;
 
 /// A point in time: seconds since 1970-01-01T00:00:00Z and nanoseconds.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
-pub struct Instant {
+pub(crate) struct Instant {
     /// Whole seconds since the epoch.
     pub seconds: i64,
     /// Nanoseconds past `seconds`, below 1,000,000,000.
@@ -19,7 +19,7 @@ pub struct Instant {
 
 /// Parses `2026-11-01T10:00:00Z`, `...:00.5+02:00` and the like; `None` for
 /// anything else, including impossible dates.
-pub fn parse_rfc3339(text: &str) -> Option<Instant> {
+pub(crate) fn parse_rfc3339(text: &str) -> Option<Instant> {
     let b = text.as_bytes();
     let digits = |range: std::ops::Range<usize>| -> Option<i64> {
         let part = text.get(range)?;
@@ -101,7 +101,9 @@ fn days_from_civil(year: i64, month: i64, day: i64) -> i64 {
 }
 
 /// Seconds since the epoch as `2006-01-02T15:04:05Z`.
-pub fn format_utc(seconds: i64) -> String {
+// Used by the faces (the server's and render's flags and logs), not the core itself.
+#[cfg_attr(not(feature = "server"), allow(dead_code))]
+pub(crate) fn format_utc(seconds: i64) -> String {
     let (days, secs) = (seconds.div_euclid(86_400), seconds.rem_euclid(86_400));
     let z = days + 719_468;
     let era = z.div_euclid(146_097);
@@ -123,7 +125,7 @@ pub fn format_utc(seconds: i64) -> String {
 /// A text that is not a Go duration.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("invalid duration {0:?}")]
-pub struct InvalidDuration(pub String);
+pub(crate) struct InvalidDuration(pub String);
 
 /// Nanoseconds in each unit Go's `time.ParseDuration` knows.
 const UNITS: [(&str, u128); 8] = [
@@ -142,7 +144,7 @@ const UNITS: [(&str, u128); 8] = [
 /// such as `1m30s`, `1.5h` or `250ms`, with an optional leading `+`. Exact
 /// (integer arithmetic); negative durations and those over Go's limit (about
 /// 292 years) are refused.
-pub fn parse_go_duration(text: &str) -> Result<Duration, InvalidDuration> {
+pub(crate) fn parse_go_duration(text: &str) -> Result<Duration, InvalidDuration> {
     let invalid = || InvalidDuration(text.to_owned());
     let mut rest = text.strip_prefix('+').unwrap_or(text);
     if rest == "0" {
@@ -210,7 +212,9 @@ fn component_nanos(whole: &str, fraction: &str, scale: u128) -> Option<u128> {
 
 /// A duration as Go's `time.Duration.String` prints whole seconds and up
 /// (`1m0s`, `1h0m0s`, `30s`, `1.5s`); below a second, in milliseconds.
-pub fn format_go_duration(duration: Duration) -> String {
+// Used by the faces (the server's and render's flags and logs), not the core itself.
+#[cfg_attr(not(feature = "server"), allow(dead_code))]
+pub(crate) fn format_go_duration(duration: Duration) -> String {
     let secs = duration.as_secs();
     if secs == 0 {
         return format!("{}ms", duration.as_millis());

@@ -11,8 +11,6 @@
 //! afresh for every call, takes the first step when it is built (pre-initialisation): its
 //! calls parse only the nodes they need.
 
-pub mod live;
-pub mod openapi;
 pub mod rules;
 
 use serde::Deserialize;
@@ -115,7 +113,7 @@ impl fmt::Display for Rclass {
 }
 
 /// Index of a schema node in the catalog.
-pub type NodeId = usize;
+pub(crate) type NodeId = usize;
 
 /// One node of an OpenAPI schema, as the catalog keeps it.
 #[derive(Debug, Clone)]
@@ -320,7 +318,7 @@ impl<T> ByName<T> {
 }
 
 /// A schema node's properties: the schema's name of each to its node.
-pub type Properties = ByName<NodeId>;
+pub(crate) type Properties = ByName<NodeId>;
 
 impl<T> From<BTreeMap<String, T>> for ByName<T> {
     fn from(map: BTreeMap<String, T>) -> Self {
@@ -455,12 +453,12 @@ pub fn catalog() -> &'static Catalog {
 
 /// The group of an apiVersion (`local.artifactory.jfrog.crossplane.io/v1alpha1`); empty for
 /// the core group's `v1`.
-pub fn api_group(api_version: &str) -> &str {
+pub(crate) fn api_group(api_version: &str) -> &str {
     api_version.split_once('/').map_or("", |(group, _)| group)
 }
 
 /// `vX.Y.Z` as three numbers.
-pub fn parse_version(text: &str) -> Option<(u32, u32, u32)> {
+pub(crate) fn parse_version(text: &str) -> Option<(u32, u32, u32)> {
     let mut numbers = text
         .strip_prefix('v')?
         .split('.')
@@ -469,13 +467,9 @@ pub fn parse_version(text: &str) -> Option<(u32, u32, u32)> {
     numbers.next().is_none().then_some(version)
 }
 
-/// Lower case without separators: `docker-v2`, `Docker_V2` and `dockerv2` are one type.
-pub fn normalize_package_type(text: &str) -> String {
-    normalized_package_type(text).into_owned()
-}
-
-/// [`normalize_package_type`], borrowed when the text already is normalized
-/// (lower-case ASCII without separators), as nearly every entry's is.
+/// Lower case without separators: `docker-v2`, `Docker_V2` and `dockerv2` are one type;
+/// borrowed when the text already is normalized (lower-case ASCII without separators), as
+/// nearly every entry's is.
 fn normalized_package_type(text: &str) -> Cow<'_, str> {
     let is_separator = |c: char| matches!(c, '-' | '_' | ' ' | '.');
     // Bytes, not characters: a byte of a multi-byte character is not ASCII either.
@@ -493,7 +487,7 @@ fn normalized_package_type(text: &str) -> Cow<'_, str> {
 /// The Artifactory package family a package type belongs to: virtual
 /// repositories aggregate members of one family (a `docker` virtual takes
 /// `dockerv2` locals; `terraform` takes modules and providers).
-pub fn package_family(package_type: &str) -> &str {
+pub(crate) fn package_family(package_type: &str) -> &str {
     if package_type.starts_with("docker") {
         "docker"
     } else if package_type.starts_with("terraform") {
@@ -766,53 +760,4 @@ impl Catalog {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    /// Every length the word comparisons take, and around them: equal strings are equal, and a
-    /// difference at any one place (the parts the two words overlap included) is seen.
-    #[test]
-    fn same_length_equal_is_byte_equality() {
-        for len in 0..=20 {
-            let name: Vec<u8> = (0..len).map(|i| b'a' + i as u8).collect();
-            assert!(same_length_equal(&name, &name.clone()), "length {len}");
-            for at in 0..len {
-                let mut other = name.clone();
-                other[at] ^= 0x20;
-                assert!(!same_length_equal(&name, &other), "length {len}, at {at}");
-            }
-        }
-    }
-
-    #[test]
-    fn every_api_has_kinds_and_valid_nodes() {
-        let catalog = catalog();
-        for api in ProviderApi::ALL {
-            assert!(catalog.kinds(api).count() > 90, "{api}");
-        }
-        for kind in catalog.all_kinds() {
-            assert!(catalog.for_provider(kind).is_some(), "{}", kind.kind);
-        }
-    }
-
-    #[test]
-    fn aliases_resolve_only_where_needed() {
-        let catalog = catalog();
-        let local_docker = catalog
-            .find(ProviderApi::Cluster, Rclass::Local, "docker")
-            .unwrap();
-        assert_eq!(local_docker.package_type, "dockerv2");
-        let federated_docker = catalog
-            .find(ProviderApi::Cluster, Rclass::Federated, "docker")
-            .unwrap();
-        assert_eq!(federated_docker.package_type, "docker");
-        let flat = catalog
-            .find(ProviderApi::Flat, Rclass::Local, "Docker-V2")
-            .unwrap();
-        assert_eq!(flat.kind, "LocalDockerV2Repository");
-        let missing = catalog
-            .find(ProviderApi::Flat, Rclass::Local, "go")
-            .unwrap_err();
-        assert!(missing.contains(&"maven") && !missing.contains(&"go"));
-    }
-}
+mod tests;

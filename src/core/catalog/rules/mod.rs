@@ -14,7 +14,7 @@ mod eval;
 mod nesting;
 pub mod parse;
 pub mod re2;
-pub(super) mod values;
+pub(crate) mod values;
 
 use cel::common::types::{CelBool, CelString};
 use cel::common::value::{CowVal, Val};
@@ -262,7 +262,7 @@ impl Subject {
     }
 
     /// A value built under its schema (`catalog::openapi`).
-    pub(super) fn typed(value: values::Boxed) -> Self {
+    pub(crate) fn typed(value: values::Boxed) -> Self {
         Subject(value)
     }
 }

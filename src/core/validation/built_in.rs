@@ -6,10 +6,10 @@
 //! items in `set` lists. The CEL rules are applied by `compose` from the
 //! catalog's `requiredWhenManaged`.
 
-use crate::core::catalog::openapi::repeated_items;
 use crate::core::catalog::{Catalog, NodeId};
 use crate::core::path::FieldPath;
 use crate::core::problems::{quoted_at, suggestion, Category, Findings};
+use crate::core::validation::openapi::repeated_items;
 use crate::proto::{Kind, View};
 use serde_json::{Map, Value};
 

@@ -17,7 +17,7 @@ use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex, PoisonError};
 
 /// A kind by its apiVersion and kind.
-pub type KindRef<'k> = (&'k str, &'k str);
+pub(crate) type KindRef<'k> = (&'k str, &'k str);
 
 /// What Crossplane answered for one kind.
 #[derive(Debug, Clone)]
@@ -42,13 +42,13 @@ pub fn requirement_name(api_version: &str, kind: &str) -> String {
 
 /// The kind a requirement name names (`schema/<apiVersion>/<kind>`, the apiVersion with or
 /// without a group); `None` for a name of another form.
-pub fn requirement_kind(name: &str) -> Option<KindRef<'_>> {
+pub(crate) fn requirement_kind(name: &str) -> Option<KindRef<'_>> {
     let (api_version, kind) = name.strip_prefix("schema/")?.rsplit_once('/')?;
     (!api_version.is_empty() && !kind.is_empty()).then_some((api_version, kind))
 }
 
 /// `Requirements.schemas` for the kinds, by requirement name (sorted, so deterministic).
-pub fn requirements<'k>(
+pub(crate) fn requirements<'k>(
     kinds: impl IntoIterator<Item = KindRef<'k>>,
 ) -> BTreeMap<String, SchemaSelector> {
     crate::core::sorted::map(kinds.into_iter().map(|(api_version, kind)| {
@@ -118,7 +118,7 @@ static CACHE: Mutex<Cache> = Mutex::new(Cache {
 /// requirement name: every call of a Composition sends the same schemas, and compiling one
 /// costs far more than hashing it. A schema is compiled with the cache held, so that calls
 /// running at once never compile one content twice.
-pub fn compiled(schema: &Struct) -> Arc<CompiledSchema> {
+pub(crate) fn compiled(schema: &Struct) -> Arc<CompiledSchema> {
     let hash = schema.content_hash();
     let mut cache = CACHE.lock().unwrap_or_else(PoisonError::into_inner);
     if let Some(i) = cache.entries.iter().position(|(h, _)| *h == hash) {
