@@ -232,7 +232,7 @@ fn decode_run_encode_live_schemas(bencher: divan::Bencher, repositories: usize) 
 #[cfg(feature = "codegen")]
 #[divan::bench(args = [10, 100])]
 fn live_schemas_lookup(bencher: divan::Bencher, repositories: usize) {
-    use function_artifactory::catalog::live::LiveSchemas;
+    use function_artifactory::validation::LiveSchemas;
     let request = live_request(repositories);
     bencher.bench(|| LiveSchemas::read(divan::black_box(&request.required_schemas)).is_empty());
 }

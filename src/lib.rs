@@ -16,13 +16,32 @@
 mod core;
 pub mod proto;
 
-pub use crate::core::catalog;
 pub use crate::core::composite::CROSSPLANE_SPEC_FIELDS;
 pub use crate::core::function::{run_function_at, run_function_with_findings};
 pub use crate::core::input::SettingsAt;
-pub use crate::core::inventory;
 pub use crate::core::run_function;
-pub use crate::core::time;
+
+/// Repository configurations as JFrog's REST API returns them, mapped to claims that import
+/// them: the pure half of `function-artifactory adopt`, for any host that has the
+/// configurations in hand.
+pub use crate::core::inventory;
+
+/// The kind catalog: which provider kind renders a repository of a class and package type,
+/// for each provider release and API, with its schema.
+pub mod catalog {
+    pub use crate::core::catalog::rules;
+    pub use crate::core::catalog::{catalog, Catalog, ProviderApi, Rclass};
+}
+
+/// Objects checked against an OpenAPI schema as the API server checks a custom resource, CEL
+/// rules included, and the live schemas a cluster serves (`core::validation`).
+pub mod validation {
+    pub use crate::core::validation::live::{cache_size, requirement_name, LiveSchemas};
+    pub use crate::core::validation::openapi::{
+        apply_defaults, failed_rule, field_path, index_path, json_type, shown_rule, CompiledSchema,
+        Instance,
+    };
+}
 
 #[cfg(feature = "codegen")]
 pub mod codegen;

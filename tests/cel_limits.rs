@@ -3,10 +3,10 @@
 //! server's words; what the API server accepts still evaluates as before; and the schemas'
 //! patterns give the answers they gave.
 
-use function_artifactory::catalog::openapi::CompiledSchema;
 use function_artifactory::catalog::rules::{
     self, re2, Budget, Failure, Subject, Verdict, MAX_DEPTH, PER_CALL_LIMIT,
 };
+use function_artifactory::validation::CompiledSchema;
 use serde_json::{json, Value};
 use std::process::Command;
 use std::time::{Duration, Instant};

@@ -4,13 +4,13 @@
 
 mod support;
 
-use function_artifactory::catalog::live;
 use function_artifactory::proto::v1::Schema;
 use function_artifactory::proto::v1::{
     Capability, Resources, RunFunctionRequest, RunFunctionResponse,
 };
 use function_artifactory::proto::Struct;
 use function_artifactory::run_function;
+use function_artifactory::validation::requirement_name;
 use serde_json::{json, Value};
 use support::requests::{
     assert_valid, composite, desired_resources, fatal_message, input, namespaced_composite,
@@ -200,7 +200,7 @@ fn write_only_password_where_the_live_schema_has_the_fields() {
     let meta = req.meta.as_mut().unwrap();
     meta.capabilities.push(Capability::RequiredSchemas as i32);
     req.required_schemas.insert(
-        live::requirement_name(
+        requirement_name(
             "remote.artifactory.jfrog.m.crossplane.io/v1alpha1",
             "MavenRepository",
         ),

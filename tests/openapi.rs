@@ -1,4 +1,4 @@
-//! The compiled schema validator (`catalog::openapi`) agrees, message for message and in the same
+//! The compiled schema validator (`validation::openapi`) agrees, message for message and in the same
 //! order, with the validator it replaced (`support/openapi_reference.rs`, kept verbatim): on the
 //! provider's CRDs of several releases and on random schemas, for random objects given as JSON
 //! and as the members a rendered resource is checked from (`Instance`). This is what keeps the
@@ -8,8 +8,8 @@
 #[path = "support/openapi_reference.rs"]
 mod reference;
 
-use function_artifactory::catalog::openapi::{CompiledSchema, Instance};
 use function_artifactory::codegen::crds;
+use function_artifactory::validation::{CompiledSchema, Instance};
 use proptest::prelude::*;
 use reference::ReferenceSchema;
 use serde_json::{json, Map, Value};

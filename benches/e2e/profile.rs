@@ -94,7 +94,7 @@ fn main() {
             bytes += run_function(&request).encode_to_vec().len();
         }
     }
-    let (schemas, cache_bytes) = function_artifactory::catalog::live::cache_size();
+    let (schemas, cache_bytes) = function_artifactory::validation::cache_size();
     println!("{calls} calls, {bytes} response bytes; live schemas cached: {schemas}, about {cache_bytes} bytes");
 }
 

@@ -49,8 +49,8 @@ impl bindings::Guest for Component {
 /// same wherever it is built and holds no hash seed.
 #[unsafe(export_name = "wizer-initialize")]
 extern "C" fn prepare_instance() {
-    crate::catalog::catalog();
-    crate::catalog::rules::prepare();
+    crate::core::catalog::catalog();
+    crate::core::catalog::rules::prepare();
 }
 
 /// One call, from the request's bytes to the response's.

@@ -9,8 +9,8 @@
 
 use super::load::{str_at, Object};
 use super::Result;
-use crate::core::catalog::openapi::{apply_defaults, CompiledSchema};
 use crate::core::composite::CROSSPLANE_SPEC_FIELDS;
+use crate::core::validation::openapi::{apply_defaults, CompiledSchema};
 use anyhow::{Context as _, Error};
 use serde_json::{json, Value};
 

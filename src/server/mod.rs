@@ -111,7 +111,7 @@ pub struct ServeArgs {
 
 /// A Go duration greater than zero, for the flags.
 fn positive_duration(text: &str) -> Result<Duration, String> {
-    match crate::time::parse_go_duration(text) {
+    match crate::core::time::parse_go_duration(text) {
         Ok(duration) if !duration.is_zero() => Ok(duration),
         Ok(_) => Err("must be more than 0s".to_owned()),
         Err(error) => Err(format!(

@@ -1,7 +1,7 @@
 //! Test support: validates Kubernetes objects against CustomResourceDefinitions the way the
 //! API server does: ObjectMeta checks here, and the schema (defaults, OpenAPI types, list
 //! types, `x-kubernetes-validations` CEL rules) with the library's own validator,
-//! `catalog::openapi`, which also checks the live schemas Crossplane sends.
+//! `validation::openapi`, which also checks the live schemas Crossplane sends.
 
 // Each integration test binary compiles its own copy and uses only part of it.
 #![allow(dead_code)]
@@ -10,7 +10,7 @@ use std::collections::BTreeMap;
 use std::fmt;
 use std::path::{Path, PathBuf};
 
-use function_artifactory::catalog::openapi::{field_path, index_path, json_type, CompiledSchema};
+use function_artifactory::validation::{field_path, index_path, json_type, CompiledSchema};
 use serde_json::Value;
 
 /// The served versions of a set of CRDs, indexed by (apiVersion "group/version", kind).

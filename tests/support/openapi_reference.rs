@@ -1,5 +1,5 @@
 //! Test support: the schema validator as it was before it was compiled into nodes and given
-//! instances (`catalog::openapi` before the live-schema work of issue 26), kept verbatim as the
+//! instances (`validation::openapi` before the live-schema work of issue 26), kept verbatim as the
 //! reference the compiled one must agree with, message for message (`tests/openapi.rs`). Two
 //! changes since: `pattern` goes through the library's RE2 function (the `cel` crate's `matches`
 //! is no longer built), and rules are quoted as the library quotes them (shortened past 200
@@ -7,8 +7,8 @@
 //! cost limits (no rule here comes near them).
 #![allow(dead_code)]
 
-use function_artifactory::catalog::openapi::{failed_rule, shown_rule};
 use function_artifactory::catalog::rules::re2;
+use function_artifactory::validation::{failed_rule, shown_rule};
 use serde_json::{Map, Value};
 use std::collections::{HashMap, HashSet};
 use std::fmt;
