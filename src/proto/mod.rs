@@ -12,13 +12,12 @@ mod resource;
 mod schema;
 mod state;
 mod structpb;
-mod view;
 
 pub use resource::Resource;
 pub use schema::Schema;
 pub use state::State;
+pub use structpb::view::{Index, Items, Kind, ListView, Members, ObjectView, View};
 pub use structpb::{json_number, EncodedMembers, ListWriter, ObjectWriter, Struct};
-pub use view::{Index, Items, Kind, ListView, Members, ObjectView, View};
 
 /// The largest request the function takes: the gRPC server's default `--max-recv-message-size`
 /// (gRPC's usual 4 MiB) and the WebAssembly component's limit.

@@ -133,9 +133,7 @@ fn characters_case_and_reserved_names() {
     assert!(problems("Libs_A", Rclass::Local, "dockerv2")[0].contains("upper case or '_'"));
     assert!(problems("Libs_A", Rclass::Local, "maven").is_empty());
     assert!(problems("NGINX", Rclass::Local, "maven")[0].contains("reserved"));
-    assert!(
-        problems("jfrog-system-reserved-x", Rclass::Local, "maven")[0].contains("starts with")
-    );
+    assert!(problems("jfrog-system-reserved-x", Rclass::Local, "maven")[0].contains("starts with"));
     assert!(problems("libs-cache", Rclass::Local, "maven")[0].contains("-cache"));
 }
 

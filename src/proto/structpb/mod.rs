@@ -19,7 +19,6 @@
 //! prost only what it does not accept (see `direct`).
 
 use crate::proto::hash_key::HashKey;
-use crate::proto::view::{Index, Kind, Member, Node, ObjectView, Span, View};
 use prost::bytes::{Buf, BufMut, Bytes};
 use prost::encoding::{encode_varint, encoded_len_varint, skip_field, DecodeContext, WireType};
 use prost::DecodeError;
@@ -38,17 +37,20 @@ mod hash_tests;
 pub(in crate::proto) mod lazy;
 #[cfg(test)]
 mod lazy_tests;
+mod members;
 #[cfg(test)]
 mod tests;
+pub(in crate::proto) mod view;
 #[cfg(test)]
 mod view_tests;
 mod write;
 
 pub(in crate::proto) use decode::direct::Reader;
 use decode::*;
+pub use members::{EncodedMembers, ListWriter, ObjectWriter};
+use view::{Index, Kind, Member, Node, ObjectView, Span, View};
 pub(in crate::proto) use write::key;
 use write::*;
-pub use write::{EncodedMembers, ListWriter, ObjectWriter};
 
 /// A JSON object as carried by `google.protobuf.Struct`.
 ///

@@ -17,7 +17,7 @@
 //! the same object gives the same view either way (`structpb/view_tests.rs` and
 //! `structpb/lazy_tests.rs` compare them).
 
-use super::structpb::lazy::{self, At, Wired};
+use super::lazy::{self, At, Wired};
 use prost::bytes::Bytes;
 use serde_json::{Map, Number, Value};
 
@@ -170,7 +170,7 @@ impl<'a> View<'a> {
             View::Indexed(index, at) => match index.nodes[at as usize] {
                 Node::Null => Kind::Null,
                 Node::Bool(flag) => Kind::Bool(flag),
-                Node::Number(number) => match super::json_number(number) {
+                Node::Number(number) => match crate::proto::json_number(number) {
                     Value::Number(number) => Kind::Number(number),
                     _ => Kind::Null,
                 },
@@ -181,7 +181,7 @@ impl<'a> View<'a> {
             View::Wire(bytes, at) => match lazy::read(bytes, at) {
                 Wired::Null => Kind::Null,
                 Wired::Bool(flag) => Kind::Bool(flag),
-                Wired::Number(number) => match super::json_number(number) {
+                Wired::Number(number) => match crate::proto::json_number(number) {
                     Value::Number(number) => Kind::Number(number),
                     _ => Kind::Null,
                 },

@@ -1,5 +1,5 @@
-//! Encoding: Structs given as JSON, and objects written field by field
-//! ([`ObjectWriter`], [`ListWriter`]) straight into their wire format.
+//! Encoding: Structs given as JSON, and the writer of the wire format under the objects
+//! written field by field (`members.rs`).
 
 use super::field_keys::{BOOL, ENTRY, ITEM, NAME, NULL, NUMBER, STRING, VALUE};
 use super::*;
@@ -64,7 +64,7 @@ pub(in crate::proto) const fn key(tag: u32, wire_type: WireType) -> u8 {
 ///   so pending too: a message whose bytes move never holds a pending length. A message's
 ///   length counts the extra bytes of the pending lengths inside it, not in the buffer yet.
 pub(super) struct Writer {
-    out: Vec<u8>,
+    pub(super) out: Vec<u8>,
     /// Lengths not yet written, in the order their messages closed: the placeholder's index
     /// (the byte left for it) and the length.
     pending: Vec<(usize, usize)>,
@@ -88,7 +88,7 @@ pub(super) struct Writer {
 pub(super) const PENDING: usize = 1 << 14;
 
 impl Writer {
-    fn new() -> Self {
+    pub(super) fn new() -> Self {
         Writer::with_buffer(Vec::new())
     }
 
@@ -125,7 +125,7 @@ impl Writer {
     }
 
     /// The bytes written, every length in place, in a box of their exact size.
-    fn bytes(self) -> Box<[u8]> {
+    pub(super) fn bytes(self) -> Box<[u8]> {
         self.into_encoded().contiguous().into()
     }
 
@@ -158,7 +158,7 @@ impl Writer {
     }
 
     /// A map entry holding `value`.
-    fn member(&mut self, name: &str, value: &Value) {
+    pub(super) fn member(&mut self, name: &str, value: &Value) {
         match value {
             Value::String(text) => return self.string_entry(name, text),
             Value::Bool(b) => return self.bool_entry(name, *b),
@@ -228,7 +228,12 @@ impl Writer {
     /// two-byte placeholders when `wide` (the item before took two-byte lengths). Returns
     /// whether this one's lengths took two bytes, the guess for the next item.
     #[inline]
-    fn item_message(&mut self, wide: bool, tag: u32, fields: impl FnOnce(&mut Writer)) -> bool {
+    pub(super) fn item_message(
+        &mut self,
+        wide: bool,
+        tag: u32,
+        fields: impl FnOnce(&mut Writer),
+    ) -> bool {
         let starts = if wide {
             let inner = self.open_wide(LIST_VALUES);
             [self.open_wide(tag), inner]
@@ -315,7 +320,7 @@ impl Writer {
     /// an entry under 128 bytes (nearly every member a composition writes: names, keys,
     /// kinds) goes out in one reservation with no placeholder to fill in.
     #[inline]
-    fn string_entry(&mut self, name: &str, text: &str) {
+    pub(super) fn string_entry(&mut self, name: &str, text: &str) {
         // The Value's field, then the entry's: the name's field and the Value's.
         let value = 2 + text.len();
         let entry = 2 + name.len() + 2 + value;
@@ -334,7 +339,7 @@ impl Writer {
 
     /// A list item holding a string Value, its lengths known as a string entry's are.
     #[inline]
-    fn string_item(&mut self, text: &str) {
+    pub(super) fn string_item(&mut self, text: &str) {
         let item = 2 + text.len();
         if item < 0x80 {
             self.out.reserve(2 + item);
@@ -350,7 +355,7 @@ impl Writer {
 
     /// A map entry holding a bool Value, whose lengths are known as a string entry's are.
     #[inline]
-    fn bool_entry(&mut self, name: &str, b: bool) {
+    pub(super) fn bool_entry(&mut self, name: &str, b: bool) {
         let entry = 2 + name.len() + 4;
         if entry < 0x80 {
             self.out.reserve(2 + entry);
@@ -374,7 +379,7 @@ impl Writer {
     /// A map entry whose value is a message (Struct or ListValue) whose fields `fields` writes,
     /// with two-byte placeholders where `wide` guesses they fit.
     #[inline]
-    fn entry_message(&mut self, name: &str, tag: u32, fields: impl FnOnce(&mut Writer)) {
+    pub(super) fn entry_message(&mut self, name: &str, tag: u32, fields: impl FnOnce(&mut Writer)) {
         let bit = 1u64.checked_shl(self.messages).unwrap_or(0);
         self.messages += 1;
         let wide = self.wide & bit != 0 && name.len() < 0x80;
@@ -478,7 +483,7 @@ impl Writer {
     /// Starts the length-delimited field `tag`: its key and a one-byte length placeholder.
     /// Returns where the message's bytes start.
     #[inline]
-    fn open(&mut self, tag: u32) -> usize {
+    pub(super) fn open(&mut self, tag: u32) -> usize {
         self.out
             .extend_from_slice(&[key(tag, WireType::LengthDelimited), 0]);
         self.out.len()
@@ -486,7 +491,7 @@ impl Writer {
 
     /// Ends the message started at `start`, writing its length before it.
     #[inline]
-    fn close(&mut self, start: usize) {
+    pub(super) fn close(&mut self, start: usize) {
         let len = self.out.len() - start;
         if len < 0x80 {
             self.out[start - 1] = len as u8;
@@ -580,223 +585,5 @@ impl Writer {
                 .sum::<usize>();
         self.pending.push((start - 1, len));
         self.pending_extra += encoded_len_varint(len as u64) - 1;
-    }
-}
-
-/// Writes a Struct's members straight into its encoding, in key order: the bytes are those of
-/// the equivalent `Map` (a BTreeMap, so keys in byte order), which a debug build checks.
-pub struct ObjectWriter<'w> {
-    writer: &'w mut Writer,
-    /// The first and last keys written, to check the order.
-    #[cfg(debug_assertions)]
-    first: Option<String>,
-    #[cfg(debug_assertions)]
-    last: Option<String>,
-}
-
-impl<'w> ObjectWriter<'w> {
-    pub(super) fn new(writer: &'w mut Writer) -> Self {
-        ObjectWriter {
-            writer,
-            #[cfg(debug_assertions)]
-            first: None,
-            #[cfg(debug_assertions)]
-            last: None,
-        }
-    }
-
-    /// Checks, in a debug build, that `name` comes after the last member.
-    #[inline]
-    fn check_order(&mut self, name: &str) {
-        #[cfg(debug_assertions)]
-        {
-            debug_assert!(
-                self.last.as_deref().is_none_or(|last| last < name),
-                "members out of order: {:?} then {name:?}",
-                self.last
-            );
-            if self.first.is_none() {
-                self.first = Some(name.to_owned());
-            }
-            self.last = Some(name.to_owned());
-        }
-        #[cfg(not(debug_assertions))]
-        let _ = name;
-    }
-
-    /// Members encoded before, copied in where they fall in the key order.
-    pub fn members(&mut self, members: &EncodedMembers) {
-        #[cfg(debug_assertions)]
-        if let Some((first, last)) = &members.names {
-            self.check_order(first);
-            if last != first {
-                self.check_order(last);
-            }
-        }
-        self.writer.out.extend_from_slice(&members.bytes);
-    }
-
-    /// Writes a member `name` with a string value.
-    pub fn string(&mut self, name: &str, text: &str) {
-        self.check_order(name);
-        self.writer.string_entry(name, text);
-    }
-
-    /// A JSON value as it is, such as one taken from the request.
-    pub fn value(&mut self, name: &str, value: &Value) {
-        self.check_order(name);
-        self.writer.member(name, value);
-    }
-
-    /// A value viewed where it is held, as it is: the bytes [`ObjectWriter::value`] writes for
-    /// the same JSON.
-    pub fn view(&mut self, name: &str, value: View<'_>) {
-        match (value, value.kind()) {
-            (View::Json(value), _) => self.value(name, value),
-            (_, Kind::String(text)) => self.string(name, text),
-            (_, Kind::Bool(flag)) => self.bool(name, flag),
-            (_, Kind::Object(object)) => self.object(name, |inner| {
-                for (member, value) in object {
-                    inner.view(member, value);
-                }
-            }),
-            (_, Kind::List(items)) => self.list(name, |list| {
-                for item in items {
-                    list.view(item);
-                }
-            }),
-            (_, Kind::Null) => self.value(name, &Value::Null),
-            (_, Kind::Number(number)) => self.value(name, &Value::Number(number)),
-        }
-    }
-
-    /// A JSON object as it is.
-    pub fn map(&mut self, name: &str, map: &Map<String, Value>) {
-        self.check_order(name);
-        self.writer
-            .entry_message(name, VALUE_STRUCT, |w| w.object(map));
-    }
-
-    /// A nested object, written member by member in key order.
-    pub fn object(&mut self, name: &str, write: impl FnOnce(&mut ObjectWriter<'_>)) {
-        self.check_order(name);
-        self.writer
-            .entry_message(name, VALUE_STRUCT, |w| write(&mut ObjectWriter::new(w)));
-    }
-
-    /// Writes a member `name` with a boolean value.
-    pub fn bool(&mut self, name: &str, value: bool) {
-        self.check_order(name);
-        self.writer.bool_entry(name, value);
-    }
-
-    /// A list of strings.
-    pub fn strings<'s>(&mut self, name: &str, items: impl IntoIterator<Item = &'s str>) {
-        self.list(name, |list| {
-            for item in items {
-                list.string(item);
-            }
-        });
-    }
-
-    /// A list, written item by item.
-    pub fn list(&mut self, name: &str, write: impl FnOnce(&mut ListWriter<'_>)) {
-        self.check_order(name);
-        self.writer.entry_message(name, VALUE_LIST, |writer| {
-            write(&mut ListWriter {
-                writer,
-                wide: false,
-            })
-        });
-    }
-
-    /// The members of `earlier`, copied in key order, except those named in `ours` (sorted):
-    /// `write` writes each of those (or leaves it out) where it falls in the order. This is how
-    /// a step sets a few members of an object that earlier steps may have filled.
-    pub fn merge(
-        &mut self,
-        earlier: Option<&Map<String, Value>>,
-        ours: &[&str],
-        mut write: impl FnMut(&mut Self, &str),
-    ) {
-        debug_assert!(ours.is_sorted(), "ours out of order: {ours:?}");
-        let mut pending = ours.iter().copied().peekable();
-        for (name, value) in earlier.into_iter().flatten() {
-            while let Some(own) = pending.next_if(|own| *own < name.as_str()) {
-                write(self, own);
-            }
-            if !ours.contains(&name.as_str()) {
-                self.value(name, value);
-            }
-        }
-        for own in pending {
-            write(self, own);
-        }
-    }
-}
-
-/// Members encoded once and copied, as they are, into many objects: a member every resource
-/// of a call has the same (the composite-wide `providerConfigRef`) costs one copy each rather
-/// than one write each.
-pub struct EncodedMembers {
-    bytes: Box<[u8]>,
-    /// The first and last names, for the order check of a debug build.
-    #[cfg(debug_assertions)]
-    names: Option<(String, String)>,
-}
-
-impl EncodedMembers {
-    /// The members `write` writes, in key order, as [`ObjectWriter`] writes them anywhere.
-    pub fn write(write: impl FnOnce(&mut ObjectWriter<'_>)) -> EncodedMembers {
-        let mut writer = Writer::new();
-        let mut members = ObjectWriter::new(&mut writer);
-        write(&mut members);
-        #[cfg(debug_assertions)]
-        let names = members.first.take().zip(members.last.take());
-        EncodedMembers {
-            bytes: writer.bytes(),
-            #[cfg(debug_assertions)]
-            names,
-        }
-    }
-}
-
-/// Writes a ListValue's items straight into its encoding.
-pub struct ListWriter<'w> {
-    writer: &'w mut Writer,
-    /// Whether the item before took two-byte lengths (see [`Writer::item_message`]).
-    wide: bool,
-}
-
-impl ListWriter<'_> {
-    /// Writes a string item.
-    pub fn string(&mut self, text: &str) {
-        self.writer.string_item(text);
-        self.wide = false;
-    }
-
-    /// An object, written member by member in key order.
-    pub fn object(&mut self, write: impl FnOnce(&mut ObjectWriter<'_>)) {
-        self.wide = self.writer.item_message(self.wide, VALUE_STRUCT, |w| {
-            write(&mut ObjectWriter::new(w))
-        });
-    }
-
-    /// An item viewed where it is held, as it is.
-    pub fn view(&mut self, item: View<'_>) {
-        match item.kind() {
-            Kind::String(text) => self.string(text),
-            Kind::Object(object) => self.object(|inner| {
-                for (member, value) in object {
-                    inner.view(member, value);
-                }
-            }),
-            _ => {
-                let inner = self.writer.open(LIST_VALUES);
-                self.writer.value(&item.to_value());
-                self.writer.close(inner);
-                self.wide = false;
-            }
-        }
     }
 }
