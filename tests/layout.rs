@@ -1,8 +1,8 @@
 //! The layout the README and docs/design.md describe, checked on the sources:
 //! the core and the protocol name none of the faces (server, render, wasm,
 //! component, codegen), the WebAssembly faces name no other face (what they share
-//! is in the core or the protocol), the core's modules depend on each other
-//! without a circle, and a file's `use` lines come before its items. (That the core builds without any
+//! is in the core or the protocol), the rooms of `src/` and the modules of each room
+//! depend on each other without a circle, and a file's `use` lines come before its items. (That the core builds without any
 //! feature, for wasm32, is checked by scripts/test-all.sh.)
 
 use std::collections::{BTreeMap, BTreeSet};
@@ -25,8 +25,13 @@ fn rust_files(dir: &Path, files: &mut Vec<PathBuf>) {
     }
 }
 
-/// The lines of a file that are code: neither comments nor its unit tests.
+/// The lines of a file that are code: neither comments nor its unit tests (a `mod tests` at
+/// its end, or a file of unit tests: `tests.rs`, `*_tests.rs`).
 fn code_lines(path: &Path) -> Vec<String> {
+    let name = path.file_name().unwrap().to_str().unwrap();
+    if name == "tests.rs" || name.ends_with("_tests.rs") {
+        return Vec::new();
+    }
     let text = std::fs::read_to_string(path).unwrap();
     let code = match text.find("#[cfg(test)]\nmod tests") {
         Some(tests) => &text[..tests],
@@ -51,28 +56,94 @@ fn names_after<'a>(line: &'a str, prefix: &str) -> Vec<&'a str> {
         .collect()
 }
 
-/// The core's modules (`src/core/<module>.rs` or `src/core/<module>/`) and the
-/// other core modules each names outside its tests.
-fn core_graph() -> BTreeMap<String, BTreeSet<String>> {
-    let core = src().join("core");
+/// The names that follow `prefix` in a line, a braced list after it included
+/// (`super::{keys, plan::Plan}` → `keys`, `plan`).
+fn names_after_with_lists<'a>(line: &'a str, prefix: &str) -> Vec<&'a str> {
+    let mut names = names_after(line, prefix);
+    let braced = format!("{prefix}{{");
+    for (at, _) in line.match_indices(&braced) {
+        let rest = &line[at + braced.len()..];
+        let list = &rest[..rest.find('}').unwrap_or(rest.len())];
+        names.extend(
+            list.split(',')
+                .map(|item| item.trim().split("::").next().unwrap_or_default().trim())
+                .filter(|name| !name.is_empty()),
+        );
+    }
+    names.retain(|name| !name.is_empty());
+    names
+}
+
+/// The modules of one room of `src/` (`src/<room>/<module>.rs` or `src/<room>/<module>/`) and
+/// the other modules of that room each names outside its tests: by `crate::<room>::<module>`,
+/// or by a path relative to the file (`super::<module>` from a file of the room's folder,
+/// `super::super::<module>` from one a folder below, and so on).
+fn room_graph(room: &str) -> BTreeMap<String, BTreeSet<String>> {
+    let dir = src().join(room);
     let mut files = Vec::new();
-    rust_files(&core, &mut files);
-    let mut graph: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
-    for file in files {
+    rust_files(&dir, &mut files);
+    let module_of = |file: &Path| -> String {
         let first = file
-            .strip_prefix(&core)
+            .strip_prefix(&dir)
             .unwrap()
             .components()
             .next()
             .unwrap();
-        let module = first.as_os_str().to_str().unwrap().trim_end_matches(".rs");
+        first
+            .as_os_str()
+            .to_str()
+            .unwrap()
+            .trim_end_matches(".rs")
+            .to_owned()
+    };
+    let modules: BTreeSet<String> = files.iter().map(|f| module_of(f)).collect();
+    let absolute = format!("crate::{room}::");
+    let mut graph: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
+    for file in &files {
+        let module = module_of(file);
         if module == "mod" {
             continue;
         }
-        let uses = graph.entry(module.to_owned()).or_default();
-        for line in code_lines(&file) {
-            for name in names_after(&line, "crate::core::") {
-                if name != module {
+        // How many folders below the room's the file's module sits: `super::` climbs one.
+        let below = file.strip_prefix(&dir).unwrap().components().count() - 1;
+        let is_mod_rs = file.file_name().is_some_and(|name| name == "mod.rs");
+        let climbs = if is_mod_rs { below } else { below + 1 };
+        let relative = "super::".repeat(climbs);
+        let uses = graph.entry(module.clone()).or_default();
+        for line in code_lines(file) {
+            let mut names = names_after_with_lists(&line, &absolute);
+            // `super::super::x` also holds `super::x`: only the exact climb counts.
+            names.extend(
+                names_after_with_lists(&line, &relative)
+                    .into_iter()
+                    .filter(|name| *name != "super"),
+            );
+            for name in names {
+                if name != module && modules.contains(name) {
+                    uses.insert(name.to_owned());
+                }
+            }
+        }
+    }
+    graph
+}
+
+/// The rooms of `src/` (its folders) and the other rooms each names.
+fn rooms_graph() -> BTreeMap<String, BTreeSet<String>> {
+    let rooms: Vec<String> = std::fs::read_dir(src())
+        .unwrap()
+        .map(|entry| entry.unwrap().path())
+        .filter(|path| path.is_dir() && path.file_name().is_some_and(|n| n != "bin"))
+        .map(|path| path.file_name().unwrap().to_str().unwrap().to_owned())
+        .collect();
+    let mut graph: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
+    for room in &rooms {
+        let mut files = Vec::new();
+        rust_files(&src().join(room), &mut files);
+        let uses = graph.entry(room.clone()).or_default();
+        for line in files.iter().flat_map(|file| code_lines(file)) {
+            for name in names_after_with_lists(&line, "crate::") {
+                if name != room && rooms.iter().any(|r| r == name) {
                     uses.insert(name.to_owned());
                 }
             }
@@ -164,7 +235,7 @@ fn the_webassembly_faces_name_no_other_face() {
 
 #[test]
 fn the_core_modules_depend_on_each_other_without_a_circle() {
-    let graph = core_graph();
+    let graph = room_graph("core");
     for module in [
         "keys",
         "catalog",
@@ -185,9 +256,46 @@ fn the_core_modules_depend_on_each_other_without_a_circle() {
     }
 }
 
+/// Every room of `src/` (the faces, the protocol, the generators) is a stack as the core is:
+/// no two of its modules name each other, directly or around a longer circle.
+#[test]
+fn the_modules_of_every_room_depend_on_each_other_without_a_circle() {
+    let rooms = rooms_graph();
+    for room in ["core", "proto", "server", "render", "adopt", "codegen"] {
+        assert!(rooms.contains_key(room), "no room src/{room}: {rooms:?}");
+    }
+    for room in rooms.keys() {
+        let graph = room_graph(room);
+        if let Some(circle) = find_circle(&graph) {
+            panic!(
+                "a circle between the modules of src/{room}: {}",
+                circle.join(" -> ")
+            );
+        }
+    }
+    assert!(
+        room_graph("codegen")["schemas"].contains("api"),
+        "relative paths are read"
+    );
+}
+
+/// The rooms themselves stack: the faces over the core, the core over the protocol.
+#[test]
+fn the_rooms_of_src_depend_on_each_other_without_a_circle() {
+    let graph = rooms_graph();
+    assert!(graph["render"].contains("core"), "{graph:?}");
+    assert!(graph["core"].contains("proto"), "{graph:?}");
+    if let Some(circle) = find_circle(&graph) {
+        panic!(
+            "a circle between the rooms of src/: {}",
+            circle.join(" -> ")
+        );
+    }
+}
+
 #[test]
 fn the_circle_check_finds_a_circle() {
-    let mut graph = core_graph();
+    let mut graph = room_graph("core");
     graph.get_mut("keys").unwrap().insert("function".to_owned());
     let circle = find_circle(&graph).expect("keys -> function -> ... -> keys");
     assert_eq!(circle.first(), circle.last());
