@@ -8,10 +8,14 @@
 //! other function is called over insecure gRPC at its development target.
 //!
 //! - [`inputs`]: the files loaded and checked before anything runs;
-//! - this module: the run loop over the steps, each step's request and what it returned;
-//! - [`requirements`]: a step called again until its requirements stabilise, with the
-//!   resources and schemas render can offer;
+//! - this module: the run loop over the steps, each step's request, each step called again
+//!   until its requirements stabilise, and what it returned;
+//! - [`requirements`]: the answers to a step's requirements, from the resources and schemas
+//!   render can offer;
 //! - [`runners`]: how each function runs, in process or over gRPC.
+//!
+//! The dependencies go one way: this module names the three others, [`inputs`] names
+//! [`requirements`] (the schema pool it loads), and the others name no module of the pipeline.
 
 mod inputs;
 mod requirements;
@@ -20,21 +24,24 @@ mod runners;
 pub(super) use inputs::Inputs;
 pub(super) use runners::in_process;
 
-use super::load::{resource_name, Object, Step};
+use super::load::{resource_name, Step};
 use super::{secrets, Result, ThisFunction};
 use crate::proto::v1::{
-    Capability, Condition, RequestMeta, Resource, RunFunctionRequest, RunFunctionResponse,
+    Capability, Condition, RequestMeta, Requirements, RunFunctionRequest, RunFunctionResponse,
     Severity, State,
 };
 use crate::proto::Struct;
 use anyhow::{Context as _, Error};
 use prost::Message;
-use requirements::{run_with_requirements, Answers, ResourcePool};
+use requirements::{resource, Answers, ResourcePool, SchemaPool};
 use runners::Runners;
 use serde_json::Value;
 use sha2::{Digest, Sha256};
 use std::time::Duration;
 use tokio::time::Instant;
+
+/// How often a step is called again for changed requirements.
+const MAX_REQUIREMENTS_ITERATIONS: usize = 5;
 
 /// What the pipeline produced.
 #[derive(Debug, Clone, Default)]
@@ -68,8 +75,10 @@ pub(super) fn run(inputs: &Inputs, timeout: Duration, this: ThisFunction<'_>) ->
 
 async fn run_steps(inputs: &Inputs, timeout: Duration, this: ThisFunction<'_>) -> Result<Outcome> {
     let deadline = Instant::now() + timeout;
-    let mut runners = Runners::start(inputs, this).context("cannot start function runtimes")?;
-    let pool = ResourcePool::new(inputs);
+    let steps = &inputs.composition.steps;
+    let mut runners =
+        Runners::start(steps, &inputs.functions, this).context("cannot start function runtimes")?;
+    let pool = ResourcePool::new(&inputs.required, &inputs.observed);
     let observed = observed_state(inputs);
     // The pipeline starts with an empty desired state and the user's context.
     let mut desired = Some(State::default());
@@ -104,6 +113,55 @@ async fn run_steps(inputs: &Inputs, timeout: Duration, this: ThisFunction<'_>) -
     Ok(outcome)
 }
 
+/// Calls a step, whose request holds its `bootstrap` answers, until its requirements stabilise
+/// (Crossplane's `FetchingFunctionRunner`): a response whose requirements equal the previous
+/// ones (none on the first call) or that is fatal ends the loop; otherwise the step is called
+/// again with what it asked for, its bootstrap answers kept, and the context it returned.
+async fn run_with_requirements(
+    runners: &mut Runners<'_>,
+    step: &Step,
+    mut request: RunFunctionRequest,
+    bootstrap: &Answers,
+    pool: &ResourcePool,
+    schemas: Option<&SchemaPool>,
+    debug: bool,
+) -> Result<RunFunctionResponse> {
+    // Required schemas are advertised with `--required-schemas`, or when the step declares
+    // some; then every schema asked for is answered, if only as not served, as Crossplane
+    // answers: a function may count on being called again with an answer to each.
+    let no_crds = SchemaPool::default();
+    let advertise_schemas = schemas.is_some() || !step.required_schemas.is_empty();
+    let schemas = schemas.or(advertise_schemas.then_some(&no_crds));
+    let mut previous: Option<Requirements> = None;
+    for call in 1..=MAX_REQUIREMENTS_ITERATIONS + 1 {
+        if debug {
+            debug_line(step, &request, call);
+        }
+        let response = runners
+            .run(
+                &step.function,
+                with_meta(request.clone(), advertise_schemas),
+            )
+            .await?;
+        let fatal = response
+            .results
+            .iter()
+            .any(|r| r.severity == Severity::Fatal as i32);
+        if fatal || response.requirements == previous {
+            return Ok(response);
+        }
+        let requirements = response.requirements.clone().unwrap_or_default();
+        bootstrap
+            .with(&requirements, pool, schemas)
+            .put_in(&mut request);
+        request.context = response.context;
+        previous = response.requirements;
+    }
+    Err(Error::msg(format!(
+        "requirements didn't stabilize after the maximum number of iterations ({MAX_REQUIREMENTS_ITERATIONS})"
+    )))
+}
+
 /// Keeps a step's conditions and results; a fatal result ends the render.
 fn record(outcome: &mut Outcome, step: &Step, response: RunFunctionResponse) -> Result<()> {
     outcome.conditions.extend(response.conditions);
@@ -135,13 +193,6 @@ fn observed_state(inputs: &Inputs) -> State {
     State {
         composite: Some(resource(inputs.composite.clone())),
         resources,
-    }
-}
-
-fn resource(object: Object) -> Resource {
-    Resource {
-        resource: Some(Struct::from(object)),
-        ..Default::default()
     }
 }
 
@@ -223,6 +274,7 @@ fn hex(bytes: &[u8]) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::render::load::Object;
     use serde_json::json;
 
     fn object(value: Value) -> Object {

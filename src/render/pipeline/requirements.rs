@@ -1,13 +1,10 @@
-//! What a step may ask for and how it is answered: the step called again until its
-//! requirements stabilise (Crossplane's `FetchingFunctionRunner`), the resources offered (the
-//! `--required-resources` files and the observed resources, indexed) and the schemas of
-//! `--required-schemas`.
+//! What a step may ask for and how it is answered: a step's bootstrap answers and those to
+//! what it asked for, from the resources offered (the `--required-resources` files and the
+//! observed resources, indexed) and the schemas of `--required-schemas`.
 
-use super::runners::Runners;
-use super::{debug_line, resource, with_meta, Inputs};
 use crate::proto::v1::{
-    resource_selector, Requirements, ResourceSelector, Resources, RunFunctionRequest,
-    RunFunctionResponse, Schema, SchemaSelector, Severity,
+    resource_selector, Requirements, Resource, ResourceSelector, Resources, RunFunctionRequest,
+    Schema, SchemaSelector,
 };
 use crate::proto::Struct;
 use crate::render::load::{object_at, str_at, Object, Step};
@@ -15,9 +12,6 @@ use crate::render::Result;
 use anyhow::Error;
 use serde_json::Value;
 use std::collections::{BTreeMap, HashMap, HashSet};
-
-/// How often a step is called again for changed requirements.
-const MAX_REQUIREMENTS_ITERATIONS: usize = 5;
 
 /// What a step asked for, answered: the resources, the deprecated extra resources and the
 /// schemas.
@@ -56,7 +50,7 @@ impl Answers {
 
     /// The bootstrap answers and those to `requirements`, fetched (a name of both: the
     /// fetched answer); schemas from `schemas`, where render advertises them.
-    fn with(
+    pub(super) fn with(
         &self,
         requirements: &Requirements,
         pool: &ResourcePool,
@@ -80,55 +74,6 @@ impl Answers {
         request.extra_resources = self.extra;
         request.required_schemas = self.schemas;
     }
-}
-
-/// Calls a step, whose request holds its `bootstrap` answers, until its requirements stabilise
-/// (Crossplane's `FetchingFunctionRunner`): a response whose requirements equal the previous
-/// ones (none on the first call) or that is fatal ends the loop; otherwise the step is called
-/// again with what it asked for, its bootstrap answers kept, and the context it returned.
-pub(super) async fn run_with_requirements(
-    runners: &mut Runners<'_>,
-    step: &Step,
-    mut request: RunFunctionRequest,
-    bootstrap: &Answers,
-    pool: &ResourcePool,
-    schemas: Option<&SchemaPool>,
-    debug: bool,
-) -> Result<RunFunctionResponse> {
-    // Required schemas are advertised with `--required-schemas`, or when the step declares
-    // some; then every schema asked for is answered, if only as not served, as Crossplane
-    // answers: a function may count on being called again with an answer to each.
-    let no_crds = SchemaPool::default();
-    let advertise_schemas = schemas.is_some() || !step.required_schemas.is_empty();
-    let schemas = schemas.or(advertise_schemas.then_some(&no_crds));
-    let mut previous: Option<Requirements> = None;
-    for call in 1..=MAX_REQUIREMENTS_ITERATIONS + 1 {
-        if debug {
-            debug_line(step, &request, call);
-        }
-        let response = runners
-            .run(
-                &step.function,
-                with_meta(request.clone(), advertise_schemas),
-            )
-            .await?;
-        let fatal = response
-            .results
-            .iter()
-            .any(|r| r.severity == Severity::Fatal as i32);
-        if fatal || response.requirements == previous {
-            return Ok(response);
-        }
-        let requirements = response.requirements.clone().unwrap_or_default();
-        bootstrap
-            .with(&requirements, pool, schemas)
-            .put_in(&mut request);
-        request.context = response.context;
-        previous = response.requirements;
-    }
-    Err(Error::msg(format!(
-        "requirements didn't stabilize after the maximum number of iterations ({MAX_REQUIREMENTS_ITERATIONS})"
-    )))
 }
 
 /// The schemas of `--required-schemas`: each served version of each CRD given, by apiVersion
@@ -207,10 +152,10 @@ pub(super) struct ResourcePool {
 }
 
 impl ResourcePool {
-    pub(super) fn new(inputs: &Inputs) -> ResourcePool {
-        let mut resources = inputs.required.clone();
+    pub(super) fn new(required: &[Object], observed: &[Object]) -> ResourcePool {
+        let mut resources = required.to_vec();
         let mut given: HashSet<[String; 4]> = resources.iter().map(identity).collect();
-        for object in &inputs.observed {
+        for object in observed {
             if given.insert(identity(object)) {
                 resources.push(object.clone());
             }
@@ -317,6 +262,14 @@ impl ResourcePool {
         Resources {
             items: picked.into_iter().map(|r| resource(r.clone())).collect(),
         }
+    }
+}
+
+/// An object as a request carries it.
+pub(super) fn resource(object: Object) -> Resource {
+    Resource {
+        resource: Some(Struct::from(object)),
+        ..Default::default()
     }
 }
 

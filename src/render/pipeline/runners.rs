@@ -2,11 +2,10 @@
 //! format, as a gRPC server would receive the request), any other over insecure gRPC at the
 //! development target its Function's annotations give, with Crossplane's beta fallback.
 
-use super::Inputs;
 use crate::core::time::format_go_duration;
 use crate::proto::v1::{self, RunFunctionRequest, RunFunctionResponse};
 use crate::proto::v1beta1;
-use crate::render::load::Function;
+use crate::render::load::{Function, Step};
 use crate::render::{Result, ThisFunction};
 use anyhow::Error;
 use prost::Message;
@@ -39,13 +38,17 @@ impl<'a> Runners<'a> {
     /// Decides how each function that a step names runs. A function that
     /// Functions does not list gets no runtime: its step fails when it is
     /// reached, as in `crossplane render`.
-    pub(super) fn start(inputs: &Inputs, this: ThisFunction<'a>) -> Result<Runners<'a>> {
+    pub(super) fn start(
+        steps: &[Step],
+        functions: &[Function],
+        this: ThisFunction<'a>,
+    ) -> Result<Runners<'a>> {
         let mut runtimes = BTreeMap::new();
-        for step in &inputs.composition.steps {
+        for step in steps {
             if runtimes.contains_key(&step.function) {
                 continue;
             }
-            let function = inputs.functions.iter().find(|f| f.name == step.function);
+            let function = functions.iter().find(|f| f.name == step.function);
             if let Some(runtime) = runtime_for(&step.function, function)? {
                 runtimes.insert(step.function.clone(), runtime);
             }
