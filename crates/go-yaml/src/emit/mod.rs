@@ -12,8 +12,9 @@
 //!   column 80 exactly where libyaml wraps them ([`writer`]).
 //!
 //! The emitter keeps libyaml's state variables (`column`, `indent`, `whitespace`, `indention`,
-//! ...) and its writer primitives with the same meaning; the event state machine is replaced by
-//! recursion over the value.
+//! ...) and its writer primitives with the same meaning ([`writer`], which holds the state); the
+//! event state machine is replaced by recursion over the value (this module). The dependencies
+//! go one way: this module names [`analysis`] and [`writer`], `writer` names `analysis`.
 
 mod analysis;
 mod writer;
@@ -21,11 +22,8 @@ mod writer;
 use crate::go::{number_text, sorted_entries};
 use analysis::{analyze, is_break, requested_string_style, Analysis, Style};
 use serde_json::{Map, Value};
+use writer::Emitter;
 
-/// libyaml's `best_indent` and `best_width`; yaml.v2 never changes them and
-/// Kubernetes never calls `FutureLineWrap`, so long lines wrap at 80.
-const BEST_INDENT: i32 = 2;
-const BEST_WIDTH: usize = 80;
 /// Longest simple (implicit) key in bytes; longer keys use `? key`.
 const MAX_SIMPLE_KEY_LEN: usize = 128;
 
@@ -43,38 +41,7 @@ struct NodeContext {
     simple_key: bool,
 }
 
-// ---- the emitter --------------------------------------------------------------
-
-struct Emitter {
-    out: String,
-    column: usize,
-    indent: i32,
-    indents: Vec<i32>,
-    /// The last character written is white space (or nothing on the line).
-    whitespace: bool,
-    /// Only indentation has been written on the current line.
-    indention: bool,
-    /// The document may need an explicit end (`...`): after `|+` blocks.
-    open_ended: bool,
-    mapping_context: bool,
-    simple_key_context: bool,
-}
-
 impl Emitter {
-    fn new() -> Emitter {
-        Emitter {
-            out: String::new(),
-            column: 0,
-            indent: -1,
-            indents: Vec::new(),
-            whitespace: true,
-            indention: true,
-            open_ended: false,
-            mapping_context: false,
-            simple_key_context: false,
-        }
-    }
-
     /// Stream start, implicit document, the root node, document and stream end.
     fn document(&mut self, value: &Value) {
         self.node(value, NodeContext::default());

@@ -1,11 +1,45 @@
-//! libyaml's writer primitives (`emitterc.go`): they append to the output and keep the column,
-//! the indentation and the white-space state with libyaml's meaning, so that scalars wrap at
-//! [`BEST_WIDTH`] and indent exactly where libyaml puts them.
+//! libyaml's emitter state and writer primitives (`emitterc.go`): they append to the output
+//! and keep the column, the indentation and the white-space state with libyaml's meaning, so
+//! that scalars wrap at [`BEST_WIDTH`] and indent exactly where libyaml puts them.
 
 use super::analysis::{is_break, is_printable};
-use super::{Emitter, BEST_INDENT, BEST_WIDTH};
+
+/// libyaml's `best_indent` and `best_width`; yaml.v2 never changes them and
+/// Kubernetes never calls `FutureLineWrap`, so long lines wrap at 80.
+const BEST_INDENT: i32 = 2;
+const BEST_WIDTH: usize = 80;
+
+/// libyaml's emitter state, with the meaning libyaml gives each variable.
+pub(super) struct Emitter {
+    pub(super) out: String,
+    pub(super) column: usize,
+    pub(super) indent: i32,
+    pub(super) indents: Vec<i32>,
+    /// The last character written is white space (or nothing on the line).
+    pub(super) whitespace: bool,
+    /// Only indentation has been written on the current line.
+    pub(super) indention: bool,
+    /// The document may need an explicit end (`...`): after `|+` blocks.
+    pub(super) open_ended: bool,
+    pub(super) mapping_context: bool,
+    pub(super) simple_key_context: bool,
+}
 
 impl Emitter {
+    pub(super) fn new() -> Emitter {
+        Emitter {
+            out: String::new(),
+            column: 0,
+            indent: -1,
+            indents: Vec::new(),
+            whitespace: true,
+            indention: true,
+            open_ended: false,
+            mapping_context: false,
+            simple_key_context: false,
+        }
+    }
+
     pub(super) fn put(&mut self, c: char) {
         self.out.push(c);
         self.column += 1;

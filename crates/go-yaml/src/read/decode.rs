@@ -2,12 +2,14 @@
 //! (YAML 1.1 resolution, tags, merge keys, aliases with go-yaml's limit and [`MAX_ALIAS_TEXT`]),
 //! then made JSON as `sigs.k8s.io/yaml` and apimachinery make it.
 
-use super::tree::{too_deep, Kind, Node, NodeId, Tree};
-use super::{MAX_ALIAS_TEXT, MAX_DEPTH};
+use super::tree::{too_deep, Kind, Node, NodeId, Tree, MAX_DEPTH};
 use crate::go::{format_g32, unstructured_number};
 use crate::resolve::{resolve_plain, resolve_tagged, Resolved};
 use base64::Engine as _;
 use serde_json::{Map, Number, Value};
+
+/// How many bytes of scalar text aliases may copy into one document: 32 MiB.
+pub(super) const MAX_ALIAS_TEXT: usize = 32 << 20;
 
 /// A decoded value before it becomes JSON: scalars keep the YAML type they resolved to.
 #[derive(Debug)]

@@ -16,14 +16,18 @@
 //!    text of it is an integer; NaN and the infinities are an error (JSON has none).
 //!
 //! What one document may cost is bounded:
-//! - collections nest at most [`MAX_DEPTH`] deep (go-yaml allows 10,000, but no manifest needs
-//!   more, and a deeper document is more likely an attack; the error calls it render's limit,
-//!   the words `function-artifactory render` has always printed);
+//! - collections nest at most [`MAX_DEPTH`](tree::MAX_DEPTH) deep (go-yaml allows 10,000, but
+//!   no manifest needs more, and a deeper document is more likely an attack; the error calls it
+//!   render's limit, the words `function-artifactory render` has always printed);
 //! - aliases: go-yaml's own rule, `document contains excessive aliasing` once more than 100 nodes
 //!   were decoded through aliases and they are more than a share of all decoded nodes (99% up to
 //!   400,000 decoded nodes, falling to 10% at 4,000,000); and aliases may copy at most
-//!   [`MAX_ALIAS_TEXT`] bytes of scalar text, a cap go-yaml has no need for (its strings are
-//!   shared, not copied). A billion-laughs document stops after about a thousand nodes.
+//!   [`MAX_ALIAS_TEXT`](decode::MAX_ALIAS_TEXT) bytes of scalar text, a cap go-yaml has no need
+//!   for (its strings are shared, not copied). A billion-laughs document stops after about a
+//!   thousand nodes.
+//!
+//! The dependencies go one way: this module names [`tree`] and [`decode`], `decode` names
+//! `tree`.
 
 mod decode;
 mod tree;
@@ -31,11 +35,6 @@ mod tree;
 use decode::decode;
 use serde_json::Value;
 use tree::parse;
-
-/// How deep collections may nest in one document.
-pub(super) const MAX_DEPTH: usize = 128;
-/// How many bytes of scalar text aliases may copy into one document: 32 MiB.
-pub(super) const MAX_ALIAS_TEXT: usize = 32 << 20;
 
 /// The first document of a text as `sigs.k8s.io/yaml.Unmarshal` reads a file (`null` when it
 /// has none): go-yaml parses no further, so what follows the first document is not looked at.
@@ -113,7 +112,7 @@ mod tests {
     //! Expectations are go-yaml's and sigs.k8s.io/yaml's; tests/go_yaml.rs compares the reader
     //! with Go itself where Go is installed.
     use super::decode::MERGE_NEEDS_MAPS;
-    use super::tree::too_deep;
+    use super::tree::{too_deep, MAX_DEPTH};
     use super::*;
     use serde_json::json;
 

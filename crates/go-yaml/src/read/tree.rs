@@ -2,9 +2,11 @@
 //! as they are met (an alias to an anchor not yet seen is an error, as in go-yaml), collections
 //! nested at most [`MAX_DEPTH`] deep.
 
-use super::MAX_DEPTH;
 use crate::events::{Collection, Event, Parser, Scalar};
 use std::collections::HashMap;
+
+/// How deep collections may nest in one document.
+pub(super) const MAX_DEPTH: usize = 128;
 
 pub(super) type NodeId = usize;
 
