@@ -4,7 +4,6 @@
 //! YAML is read as `sigs.k8s.io/yaml` reads it (YAML 1.1, merge keys, JSON numbers): see
 //! [`go_yaml`].
 
-use super::secrets::StepCredential;
 use super::Result;
 use crate::proto::v1::{resource_selector, MatchLabels, ResourceSelector, SchemaSelector};
 use anyhow::{Context as _, Error};
@@ -43,6 +42,16 @@ pub(super) struct Step {
     pub required_schemas: Vec<(String, SchemaSelector)>,
     /// Credentials from Secrets (`credentials` of source `Secret` with a `secretRef`).
     pub credentials: Vec<StepCredential>,
+}
+
+/// A step's request for credentials from a Secret, as the Composition names it; the Secrets
+/// themselves are given with `--function-credentials`.
+#[derive(Debug, Clone, PartialEq)]
+pub(super) struct StepCredential {
+    /// The name the function sees the credentials by.
+    pub name: String,
+    pub secret_name: String,
+    pub secret_namespace: String,
 }
 
 /// A `pkg.crossplane.io` Function: its name, package and annotations.
