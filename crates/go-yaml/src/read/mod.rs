@@ -26,8 +26,8 @@
 //!   for (its strings are shared, not copied). A billion-laughs document stops after about a
 //!   thousand nodes.
 //!
-//! The dependencies go one way: this module names [`tree`] and [`decode`], `decode` names
-//! `tree`.
+//! The dependencies go one way: this module names [`tree`] and [`decode`](mod@decode),
+//! `decode` names `tree`.
 
 mod decode;
 mod tree;
