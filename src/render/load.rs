@@ -2,10 +2,9 @@
 //! `crossplane render` (`cmd/crank/render/load.go` and `cmd.go`).
 //!
 //! YAML is read as `sigs.k8s.io/yaml` reads it (YAML 1.1, merge keys, JSON numbers): see
-//! [`super::yaml`].
+//! [`go_yaml`].
 
-use super::secrets::StepCredential;
-use super::{yaml, Result};
+use super::Result;
 use crate::proto::v1::{resource_selector, MatchLabels, ResourceSelector, SchemaSelector};
 use anyhow::{Context as _, Error};
 use serde::Deserialize;
@@ -43,6 +42,16 @@ pub(super) struct Step {
     pub required_schemas: Vec<(String, SchemaSelector)>,
     /// Credentials from Secrets (`credentials` of source `Secret` with a `secretRef`).
     pub credentials: Vec<StepCredential>,
+}
+
+/// A step's request for credentials from a Secret, as the Composition names it; the Secrets
+/// themselves are given with `--function-credentials`.
+#[derive(Debug, Clone, PartialEq)]
+pub(super) struct StepCredential {
+    /// The name the function sees the credentials by.
+    pub name: String,
+    pub secret_name: String,
+    pub secret_namespace: String,
 }
 
 /// A `pkg.crossplane.io` Function: its name, package and annotations.
@@ -170,7 +179,7 @@ pub(super) fn composite(path: &Path) -> Result<Object> {
 pub(super) fn composition(path: &Path) -> Result<Composition> {
     let load = || -> Result<Composition> {
         let text = read(path).context("cannot read composition file")?;
-        let doc = yaml::read_first(&text)
+        let doc = go_yaml::read_first(&text)
             .map_err(Error::msg)
             .context("cannot unmarshal composition resource YAML")?;
         let doc = if doc.is_null() {
@@ -325,7 +334,7 @@ pub(super) fn xrd(path: &Path) -> Result<Object> {
     let load =
         || -> Result<Object> {
             let text = read(path).context("cannot read XRD file")?;
-            let doc = yaml::read_first(&text)
+            let doc = go_yaml::read_first(&text)
                 .map_err(Error::msg)
                 .context("cannot unmarshal XRD YAML")?;
             match doc {
@@ -355,7 +364,7 @@ pub(super) fn context(files: &[String], values: &[String]) -> Result<Object> {
 /// The first document of a context value (`null` for none), as `sigs.k8s.io/yaml.Unmarshal`
 /// reads it.
 fn parse_value(text: &str, key: &str) -> Result<Value> {
-    yaml::read_first(text).map_err(|e| {
+    go_yaml::read_first(text).map_err(|e| {
         Error::msg(e).context(format!(
             "cannot unmarshal YAML/JSON for context key {key:?}"
         ))
@@ -516,13 +525,13 @@ fn yaml_files(dir: &Path) -> Result<Vec<PathBuf>> {
 
 /// The non-empty documents of a file of manifests, split as crossplane render splits one.
 fn split_stream(text: &str) -> Result<Vec<Value>> {
-    let documents = yaml::read_stream(text).map_err(Error::msg)?;
+    let documents = go_yaml::read_stream(text).map_err(Error::msg)?;
     Ok(documents.into_iter().filter(|doc| !doc.is_null()).collect())
 }
 
 /// The non-empty documents of a text as YAML delimits them.
 fn parse_all(text: &str) -> Result<Vec<Value>> {
-    let documents = yaml::read_all(text).map_err(Error::msg)?;
+    let documents = go_yaml::read_all(text).map_err(Error::msg)?;
     Ok(documents.into_iter().filter(|doc| !doc.is_null()).collect())
 }
 

@@ -6,7 +6,7 @@
 //! resources ([`load`]), runs the steps in order, this function in process
 //! and others over gRPC at their development target ([`pipeline`]), adds the
 //! metadata Crossplane adds ([`output`]) and prints the documents exactly as
-//! `crossplane render` prints them ([`yaml`]).
+//! `crossplane render` prints them (with the [`go_yaml`] crate).
 //!
 //! Where Crossplane 1.17 and v2 differ, v2 is followed (see [`output`]):
 //! the desired composite's readiness, function conditions on the XR,
@@ -26,9 +26,12 @@
 //!   namespace is honoured.
 //!
 //! YAML is read and printed as Go's `sigs.k8s.io/yaml` reads and prints it
-//! ([`yaml`]: YAML 1.1, merge keys, Go's JSON round trip), a claim is rendered
+//! ([`go_yaml`]: YAML 1.1, merge keys, Go's JSON round trip), a claim is rendered
 //! through the XR `crossplane xr generate` makes of it ([`claim`]), and a flag given twice
 //! does what kong does ([`RenderArgs`]). The user's reference: docs/render.md.
+//!
+//! render holds no `unsafe` code: the YAML engine's, over libyaml, stays in its crate.
+#![forbid(unsafe_code)]
 
 mod claim;
 mod load;
@@ -36,7 +39,6 @@ mod output;
 mod pipeline;
 mod secrets;
 mod xrd;
-pub(crate) mod yaml;
 
 use crate::core::time::parse_go_duration;
 use anyhow::{Context as _, Error};
@@ -209,7 +211,7 @@ pub fn render_with(args: &RenderArgs, this: ThisFunction<'_>) -> Result<String> 
     let documents = output::documents(&inputs, &outcome, &options)?;
     let mut stream = String::new();
     for document in &documents {
-        let text = yaml::to_yaml(&document.value)
+        let text = go_yaml::to_yaml(&document.value)
             .map_err(Error::msg)
             .with_context(|| document.what.clone())?;
         stream.push_str("---\n");
@@ -220,15 +222,15 @@ pub fn render_with(args: &RenderArgs, this: ThisFunction<'_>) -> Result<String> 
 
 /// One YAML document read as render reads its files and printed as render prints an object
 /// (without the `---` line), or the error either step gives; with `as_doubles` every number
-/// first becomes a double, as in a function's reply. For tests/go_yaml.rs, which compares both
-/// steps with Go's sigs.k8s.io/yaml byte for byte.
+/// first becomes a double, as in a function's reply. For tests/go_yaml_render.rs, which
+/// compares both steps with Go's sigs.k8s.io/yaml byte for byte.
 #[doc(hidden)]
 pub fn reprint_yaml(document: &str, as_doubles: bool) -> std::result::Result<String, String> {
-    let mut value = yaml::read_first(document)?;
+    let mut value = go_yaml::read_first(document).map_err(|e| e.to_string())?;
     if as_doubles {
         value = through_doubles(value);
     }
-    yaml::to_yaml(&value)
+    go_yaml::to_yaml(&value).map_err(|e| e.to_string())
 }
 
 /// Every number as a function's reply carries it (`google.protobuf.Struct` has only doubles).

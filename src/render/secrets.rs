@@ -5,22 +5,13 @@
 //! The values travel only into the request of the step that asks for them:
 //! nothing here prints or logs them.
 
-use super::load::{str_at, Object};
+use super::load::{str_at, Object, StepCredential};
 use super::Result;
 use crate::proto::json::base64_decode;
 use crate::proto::v1::{credentials, CredentialData, Credentials};
 use anyhow::{Context as _, Error};
 use serde_json::Value;
 use std::collections::BTreeMap;
-
-/// A step's request for credentials from a Secret.
-#[derive(Debug, Clone, PartialEq)]
-pub(super) struct StepCredential {
-    /// The name the function sees the credentials by.
-    pub name: String,
-    pub secret_name: String,
-    pub secret_namespace: String,
-}
 
 /// The credentials of one step, by name: each Secret's `data` (base64) and
 /// `stringData` (text; it wins, as the API server merges it) as bytes.

@@ -1,6 +1,7 @@
-// Command go-yaml is the reference for tests/go_yaml.rs: it reads YAML documents the way
+// Command go-yaml is the reference for the go-yaml crate's tests (tests/go_yaml.rs, and the
+// function's tests/go_yaml_render.rs): it reads YAML documents the way
 // `crossplane render` reads its files and prints each one the way `crossplane render` prints
-// objects, with Go's sigs.k8s.io/yaml (go-yaml v2 underneath), so that render's own reader and
+// objects, with Go's sigs.k8s.io/yaml (go-yaml v2 underneath), so that the crate's reader and
 // writer can be compared with it byte for byte.
 //
 // Input (stdin): documents separated by lines that are exactly `---`. For each document it prints
@@ -11,10 +12,11 @@
 // else float64); `-numbers=float` turns each into a float64 first, as a function's reply does
 // (google.protobuf.Struct has only doubles), and reads the JSON back as unstructured again.
 //
-// With `-unicode-tables` it prints instead the Rust source of src/render/yaml/unicode.rs: the
+// With `-unicode-tables` it prints instead the Rust source of the crate's src/unicode.rs: the
 // letters and decimal digits of Go's unicode package, which go-yaml's key order uses.
 //
-// Build without network, from Debian's packages (golang-go, golang-k8s-sigs-yaml-dev):
+// Build without network, from Debian's packages (golang-go, golang-k8s-sigs-yaml-dev), in
+// crates/go-yaml:
 //
 //	GO111MODULE=off GOPATH=/usr/share/gocode go build -o go-yaml tests/go-yaml/main.go
 package main

@@ -3,9 +3,10 @@
 //! go-yaml v2 is a Go port of libyaml, so libyaml's parser accepts and refuses the same texts
 //! and reports the same problems. unsafe-libyaml (libyaml translated to Rust, already under
 //! serde_yaml_ng) is that parser; its interface is libyaml's C one, so this module holds the
-//! only `unsafe` code of the reader. What the reader needs and serde_yaml_ng does not give: each
-//! scalar's style and tag as written, so that plain scalars can be resolved by YAML 1.1 rules
-//! ([`super::resolve`]).
+//! only `unsafe` code of the crate (the crate root denies it everywhere else). What the reader
+//! needs and serde_yaml_ng does not give: each scalar's style and tag as written, so that plain
+//! scalars can be resolved by YAML 1.1 rules ([`crate::resolve`]).
+#![allow(unsafe_code)]
 
 use std::borrow::Cow;
 use std::ffi::CStr;
@@ -28,17 +29,17 @@ pub(super) enum Event {
 
 #[derive(Debug, Clone, PartialEq)]
 pub(super) struct Scalar {
-    pub anchor: Option<String>,
+    pub(crate) anchor: Option<String>,
     /// The tag as libyaml resolved its handle (`!!int` is `tag:yaml.org,2002:int`).
-    pub tag: Option<String>,
-    pub value: String,
+    pub(crate) tag: Option<String>,
+    pub(crate) value: String,
     /// libyaml's `plain_implicit`: written plain without a tag (or with the tag `!`).
-    pub plain: bool,
+    pub(crate) plain: bool,
 }
 
 #[derive(Debug, Clone, PartialEq)]
 pub(super) struct Collection {
-    pub anchor: Option<String>,
+    pub(crate) anchor: Option<String>,
 }
 
 /// A libyaml parser over a text it borrows.

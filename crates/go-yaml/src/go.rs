@@ -1,5 +1,5 @@
-//! What Go does to an object between render's pipeline and the YAML `crossplane render`
-//! prints: Go's number formats, go-yaml v2's map key order, and the JSON round trip.
+//! What Go does to an object between a Crossplane function's reply and the YAML `crossplane
+//! render` prints: Go's number formats, go-yaml v2's map key order, and the JSON round trip.
 //!
 //! `crossplane render` writes each object with the Kubernetes YAML serializer: Go's
 //! `encoding/json` turns the object into JSON text, and `sigs.k8s.io/yaml.JSONToYAML` reads that
@@ -132,7 +132,7 @@ fn fixed_notation(digits: &str, exp: i32) -> String {
 /// point minus `'0'`, in wrapping int64 arithmetic, as Go computes it.
 ///
 /// This order is not transitive for every set of keys; Go then sorts them in an order that
-/// depends on its randomised map iteration, and render keeps the one its sort gives.
+/// depends on its randomised map iteration, and this crate keeps the one its sort gives.
 pub(super) fn key_less(a: &str, b: &str) -> bool {
     let ar: Vec<char> = a.chars().collect();
     let br: Vec<char> = b.chars().collect();
