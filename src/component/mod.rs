@@ -50,7 +50,7 @@ impl bindings::Guest for Component {
 #[unsafe(export_name = "wizer-initialize")]
 extern "C" fn prepare_instance() {
     crate::catalog::catalog();
-    crate::catalog::rules::prepare();
+    cel_rules::prepare();
 }
 
 /// One call, from the request's bytes to the response's.

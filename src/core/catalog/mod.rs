@@ -13,7 +13,6 @@
 
 pub mod live;
 pub mod openapi;
-pub mod rules;
 
 use serde::Deserialize;
 use serde_json::value::RawValue;

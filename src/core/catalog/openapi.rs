@@ -1,7 +1,7 @@
 //! Validation of an object against an OpenAPI v3 schema as the Kubernetes API server validates
 //! a custom resource with a structural schema: schema defaults, types, enums, formats of lists
 //! (`x-kubernetes-list-type`), unknown fields, and the `x-kubernetes-validations` CEL rules,
-//! parsed by the `cel` crate and evaluated with the API server's limits ([`super::rules`]).
+//! compiled and evaluated with the API server's limits by [`cel_rules`].
 //!
 //! Used for the schemas Crossplane sends (live schemas, [`super::live`]) and by the tests
 //! against the provider's CRDs. Deliberately stricter than the API server in two places, since
@@ -19,7 +19,7 @@
 mod instance;
 
 use super::by_length_get;
-use super::rules::{self, re2, values, Budget, Failure, Rule, RuleError, Subject, Verdict};
+use cel_rules::{re2, Budget, Failure, Rule, RuleError, Subject, Verdict};
 pub use instance::Instance;
 use instance::{Kind, Path};
 use serde_json::{Map, Value};
@@ -226,7 +226,7 @@ impl CompiledSchema {
         compiled.programs = sources
             .into_iter()
             .map(|source| {
-                let program = rules::compile(&source);
+                let program = cel_rules::compile(&source);
                 (source, program)
             })
             .collect();
@@ -601,7 +601,7 @@ struct Checker<'e> {
     errors: Vec<String>,
     /// A type or enum error was found: the API server then skips the CEL rules.
     blocking: bool,
-    /// What is left of the object's cost budget (`rules::OBJECT_BUDGET`).
+    /// What is left of the object's cost budget (`cel_rules::OBJECT_BUDGET`).
     budget: Budget,
     /// A rule ran out of budget, or over its own limit: the API server evaluates no further
     /// rule.
@@ -746,7 +746,7 @@ impl<'e> Checker<'e> {
                 "validation failed due to running out of cost budget, no further validation \
                  rules will be run (the object's rules cost more than {} units, the API \
                  server's RuntimeCELCostBudget)",
-                rules::OBJECT_BUDGET
+                cel_rules::OBJECT_BUDGET
             ),
         );
     }
@@ -839,7 +839,7 @@ impl<'e> Checker<'e> {
         let node_rules = &node.extra().rules;
         if !node_rules.is_empty() {
             // `self` is built once for the rules of this node.
-            let subject = Subject::typed(to_cel(value, node, self.compiled));
+            let subject = to_cel(value, node, self.compiled);
             for rule in node_rules.iter() {
                 if self.stopped {
                     return;
@@ -903,7 +903,7 @@ impl<'e> Checker<'e> {
                          validation rules will be run due to call cost exceeds limit for rule \
                          (it costs more than {} units, the API server's PerCallLimit)",
                         shown_rule(source),
-                        rules::PER_CALL_LIMIT
+                        cel_rules::PER_CALL_LIMIT
                     ),
                 );
             }
@@ -1023,28 +1023,24 @@ impl Hash for Hashed<'_> {
 /// `value` as CEL sees it, defaults in place: `number` fields are doubles even when written as
 /// integers, properties are escaped (`namespace` is `__namespace__`, `a-b` is `a__dash__b`)
 /// and unknown fields are absent because the server would have pruned them.
-fn to_cel(value: Instance, node: &Node, schema: &CompiledSchema) -> values::Boxed {
+fn to_cel(value: Instance, node: &Node, schema: &CompiledSchema) -> Subject {
     match value.kind() {
-        Kind::Null => values::null(),
-        Kind::Bool => values::boolean(value.as_bool() == Some(true)),
+        Kind::Null => Subject::null(),
+        Kind::Bool => Subject::boolean(value.as_bool() == Some(true)),
         Kind::Number => match value.as_number() {
-            Some(n) => values::number(&n, node.type_ == Type::Number),
-            None => values::null(),
+            Some(n) => Subject::number(&n, node.type_ == Type::Number),
+            None => Subject::null(),
         },
-        Kind::String => values::string(value.as_str().unwrap_or_default()),
+        Kind::String => Subject::string(value.as_str().unwrap_or_default()),
         Kind::Array => {
             let item_node = schema.at(node.items);
-            let items = value
-                .items()
-                .map(|item| to_cel(item, item_node, schema))
-                .collect();
-            values::list(items)
+            Subject::list(value.items().map(|item| to_cel(item, item_node, schema)))
         }
         Kind::Object => object_to_cel(value, node, schema),
     }
 }
 
-fn object_to_cel(value: Instance, node: &Node, schema: &CompiledSchema) -> values::Boxed {
+fn object_to_cel(value: Instance, node: &Node, schema: &CompiledSchema) -> Subject {
     let keep_unknown = node.properties.is_none() || node.allows_unknown();
     let members = value.members(node, schema).filter_map(|(key, child)| {
         let declared = node.property(key).is_some();
@@ -1055,5 +1051,5 @@ fn object_to_cel(value: Instance, node: &Node, schema: &CompiledSchema) -> value
         // Only declared properties are escaped; map keys are looked up as written.
         Some((key, declared, to_cel(child, child_node, schema)))
     });
-    values::object(members)
+    Subject::object(members)
 }
