@@ -33,7 +33,7 @@
 //!
 //! # Evaluating
 //!
-//! Evaluating is ours too (`eval.rs`), over that tree: the crate's
+//! Evaluating is ours too (`compile.rs`, `evaluate.rs`), over that tree: the crate's
 //! interpreter recurses without a bound, counts nothing and has no hook to count with.
 //! Rewriting the tree so that metering functions registered on the environment wrap every node
 //! was considered and rejected: it adds a call a node on every evaluation, it cannot stop a
@@ -114,8 +114,9 @@
 
 #![warn(missing_docs, unreachable_pub)]
 
+mod compile;
 mod cost;
-mod eval;
+mod evaluate;
 mod nesting;
 pub mod parse;
 pub mod re2;
@@ -124,7 +125,8 @@ mod values;
 use cel::common::types::{CelBool, CelString};
 use cel::common::value::{CowVal, Val};
 use cel::{Env, ExecutionError};
-use eval::{Evaluator, Fault, Meter, Node, Scope, Stop};
+use compile::Node;
+use evaluate::{Evaluator, Fault, Meter, Scope, Stop};
 use serde_json::Value;
 use std::fmt;
 use std::sync::{Arc, OnceLock};
@@ -259,12 +261,12 @@ pub fn compile(source: &str) -> Result<Rule, RuleError> {
         return Err(RuleError::TooDeep { depth: estimate });
     }
     let parsed = parse::parse(source).map_err(RuleError::Compile)?;
-    let depth = eval::depth(&parsed);
+    let depth = compile::depth(&parsed);
     if depth > MAX_DEPTH {
-        eval::dismantle(parsed);
+        compile::dismantle(parsed);
         return Err(RuleError::TooDeep { depth });
     }
-    if eval::has_unspecified(&parsed) {
+    if compile::has_unspecified(&parsed) {
         return Err(RuleError::Compile(
             "an expression the parser could not complete".to_owned(),
         ));
@@ -273,7 +275,7 @@ pub fn compile(source: &str) -> Result<Rule, RuleError> {
         return Err(RuleError::Transition);
     }
     Ok(Rule {
-        node: eval::compile(parsed, "self"),
+        node: compile::compile(parsed, "self"),
     })
 }
 
