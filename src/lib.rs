@@ -29,7 +29,6 @@ pub use crate::core::inventory;
 /// The kind catalog: which provider kind renders a repository of a class and package type,
 /// for each provider release and API, with its schema.
 pub mod catalog {
-    pub use crate::core::catalog::rules;
     pub use crate::core::catalog::{catalog, Catalog, ProviderApi, Rclass};
 }
 

@@ -2,11 +2,13 @@
 //! the core and the protocol name none of the faces (server, render, wasm,
 //! component, codegen), the WebAssembly faces name no other face (what they share
 //! is in the core or the protocol), the rooms of `src/` and the modules of each room
-//! depend on each other without a circle, and a file's `use` lines come before its items. (That the core builds without any
-//! feature, for wasm32, is checked by scripts/test-all.sh.)
+//! depend on each other without a circle, and a file's `use` lines come before its items; the
+//! CEL engine (crates/cel-rules) and its tests build nothing of the function. (That the core
+//! builds without any feature, for wasm32, is checked by scripts/test-all.sh.)
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
+use std::process::Command;
 
 const FACES: [&str; 6] = ["server", "render", "adopt", "wasm", "component", "codegen"];
 
@@ -305,6 +307,10 @@ fn the_circle_check_finds_a_circle() {
 fn use_lines_come_before_the_items() {
     let mut files = Vec::new();
     rust_files(&src(), &mut files);
+    rust_files(
+        &Path::new(env!("CARGO_MANIFEST_DIR")).join("crates/cel-rules/src"),
+        &mut files,
+    );
     let item = |line: &str| {
         let line = line.strip_prefix("pub ").unwrap_or(line);
         let line = line.strip_prefix("pub(crate) ").unwrap_or(line);
@@ -332,5 +338,62 @@ fn use_lines_come_before_the_items() {
         late.is_empty(),
         "use lines after items:\n{}",
         late.join("\n")
+    );
+}
+
+/// The crates that building `package` and its tests takes (normal and dev dependencies, for this
+/// host), by name, as the lockfile has them.
+fn crates_built_for(package: &str) -> BTreeSet<String> {
+    let output = Command::new(env!("CARGO"))
+        .args([
+            "tree",
+            "-p",
+            package,
+            "-e",
+            "normal,dev",
+            "--prefix",
+            "none",
+        ])
+        .args(["--locked", "--offline"])
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .output()
+        .expect("cargo tree");
+    assert!(
+        output.status.success(),
+        "cargo tree -p {package}: {}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    String::from_utf8_lossy(&output.stdout)
+        .lines()
+        .filter_map(|line| line.split_whitespace().next())
+        .map(str::to_owned)
+        .collect()
+}
+
+/// The function itself, or its transport and protocol code.
+fn of_the_function(name: &str) -> bool {
+    name == "function-artifactory"
+        || ["tonic", "tokio", "prost"]
+            .iter()
+            .any(|p| name.starts_with(p))
+}
+
+/// `cargo test -p cel-rules` builds the engine and its oracles, nothing of the function: no
+/// gRPC, no runtime, no protocol code, so its tests stay quick to build and it cannot come to
+/// depend on the function.
+#[test]
+fn cel_rules_and_its_tests_build_nothing_of_the_function() {
+    let crates = crates_built_for("cel-rules");
+    assert!(
+        crates.contains("cel") && crates.contains("proptest"),
+        "not the tree of cel-rules and its tests: {crates:?}"
+    );
+    let found: Vec<&String> = crates.iter().filter(|c| of_the_function(c)).collect();
+    assert!(found.is_empty(), "cel-rules builds {found:?}");
+    // The same question finds them in the function's tree.
+    let function = crates_built_for("function-artifactory");
+    assert!(
+        function.contains("tokio") && function.contains("prost"),
+        "{function:?}"
     );
 }

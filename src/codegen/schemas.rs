@@ -558,7 +558,7 @@ fn value_has_type(value: &Value, type_: Option<&str>) -> bool {
 /// (ECMA-262): they must compile as RE2 expressions, as the function checks them (no look-around,
 /// no backreferences) and be anchored at both ends.
 fn check_pattern(pattern: &str, path: &str, out: &mut Vec<String>) {
-    if let Err(e) = crate::core::catalog::rules::re2::compiled(pattern) {
+    if let Err(e) = cel_rules::re2::compiled(pattern) {
         out.push(format!("{path}: pattern {pattern:?} does not compile: {e}"));
     }
     if !pattern.starts_with('^') || !pattern.ends_with('$') {

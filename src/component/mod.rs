@@ -50,7 +50,7 @@ impl bindings::Guest for Component {
 #[unsafe(export_name = "wizer-initialize")]
 extern "C" fn prepare_instance() {
     crate::core::catalog::catalog();
-    crate::core::catalog::rules::prepare();
+    cel_rules::prepare();
 }
 
 /// One call, from the request's bytes to the response's.

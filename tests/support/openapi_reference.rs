@@ -1,13 +1,13 @@
 //! Test support: the schema validator as it was before it was compiled into nodes and given
 //! instances (`validation::openapi` before the live-schema work of issue 26), kept verbatim as the
 //! reference the compiled one must agree with, message for message (`tests/openapi.rs`). Two
-//! changes since: `pattern` goes through the library's RE2 function (the `cel` crate's `matches`
+//! changes since: `pattern` goes through cel-rules' RE2 function (the `cel` crate's `matches`
 //! is no longer built), and rules are quoted as the library quotes them (shortened past 200
-//! characters); they are still evaluated by the crate's interpreter, without the library's
+//! characters); they are still evaluated by the `cel` crate's interpreter, without cel-rules'
 //! cost limits (no rule here comes near them).
 #![allow(dead_code)]
 
-use function_artifactory::catalog::rules::re2;
+use cel_rules::re2;
 use function_artifactory::validation::{failed_rule, shown_rule};
 use serde_json::{Map, Value};
 use std::collections::{HashMap, HashSet};
@@ -102,8 +102,8 @@ enum RuleError {
 
 fn compile(source: &str) -> Result<cel::Program, RuleError> {
     // A refusal in the words of the rules' own parser, which refuses what the crate's parser
-    // refuses (tests/cel_parser.rs); the program is still the crate's.
-    function_artifactory::catalog::rules::parse::parse(source).map_err(RuleError::Compile)?;
+    // refuses (crates/cel-rules/tests/cel_parser.rs); the program is still the crate's.
+    cel_rules::parse::parse(source).map_err(RuleError::Compile)?;
     let program = env()
         .compile(source)
         .map_err(|e| RuleError::Compile(e.to_string()))?;

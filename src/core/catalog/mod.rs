@@ -11,8 +11,6 @@
 //! afresh for every call, takes the first step when it is built (pre-initialisation): its
 //! calls parse only the nodes they need.
 
-pub mod rules;
-
 use serde::Deserialize;
 use serde_json::value::RawValue;
 use serde_json::Value;

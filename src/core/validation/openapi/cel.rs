@@ -24,7 +24,7 @@ impl<'e> Checker<'e> {
         let node_rules = &node.extra().rules;
         if !node_rules.is_empty() {
             // `self` is built once for the rules of this node.
-            let subject = Subject::typed(to_cel(value, node, self.compiled));
+            let subject = to_cel(value, node, self.compiled);
             for rule in node_rules.iter() {
                 if self.stopped {
                     return;
@@ -88,7 +88,7 @@ impl<'e> Checker<'e> {
                          validation rules will be run due to call cost exceeds limit for rule \
                          (it costs more than {} units, the API server's PerCallLimit)",
                         shown_rule(source),
-                        rules::PER_CALL_LIMIT
+                        cel_rules::PER_CALL_LIMIT
                     ),
                 );
             }
@@ -163,28 +163,24 @@ impl<'e> Checker<'e> {
 /// `value` as CEL sees it, defaults in place: `number` fields are doubles even when written as
 /// integers, properties are escaped (`namespace` is `__namespace__`, `a-b` is `a__dash__b`)
 /// and unknown fields are absent because the server would have pruned them.
-fn to_cel(value: Instance, node: &Node, schema: &CompiledSchema) -> values::Boxed {
+fn to_cel(value: Instance, node: &Node, schema: &CompiledSchema) -> Subject {
     match value.kind() {
-        Kind::Null => values::null(),
-        Kind::Bool => values::boolean(value.as_bool() == Some(true)),
+        Kind::Null => Subject::null(),
+        Kind::Bool => Subject::boolean(value.as_bool() == Some(true)),
         Kind::Number => match value.as_number() {
-            Some(n) => values::number(&n, node.type_ == Type::Number),
-            None => values::null(),
+            Some(n) => Subject::number(&n, node.type_ == Type::Number),
+            None => Subject::null(),
         },
-        Kind::String => values::string(value.as_str().unwrap_or_default()),
+        Kind::String => Subject::string(value.as_str().unwrap_or_default()),
         Kind::Array => {
             let item_node = schema.at(node.items);
-            let items = value
-                .items()
-                .map(|item| to_cel(item, item_node, schema))
-                .collect();
-            values::list(items)
+            Subject::list(value.items().map(|item| to_cel(item, item_node, schema)))
         }
         Kind::Object => object_to_cel(value, node, schema),
     }
 }
 
-fn object_to_cel(value: Instance, node: &Node, schema: &CompiledSchema) -> values::Boxed {
+fn object_to_cel(value: Instance, node: &Node, schema: &CompiledSchema) -> Subject {
     let keep_unknown = node.properties.is_none() || node.allows_unknown();
     let members = value.members(node, schema).filter_map(|(key, child)| {
         let declared = node.property(key).is_some();
@@ -195,5 +191,5 @@ fn object_to_cel(value: Instance, node: &Node, schema: &CompiledSchema) -> value
         // Only declared properties are escaped; map keys are looked up as written.
         Some((key, declared, to_cel(child, child_node, schema)))
     });
-    values::object(members)
+    Subject::object(members)
 }

@@ -13,7 +13,7 @@ pub(super) struct Checker<'e> {
     pub(super) errors: Vec<String>,
     /// A type or enum error was found: the API server then skips the CEL rules.
     pub(super) blocking: bool,
-    /// What is left of the object's cost budget (`rules::OBJECT_BUDGET`).
+    /// What is left of the object's cost budget (`cel_rules::OBJECT_BUDGET`).
     pub(super) budget: Budget,
     /// A rule ran out of budget, or over its own limit: the API server evaluates no further
     /// rule.
@@ -158,7 +158,7 @@ impl<'e> Checker<'e> {
                 "validation failed due to running out of cost budget, no further validation \
                  rules will be run (the object's rules cost more than {} units, the API \
                  server's RuntimeCELCostBudget)",
-                rules::OBJECT_BUDGET
+                cel_rules::OBJECT_BUDGET
             ),
         );
     }

@@ -32,7 +32,7 @@ impl CompiledSchema {
         compiled.programs = sources
             .into_iter()
             .map(|source| {
-                let program = rules::compile(&source);
+                let program = cel_rules::compile(&source);
                 (source, program)
             })
             .collect();

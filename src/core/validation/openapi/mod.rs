@@ -1,7 +1,7 @@
 //! Validation of an object against an OpenAPI v3 schema as the Kubernetes API server validates
 //! a custom resource with a structural schema: schema defaults, types, enums, formats of lists
 //! (`x-kubernetes-list-type`), unknown fields, and the `x-kubernetes-validations` CEL rules,
-//! parsed by the `cel` crate and evaluated with the API server's limits (`catalog::rules`).
+//! parsed by the `cel` crate and evaluated with the API server's limits by [`cel_rules`].
 //!
 //! Used for the schemas Crossplane sends (live schemas, [`super::live`]) and by the tests
 //! against the provider's CRDs. Deliberately stricter than the API server in two places, since
@@ -23,9 +23,7 @@ mod defaults;
 mod instance;
 
 use crate::core::catalog::by_length_get;
-use crate::core::catalog::rules::{
-    self, re2, values, Budget, Failure, Rule, RuleError, Subject, Verdict,
-};
+use cel_rules::{re2, Budget, Failure, Rule, RuleError, Subject, Verdict};
 pub(crate) use check::repeated_items;
 use check::Checker;
 pub use defaults::apply_defaults;

@@ -199,7 +199,7 @@ impl<'s> Parser<'_, 's> {
     }
 
     /// A macro's expansion, out of line: its many nodes would otherwise take room in the frame
-    /// of every level of nesting (docs/design.md, "CEL rules and their limits": the stack).
+    /// of every level of nesting (the crate's documentation, "Parsing": the stack).
     #[inline(never)]
     fn expand(&mut self, function: &str, target: Option<IdedExpr>, args: Vec<IdedExpr>) -> Parsed {
         let at = self.here();
@@ -754,8 +754,8 @@ mod tests {
     #[test]
     fn the_deepest_expression_parses_in_a_bounded_stack() {
         // About 2 KiB a level in a release build (256 KiB for 95 nested lists, x86-64); a debug
-        // build's frames are several times larger. The WebAssembly builds are held to their
-        // 1 MiB in their hosts (wasm/test/traps.test.mjs, tests/component-host).
+        // build's frames are several times larger. The repository's WebAssembly builds are held
+        // to their 1 MiB in their hosts (wasm/test/traps.test.mjs, tests/component-host).
         let kib = if cfg!(debug_assertions) { 1536 } else { 384 };
         parse_deepest_in(kib * 1024);
     }

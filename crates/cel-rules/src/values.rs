@@ -235,23 +235,23 @@ fn unreachable_builtin() -> Box<dyn Val + 'static> {
 }
 
 // ---------------------------------------------------------------------------------------
-// JSON as rules see it (typed by its schema in catalog::openapi, which walks the schema)
+// JSON as rules see it (typed by its schema by the caller, who walks the schema: `Subject`)
 // ---------------------------------------------------------------------------------------
 
 /// A value as rules see it.
-pub(crate) type Boxed = Box<dyn Val + 'static>;
+pub(super) type Boxed = Box<dyn Val + 'static>;
 
-pub(crate) fn null() -> Boxed {
+pub(super) fn null() -> Boxed {
     Box::new(CelNull)
 }
 
-pub(crate) fn boolean(b: bool) -> Boxed {
+pub(super) fn boolean(b: bool) -> Boxed {
     Box::new(CelBool::from(b))
 }
 
 /// A number: a double where the schema says `number`, even when written as an integer; else an
 /// int, a uint or a double as written.
-pub(crate) fn number(n: &serde_json::Number, as_double: bool) -> Boxed {
+pub(super) fn number(n: &serde_json::Number, as_double: bool) -> Boxed {
     match (n.as_i64(), n.as_u64()) {
         (Some(i), _) if !as_double => Box::new(CelInt::from(i)),
         (None, Some(u)) if !as_double => Box::new(CelUInt::from(u)),
@@ -260,14 +260,14 @@ pub(crate) fn number(n: &serde_json::Number, as_double: bool) -> Boxed {
 }
 
 /// A list, shared.
-pub(crate) fn list(items: Vec<Boxed>) -> Boxed {
+pub(super) fn list(items: Vec<Boxed>) -> Boxed {
     Box::new(Shared::new(CelList::from(items)))
 }
 
 /// An object, shared, from its members: each name, whether the schema declares it, and its
 /// value. Declared properties are escaped as the API server escapes them (`namespace` is
 /// `__namespace__`, `a-b` is `a__dash__b`); map keys are looked up as written.
-pub(crate) fn object<'a>(members: impl Iterator<Item = (&'a str, bool, Boxed)>) -> Boxed {
+pub(super) fn object<'a>(members: impl Iterator<Item = (&'a str, bool, Boxed)>) -> Boxed {
     let mut map = HashMap::with_capacity(members.size_hint().0);
     for (name, declared, value) in members {
         let key = match declared.then(|| escape_property(name)).flatten() {
@@ -329,7 +329,7 @@ fn escape_property(name: &str) -> Option<String> {
 }
 
 /// A string value: short ones copied, long ones shared.
-pub(crate) fn string(s: &str) -> Boxed {
+pub(super) fn string(s: &str) -> Boxed {
     if s.len() <= SHORT_STRING {
         Box::new(CelString::from(s.to_owned()))
     } else {

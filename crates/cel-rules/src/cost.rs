@@ -8,7 +8,7 @@
 //! cel-go's figure does not cover what the call allocates (a `replace` that grows its string,
 //! a list concatenation, which cel-go makes in constant time as a view and the `cel` crate
 //! copies), the charge is the larger of cel-go's figure and the size of the result, one unit a
-//! list element or ten bytes of string: docs/design.md, "CEL rules and their limits".
+//! list element or ten bytes of string (the crate's documentation, "Where we differ from cel-go").
 
 use cel::common::types::{CelInt, CelList, CelString};
 use cel::common::value::Val;

@@ -1,9 +1,9 @@
 //! Regular expressions as the API server runs them: RE2 syntax and meaning (Go's `regexp`), for
-//! CEL's `matches()` and for the schemas' `pattern`, through [`matches`] in every face, so the
-//! server, `render` and the WebAssembly module give the same answers.
+//! CEL's `matches()` and for the schemas' `pattern`, through [`matches`] and [`compiled`] in
+//! one configuration, so every build of every caller gives the same answers.
 //!
 //! The `regex` crate is built without its speed-ups and with only the Unicode tables RE2 has
-//! (case folding, general categories, scripts: docs/dependencies.md). Where the two syntaxes
+//! (case folding, general categories, scripts: the crate's Cargo.toml). Where the two syntaxes
 //! mean different things, a pattern is rewritten to RE2's meaning before it is compiled:
 //! `\d`, `\w`, `\s` and `\b` are ASCII in RE2 (Unicode-aware in `regex`), and `\p{Greek}` is
 //! the script (its extensions in `regex`). Unicode properties RE2 lacks (`\p{Alphabetic}`,
