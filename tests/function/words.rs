@@ -3,7 +3,7 @@
 //! the project key prefix the provider's CRDs require, said to the claim too, and
 //! `projectEnvironments` set once in the input's defaults.
 
-mod support;
+use crate::support;
 
 use function_artifactory::proto::v1::{RunFunctionResponse, Severity, Target};
 use serde_json::{json, Value};

@@ -1,7 +1,7 @@
 //! Drift warnings (issue 18): each is a status warning of its entry and a
 //! Warning result, and never fails the call.
 
-mod support;
+use crate::support;
 
 use function_artifactory::proto::v1::{RunFunctionResponse, Severity};
 use serde_json::{json, Value};

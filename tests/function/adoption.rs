@@ -24,7 +24,7 @@
 //!   <summary>: <detail>", and Artifactory refuses an existing key with 400 "Case insensitive
 //!   repository key already exists".
 
-mod support;
+use crate::support;
 
 use function_artifactory::proto::v1::function_runner_service_client::FunctionRunnerServiceClient as Client;
 use function_artifactory::proto::v1::{

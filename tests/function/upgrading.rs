@@ -12,7 +12,7 @@
 //!   under the old name with the new `kind` once the new CRD is applied (the CRD's
 //!   `spec.names.kind` is what it serves).
 
-mod support;
+use crate::support;
 
 use function_artifactory::catalog::catalog;
 use function_artifactory::proto::v1::{RunFunctionResponse, Severity};

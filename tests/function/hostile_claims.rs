@@ -7,7 +7,7 @@
 //! and generous: only a cost that grows with the square of the claim misses them (the checks
 //! these tests guard took minutes that way). `cargo bench --bench core` prints the figures.
 
-mod support;
+use crate::support;
 
 use function_artifactory::proto::v1::{RunFunctionRequest, RunFunctionResponse, Severity};
 use function_artifactory::run_function;
@@ -86,7 +86,7 @@ fn eighty_thousand_unknown_fields_are_reported_up_to_the_cap_in_linear_time() {
         "cannot render the Artifactory repositories: 80000 problems"
     );
     // The first 100 in full, then how many more; the same cap in render and the npm module,
-    // which show the same problems (tests/render.rs, wasm/test).
+    // which show the same problems (tests/cli/render_command.rs, wasm/test).
     assert_eq!(lines.len(), 1 + 100 + 1, "{}", &message[..2000]);
     assert!(lines[1].starts_with("- spec.repositories[0].forProvider.unknown00000: repository \"libs\": MavenRepository has no forProvider field \"unknown00000\"; fix: remove it or correct its name: "), "{}", lines[1]);
     assert_eq!(
@@ -208,7 +208,7 @@ fn a_response_too_large_for_crossplane_is_refused_before_it_is_built() {
 
 /// The advice for a claim too large for one composite is the same from every face (issue 47: on
 /// wasm32 a product of counts and sizes overflowed, and the component advised "about 876 fit in
-/// one"). `tests/server.rs` sends the same claim to the server, the npm module
+/// one"). `tests/server/grpc.rs` sends the same claim to the server, the npm module
 /// (`wasm/test/size.test.mjs`) and the component (`tests/component-host/tests/component/limits.rs`)
 /// build it too; all expect these same words.
 #[test]

@@ -1,6 +1,6 @@
 //! What the function renders (docs/design.md, "Rendering" and "Status and results"), validated against the provider CRDs.
 
-mod support;
+use crate::support;
 
 use function_artifactory::catalog::{catalog, ProviderApi, Rclass};
 use function_artifactory::proto::v1::{Ready, Status};
@@ -95,7 +95,7 @@ fn team_spec() -> Value {
 #[test]
 fn a_team_claim_renders_keys_wiring_and_settings() {
     // Everything at once (createGuard: false): the subject is what each resource says, not
-    // the phases a new claim goes through (tests/adoption.rs).
+    // the phases a new claim goes through (tests/function/adoption.rs).
     let response = request(composite(team_spec()))
         .input(input(
             json!({"artifactoryUrl": "https://artifactory.example.com/", "createGuard": false}),
@@ -178,7 +178,7 @@ fn status_lists_every_repository_in_spec_order() {
             "ready": true, "synced": true, "deletion": "Delete", "adopted": false, "phase": "managed",
             "url": "https://artifactory.example.com/artifactory/team1-libs-release",
             // The spec has a projectKey and no projectEnvironments: one warning for the
-            // composite, not one per entry (tests/drift.rs).
+            // composite, not one per entry (tests/function/drift.rs).
             "warnings": []
         })
     );
@@ -231,7 +231,7 @@ fn precedence_entry_over_spec_over_input() {
     });
     let defaults = json!({"defaults": {"providerConfigRef": {"name": "input"}, "deletionPolicy": "Orphan", "managementPolicies": ["*"]}});
     // With the guard off, each entry's own policies render at once: the subject is where they
-    // come from (the guard's are in tests/adoption.rs).
+    // come from (the guard's are in tests/function/adoption.rs).
     let mut defaults = defaults;
     defaults["createGuard"] = json!(false);
     let resources = desired_resources(&request(composite(spec)).input(input(defaults)).run());

@@ -1,7 +1,7 @@
 //! Every key rule and every wiring error, each with the message it produces
 //! (docs/design.md, "Keys", "Rendering" and "Wiring"), and all problems of a call in one fatal result.
 
-mod support;
+use crate::support;
 
 use serde_json::{json, Value};
 use support::requests::{
@@ -142,7 +142,8 @@ fn project_key_pattern() {
 
 #[test]
 fn warnings_do_not_fail() {
-    // projectEnvironments set: the projectKey drift warning (tests/drift.rs) is not this test's subject.
+    // projectEnvironments set: the projectKey drift warning (tests/function/drift.rs) is not this
+    // test's subject.
     let entry = with(local("a", "maven"), "key", json!("1libs"));
     let entry = with(
         entry,
@@ -285,7 +286,7 @@ fn docker_virtuals_take_docker_v2_locals() {
         json!({"name": "all-images", "rclass": "virtual", "packageType": "docker", "repositories": ["images"], "defaultDeploymentRepo": "images"})
     ]});
     // Rendered at once (createGuard: false): the wiring is the subject, not the new virtual
-    // waiting for its members (tests/adoption.rs).
+    // waiting for its members (tests/function/adoption.rs).
     let resources = desired_resources(
         &request(composite(spec))
             .input(input(json!({"createGuard": false})))

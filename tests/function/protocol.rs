@@ -1,7 +1,7 @@
 //! Protocol rules (docs/design.md, "Protocol"): tag and TTL, pass-through of other steps'
 //! resources and context, determinism, tolerance of odd requests.
 
-mod support;
+use crate::support;
 
 use function_artifactory::proto::v1::{
     RunFunctionRequest, RunFunctionResponse, Severity, Status, Target,

@@ -2,7 +2,7 @@
 //! what is rendered for a release is valid against that release's own CRDs (from `crds/`).
 #![cfg(feature = "codegen")]
 
-mod support;
+use crate::support;
 
 use function_artifactory::codegen::crds;
 use function_artifactory::proto::v1::{RunFunctionResponse, Severity};

@@ -2,7 +2,7 @@
 //! the provider's secret references for each API, write-only passwords versioned
 //! by the Secret's resourceVersion, and no Secret value in any output.
 
-mod support;
+use crate::support;
 
 use function_artifactory::catalog::live;
 use function_artifactory::proto::v1::Schema;

@@ -1,7 +1,7 @@
 //! Lifecycle safety (docs/design.md, "Lifecycle") over real requests, with observed
 //! resources built as Crossplane sends them.
 
-mod support;
+use crate::support;
 
 use function_artifactory::proto::v1::{
     resource_selector::Match, Capability, Resources, RunFunctionResponse, Severity,
@@ -91,7 +91,7 @@ fn import_observes_first_unless_told_otherwise() {
         "legacy-libs"
     );
     // Its own policies wait until the provider has seen the repository: an import never
-    // creates (tests/adoption.rs has the takeover that follows).
+    // creates (tests/function/adoption.rs has the takeover that follows).
     assert_eq!(
         resources["b"]["spec"]["managementPolicies"],
         json!(["Observe"])

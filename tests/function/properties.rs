@@ -4,7 +4,7 @@
 //! other steps' resources and the context always pass through; the same
 //! request always gives the same bytes.
 
-mod support;
+use crate::support;
 
 use function_artifactory::proto::v1::{
     Capability, Resources, RunFunctionRequest, RunFunctionResponse, Severity,

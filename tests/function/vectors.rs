@@ -4,9 +4,9 @@
 //! core must give exactly the committed bytes; the WebAssembly module is held
 //! to the same files by `wasm/test/vectors.test.mjs`.
 //!
-//! `BLESS=1 cargo test --test vectors` rewrites the files after an intended change.
+//! `BLESS=1 cargo test --test function vectors::` rewrites the files after an intended change.
 
-mod support;
+use crate::support;
 
 use function_artifactory::proto::json::{
     base64_decode, base64_encode, request_from_json, request_to_json, response_from_json,
@@ -96,7 +96,7 @@ fn native_bytes_equal_the_committed_vectors() {
     }
     assert!(
         mismatches.is_empty(),
-        "the test vectors are out of date (after an intended change: BLESS=1 cargo test --test vectors):\n{}",
+        "the test vectors are out of date (after an intended change: BLESS=1 cargo test --test function vectors::):\n{}",
         mismatches.join("\n")
     );
 }
@@ -121,7 +121,7 @@ fn undecodable_requests_give_the_committed_errors() {
     let mismatch = check_file("undecodable.json", &pretty(&undecodable_file()));
     assert!(
         mismatch.is_none(),
-        "{mismatch:?}; after an intended change: BLESS=1 cargo test --test vectors"
+        "{mismatch:?}; after an intended change: BLESS=1 cargo test --test function vectors::"
     );
 }
 
@@ -247,7 +247,7 @@ fn every_file_belongs_to_a_vector() {
     let Ok(entries) = std::fs::read_dir(dir()) else {
         assert!(
             blessing(),
-            "tests/vectors is missing: BLESS=1 cargo test --test vectors"
+            "tests/vectors is missing: BLESS=1 cargo test --test function vectors::"
         );
         return;
     };
@@ -276,7 +276,7 @@ fn committed_requests_run_to_committed_responses_in_both_mappings() {
             read("response.json"),
         ) else {
             panic!(
-                "{}: files missing; BLESS=1 cargo test --test vectors",
+                "{}: files missing; BLESS=1 cargo test --test function vectors::",
                 vector.name
             );
         };
