@@ -1,10 +1,10 @@
 //! Test support: the schema validator as it was before it was compiled into nodes and given
 //! instances (`catalog::openapi` before the live-schema work of issue 26), kept verbatim as the
-//! reference the compiled one must agree with, message for message (`tests/openapi.rs`). Two
-//! changes since: `pattern` goes through the library's RE2 function (the `cel` crate's `matches`
-//! is no longer built), and rules are quoted as the library quotes them (shortened past 200
-//! characters); they are still evaluated by the crate's interpreter, without the library's
-//! cost limits (no rule here comes near them).
+//! reference the compiled one must agree with, message for message
+//! (`tests/schemas/validator_agreement.rs`). Two changes since: `pattern` goes through the
+//! library's RE2 function (the `cel` crate's `matches` is no longer built), and rules are quoted
+//! as the library quotes them (shortened past 200 characters); they are still evaluated by the
+//! crate's interpreter, without the library's cost limits (no rule here comes near them).
 #![allow(dead_code)]
 
 use function_artifactory::catalog::openapi::{failed_rule, shown_rule};

@@ -2,7 +2,7 @@
 //! generation `flat`, `cluster`, `namespaced`). Every test skips (with a visible SKIP line)
 //! where the tests run without the `codegen` feature, whose reader opens the archive.
 
-mod support;
+use crate::support;
 
 use std::sync::OnceLock;
 

@@ -1,7 +1,7 @@
 //! The validator against small CRDs written here, for the schema features the provider's
 //! CRDs do not use (patterns, list maps, maps, escaping, broken rules) and for load errors.
 
-mod support;
+use crate::support;
 
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicUsize, Ordering};

@@ -4,7 +4,7 @@
 //! the provider's own CRDs of a given release, from `crds/`.
 #![cfg(feature = "codegen")]
 
-mod support;
+use crate::support;
 
 use function_artifactory::codegen::crds;
 use function_artifactory::proto::v1::{

@@ -3,7 +3,7 @@
 //! them, and a claim with a mistake is rejected by them, as the API server would
 //! reject it before the function sees it.
 
-mod support;
+use crate::support;
 
 use function_artifactory::CROSSPLANE_SPEC_FIELDS;
 use serde_json::{json, Value};

@@ -1,12 +1,11 @@
 //! The compiled schema validator (`catalog::openapi`) agrees, message for message and in the same
-//! order, with the validator it replaced (`support/openapi_reference.rs`, kept verbatim): on the
-//! provider's CRDs of several releases and on random schemas, for random objects given as JSON
-//! and as the members a rendered resource is checked from (`Instance`). This is what keeps the
-//! function's answers with live schemas byte-identical to what they were.
+//! order, with the validator it replaced (`tests/schemas/reference_validator.rs`, kept verbatim):
+//! on the provider's CRDs of several releases and on random schemas, for random objects given as
+//! JSON and as the members a rendered resource is checked from (`Instance`). This is what keeps
+//! the function's answers with live schemas byte-identical to what they were.
 #![cfg(feature = "codegen")]
 
-#[path = "support/openapi_reference.rs"]
-mod reference;
+use crate::reference_validator as reference;
 
 use function_artifactory::catalog::openapi::{CompiledSchema, Instance};
 use function_artifactory::codegen::crds;
