@@ -1,6 +1,6 @@
 //! The gRPC face over real loopback connections to the built binary.
 
-mod support;
+use crate::support;
 
 use bytes::Bytes;
 use function_artifactory::proto::v1::function_runner_service_client::FunctionRunnerServiceClient as V1Client;
@@ -8,7 +8,9 @@ use function_artifactory::proto::v1::{RunFunctionRequest, RunFunctionResponse};
 use function_artifactory::proto::v1beta1::function_runner_service_client::FunctionRunnerServiceClient as V1beta1Client;
 use prost::Message;
 use std::time::Duration;
-use support::server::{http_get, insecure_channel, request, run_to_exit, tls_channel, Pki, Server};
+use support::server::{
+    closed_within, http_get, insecure_channel, request, run_to_exit, tls_channel, Pki, Server,
+};
 use tonic::Code;
 use tonic_health::pb::health_check_response::ServingStatus;
 use tonic_health::pb::health_client::HealthClient;
@@ -255,7 +257,7 @@ async fn the_request_limit_may_come_from_the_environment() {
 }
 
 /// The server's advice for a claim too large for one composite, word for word what the npm
-/// module and the component give (`tests/hostile_claims.rs`, issue 47).
+/// module and the component give (`tests/function/hostile_claims.rs`, issue 47).
 #[tokio::test]
 async fn the_server_advises_on_5000_repositories_as_every_face() {
     let server = Server::start(&["--insecure"]);
@@ -338,7 +340,7 @@ async fn assert_closed_by_preface_deadline(
     what: &str,
 ) {
     for (index, mut connection) in connections.into_iter().enumerate() {
-        let closed = wait_closed(
+        let closed = closed_within(
             &mut connection,
             PREFACE_DEADLINE_BOUND.saturating_sub(opened.elapsed()),
         )
@@ -486,21 +488,6 @@ async fn assert_answers_in_time(server: &Server, tag: &str) {
     .unwrap();
     assert_eq!(answered.into_inner().meta.unwrap().tag, tag);
     assert!(started.elapsed() < Duration::from_secs(2));
-}
-
-/// Whether the server closes `connection` (end of stream or a reset) within `within`.
-async fn wait_closed(connection: &mut tokio::net::TcpStream, within: Duration) -> bool {
-    use tokio::io::AsyncReadExt;
-    let mut buf = [0u8; 256];
-    let read_to_end = async {
-        loop {
-            match connection.read(&mut buf).await {
-                Ok(0) | Err(_) => return,
-                Ok(_) => {}
-            }
-        }
-    };
-    tokio::time::timeout(within, read_to_end).await.is_ok()
 }
 
 /// One RunFunction call over raw HTTP/2 with `body` as the whole request body; returns

@@ -4,13 +4,13 @@
 //! as a child process on loopback. RELIABILITY.md ("Hostile input") has the table.
 #![cfg(feature = "server")]
 
-mod support;
+use crate::support;
 
 use bytes::Bytes;
 use function_artifactory::proto::v1::function_runner_service_client::FunctionRunnerServiceClient;
 use prost::Message;
 use std::time::{Duration, Instant};
-use support::server::{insecure_channel, request, tls_channel, Pki, Server};
+use support::server::{closed_within, insecure_channel, request, tls_channel, Pki, Server};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
 
@@ -26,21 +26,6 @@ async fn assert_answers(server: &Server, tag: &str) {
     .unwrap_or_else(|_| panic!("{tag}: no answer within 2 s"))
     .unwrap_or_else(|status| panic!("{tag}: {status}"));
     assert_eq!(answered.into_inner().meta.unwrap().tag, tag);
-}
-
-/// Whether the server closes `connection` (end of stream or a reset) within `within`; what it
-/// sent before is discarded.
-async fn closed_within(connection: &mut TcpStream, within: Duration) -> bool {
-    let mut buf = [0u8; 1024];
-    let read_to_end = async {
-        loop {
-            match connection.read(&mut buf).await {
-                Ok(0) | Err(_) => return,
-                Ok(_) => {}
-            }
-        }
-    };
-    tokio::time::timeout(within, read_to_end).await.is_ok()
 }
 
 /// GET `path` on a connection of its own, closed after the answer: the status code.

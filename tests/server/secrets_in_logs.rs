@@ -2,7 +2,7 @@
 //! required Secret is answered and logged without any of their values.
 #![cfg(feature = "server")]
 
-mod support;
+use crate::support;
 
 use function_artifactory::proto::v1::function_runner_service_client::FunctionRunnerServiceClient;
 use function_artifactory::proto::v1::{

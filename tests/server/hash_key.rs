@@ -2,9 +2,10 @@
 //! itself at start (`server::key_content_hashes`, a secret from the operating system's random
 //! source) gives a request one content key whatever the order of its maps' entries, another
 //! process gives it another, and neither is the key anyone can compute with the fixed secret.
-//! Each process is this test binary run again, for this one test, with [`CHILD`] set.
+//! Each process is this test binary run again, for this one test alone, with [`CHILD`] set: the
+//! other tests of the binary never key the process they run in.
 
-mod support;
+use crate::support;
 
 use function_artifactory::proto::hash_key::HashKey;
 use function_artifactory::proto::request_key::{content_key, content_key_under};
@@ -19,8 +20,14 @@ const CHILD: &str = "FUNCTION_ARTIFACTORY_HASH_KEY_CHILD";
 /// The line a child prints its keys on.
 const KEYS_LINE: &str = "content keys:";
 
-/// The test's name, for the harness to run it alone in the child.
-const TEST: &str = "a_request_has_one_key_in_a_process_and_another_in_the_next";
+/// The test's name, for the harness to run it alone in the child: its path in the test binary
+/// (`hash_key::NAME`), which is this module's path without the binary's name in front.
+fn test_name() -> String {
+    let module = module_path!()
+        .split_once("::")
+        .map_or(module_path!(), |(_, module)| module);
+    format!("{module}::a_request_has_one_key_in_a_process_and_another_in_the_next")
+}
 
 /// The colliding pair (`support::requests::colliding_requests`), each with two observed
 /// resources.
@@ -87,7 +94,7 @@ fn print_keys() {
 /// Runs this test in a new process and reads the keys it prints.
 fn keys_of_a_new_process() -> [u128; 3] {
     let output = Command::new(std::env::current_exe().expect("the test binary"))
-        .args([TEST, "--exact", "--nocapture", "--test-threads=1"])
+        .args([&test_name(), "--exact", "--nocapture", "--test-threads=1"])
         .env(CHILD, "1")
         .output()
         .expect("the test binary runs");
