@@ -3,11 +3,11 @@
 //! The goldens of each flag are in `examples/render-flags/`.
 #![cfg(feature = "server")]
 
-mod support;
+use crate::support;
 
 use function_artifactory::proto::v1::credentials::Source;
 use function_artifactory::proto::v1::{ResponseMeta, RunFunctionRequest, RunFunctionResponse};
-use support::render::{Scenario, TestFunction};
+use support::render::{functions_yaml, Scenario, TestFunction};
 
 /// Values that must never be printed: a credential's and a required Secret's.
 const TOKEN: &str = "tok-7f3a-Never-Print-Me";
@@ -78,30 +78,7 @@ spec:
           source: None
 ",
         )
-        .file(
-            "functions.yaml",
-            &format!(
-                "\
-apiVersion: pkg.crossplane.io/v1
-kind: Function
-metadata:
-  name: function-artifactory
-spec:
-  package: xpkg.example.io/org/function-artifactory:v0.1.0
----
-apiVersion: pkg.crossplane.io/v1
-kind: Function
-metadata:
-  name: function-extra
-  annotations:
-    render.crossplane.io/runtime: Development
-    render.crossplane.io/runtime-development-target: {}
-spec:
-  package: xpkg.example.io/org/function-extra:v1.0.0
-",
-                extra.address
-            ),
-        )
+        .file("functions.yaml", &functions_yaml(extra))
         .file(
             "credentials.yaml",
             &format!(
@@ -281,7 +258,7 @@ fn a_flag_of_one_value_given_twice_keeps_the_last() {
     assert!(!run.stderr.contains("missing.yaml"), "{}", run.stderr);
     let run = smoke(&["-o", "../render-yaml/context.yaml", "-o", "missing.yaml"]);
     assert!(run.stderr.contains("missing.yaml"), "{}", run.stderr);
-    // --timeout: see `a_function_that_is_not_served_times_out` in tests/render.rs.
+    // --timeout: see `a_function_that_is_not_served_times_out` in tests/cli/render_command.rs.
     // --xrd and --function-credentials: the missing first file is not read.
     for flag in ["--xrd", "--function-credentials"] {
         let run = smoke(&[

@@ -2,7 +2,7 @@
 //! this function (in process) with functions served over gRPC by the test.
 #![cfg(feature = "server")]
 
-mod support;
+use crate::support;
 
 use function_artifactory::proto::v1::{resource_selector, MatchLabels};
 use function_artifactory::proto::v1::{
@@ -13,7 +13,7 @@ use function_artifactory::proto::v1::{
 use function_artifactory::proto::Struct;
 use serde_json::{json, Value};
 use std::path::Path;
-use support::render::{args_files, check_golden, Api, Scenario, TestFunction};
+use support::render::{args_files, check_golden, functions_yaml, Api, Scenario, TestFunction};
 
 // ---- golden examples ----
 
@@ -78,33 +78,6 @@ spec:
     text
 }
 
-/// Functions: this one, and `function-extra` at the test server's address.
-fn functions(extra: &TestFunction) -> String {
-    format!(
-        "\
-apiVersion: pkg.crossplane.io/v1beta1
-kind: Function
-metadata:
-  name: function-artifactory
-  annotations:
-    render.crossplane.io/runtime: Development
-spec:
-  package: xpkg.example.io/org/function-artifactory:v0.1.0
----
-apiVersion: pkg.crossplane.io/v1
-kind: Function
-metadata:
-  name: function-extra
-  annotations:
-    render.crossplane.io/runtime: Development
-    render.crossplane.io/runtime-development-target: {}
-spec:
-  package: xpkg.example.io/org/function-extra:v1.0.0
-",
-        extra.address
-    )
-}
-
 fn object(value: Value) -> Struct {
     Struct::from_value(value)
 }
@@ -155,7 +128,7 @@ fn scenario_with_extra(name: &str, extra: &TestFunction, steps: &[(&str, &str)])
     scenario
         .file("xr.yaml", XR)
         .file("composition.yaml", &composition(steps))
-        .file("functions.yaml", &functions(extra));
+        .file("functions.yaml", &functions_yaml(extra));
     scenario
 }
 

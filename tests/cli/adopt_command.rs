@@ -9,7 +9,7 @@
 //! Terraform provider spells otherwise, not by the mapping under test. Live mode is tested
 //! against a loopback HTTP server.
 
-mod support;
+use crate::support;
 
 use function_artifactory::catalog::{catalog, ProviderApi, Rclass};
 use serde_json::{json, Map, Value};

@@ -3,7 +3,7 @@
 //! resource is valid against that API's provider CRDs. The examples the README installs ask
 //! nothing of Artifactory that a plain Pro instance lacks; the enterprise one says what it needs.
 
-mod support;
+use crate::support;
 
 use serde_json::Value;
 use std::collections::BTreeMap;
