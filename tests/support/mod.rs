@@ -1,4 +1,6 @@
-//! Helpers shared by the integration tests: each test file says `mod support;`.
+//! Helpers shared by the integration tests: each binary's `tests/<area>/main.rs` declares it once
+//! (`#[path = "../support/mod.rs"] mod support;`) and its modules say `use crate::support;`.
+//! Each binary uses part of it.
 #![allow(dead_code)]
 
 pub mod crd;

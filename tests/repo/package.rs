@@ -9,7 +9,7 @@
 //! scripts/test-all.sh installs skopeo, umoci, the aarch64 cross gcc and qemu-user;
 //! where one is missing the tests print a SKIP line and pass.
 
-mod support;
+use crate::support;
 
 use function_artifactory::proto::v1::function_runner_service_client::FunctionRunnerServiceClient;
 use serde_json::{json, Value};
