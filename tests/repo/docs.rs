@@ -1,6 +1,7 @@
 //! The README stays a newcomer's page (at most 350 lines; the reference lives in `docs/`), and no
 //! relative link of the README or of `docs/*.md` is broken: each names a file or folder of the
-//! repository and, with a `#fragment`, a heading of that Markdown file.
+//! repository and, with a `#fragment`, a heading of that Markdown file. docs/development.md indexes
+//! every test module.
 
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
@@ -250,4 +251,120 @@ fn the_readme_installs_the_provider_config_of_the_namespaced_example() {
         "   apiVersion: artifactory.jfrog.m.crossplane.io/v1beta1\n   kind: ProviderConfig\n   metadata:\n     name: artifactory "
     ));
     assert!(readme.contains("     namespace: team2 "));
+}
+
+/// The "Tests" section of docs/development.md: from its heading to the next of its level.
+fn test_index() -> String {
+    let page = read(&root().join("docs/development.md"));
+    let start = page
+        .find("\n## Tests\n")
+        .expect("docs/development.md has a \"## Tests\" section");
+    let section = &page[start + 1..];
+    let end = section[3..]
+        .find("\n## ")
+        .map_or(section.len(), |end| end + 3);
+    section[..end].to_owned()
+}
+
+/// The Rust files the index names: its code spans that are a path under `tests/` or `crates/`
+/// ending in `.rs`.
+fn indexed_files(index: &str) -> BTreeSet<String> {
+    prose(index)
+        .into_iter()
+        .flat_map(|(_, line)| line.split('`').skip(1).step_by(2))
+        .filter(|span| {
+            (span.starts_with("tests/") || span.starts_with("crates/")) && span.ends_with(".rs")
+        })
+        .map(str::to_owned)
+        .collect()
+}
+
+/// The modules each test binary declares in `tests/<area>/main.rs`, as `tests/<area>/<module>.rs`.
+/// A module with a `#[path]` attribute is not the binary's own: the shared `tests/support/`.
+fn test_modules() -> BTreeSet<String> {
+    let mut modules = BTreeSet::new();
+    for entry in std::fs::read_dir(root().join("tests")).unwrap() {
+        let folder = entry.unwrap().path();
+        let main = folder.join("main.rs");
+        if !main.is_file() {
+            continue;
+        }
+        let area = folder.file_name().unwrap().to_str().unwrap().to_owned();
+        let mut elsewhere = false;
+        for line in read(&main).lines().map(str::trim) {
+            if line.starts_with("#[path") {
+                elsewhere = true;
+            } else if let Some(name) = line
+                .strip_prefix("mod ")
+                .and_then(|rest| rest.strip_suffix(';'))
+            {
+                if !elsewhere {
+                    modules.insert(format!("tests/{area}/{name}.rs"));
+                }
+                elsewhere = false;
+            }
+        }
+    }
+    modules
+}
+
+/// The integration tests of the workspace's crates: `crates/*/tests/*.rs`.
+fn crate_tests() -> BTreeSet<String> {
+    let mut tests = BTreeSet::new();
+    for entry in std::fs::read_dir(root().join("crates")).unwrap() {
+        let crate_tests = entry.unwrap().path().join("tests");
+        let Ok(files) = std::fs::read_dir(&crate_tests) else {
+            continue;
+        };
+        for file in files {
+            let path = file.unwrap().path();
+            if path.extension().is_some_and(|e| e == "rs") {
+                let relative = path.strip_prefix(root()).unwrap();
+                tests.insert(relative.to_str().unwrap().to_owned());
+            }
+        }
+    }
+    tests
+}
+
+/// docs/development.md's index of tests names every module of every test binary and every
+/// crate's test file, and names no file that does not exist, so that a test added, moved or
+/// renamed is indexed where a reader looks for it.
+#[test]
+fn the_test_index_names_every_test_module_and_only_files_that_exist() {
+    let index = indexed_files(&test_index());
+    let modules = test_modules();
+    assert!(
+        modules.len() > 20 && index.len() > 20,
+        "{} modules, {} indexed files: the parsers are broken",
+        modules.len(),
+        index.len()
+    );
+    let mut wrong = Vec::new();
+    for module in modules.iter().chain(&crate_tests()) {
+        assert!(root().join(module).is_file(), "{module}: declared, no file");
+        if !index.contains(module) {
+            wrong.push(format!(
+                "{module}: not in docs/development.md's index of tests"
+            ));
+        }
+    }
+    for file in &index {
+        // An entry under `crates/NAME/` is checked once that crate exists: the index already
+        // names the tests of crates being split out on other branches (issue 49). Every test
+        // file of a crate that exists is checked above either way.
+        let exists_yet = match file.strip_prefix("crates/") {
+            Some(rest) => {
+                let name = rest.split('/').next().unwrap_or_default();
+                root().join("crates").join(name).is_dir()
+            }
+            None => true,
+        };
+        if exists_yet && !root().join(file).is_file() {
+            wrong.push(format!(
+                "{file}: in docs/development.md's index, no such file"
+            ));
+        }
+    }
+    assert!(wrong.is_empty(), "{}", wrong.join("\n"));
 }

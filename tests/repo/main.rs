@@ -1,11 +1,11 @@
-//! The repository's own checks: its layout, its documentation's links, generated
+//! The repository's own checks: its layout, its documentation's links and test index, generated
 //! files that must not drift, the Function package, and the static build's copies. One test
 //! binary (docs/development.md, "Tests", indexes every module).
 
 #[path = "../support/mod.rs"]
 mod support;
 
-/// The README and docs: length, relative links and anchors.
+/// The README and docs: length, relative links and anchors, the index of test modules.
 mod docs;
 /// Generated files are what the generators produce now.
 mod generated;
