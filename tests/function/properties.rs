@@ -346,7 +346,11 @@ fn same_bytes_after_a_round_trip(
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig { cases: 256, .. ProptestConfig::default() })]
+    #![proptest_config(ProptestConfig {
+        cases: 256,
+        failure_persistence: support::seeds_beside_the_file(),
+        .. ProptestConfig::default()
+    })]
 
     #[test]
     fn fatal_untouched_or_all_valid(

@@ -91,6 +91,11 @@ fn comparisons_order_as_the_standard_librarys() {
 }
 
 proptest! {
+    #![proptest_config(ProptestConfig {
+        failure_persistence: crate::support::seeds_beside_the_file(),
+        .. ProptestConfig::default()
+    })]
+
     #[test]
     fn random_bytes_copy_move_and_compare_as_the_standard_library(
         bytes in proptest::collection::vec(any::<u8>(), 0..2_500),

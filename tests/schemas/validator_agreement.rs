@@ -174,7 +174,10 @@ fn resource(schema: &Value) -> impl Strategy<Value = Value> {
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig::with_cases(600))]
+    #![proptest_config(ProptestConfig {
+        failure_persistence: crate::support::seeds_beside_the_file(),
+        .. ProptestConfig::with_cases(600)
+    })]
 
     #[test]
     fn the_compiled_validator_agrees_on_the_provider_crds(
