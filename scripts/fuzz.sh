@@ -5,7 +5,7 @@
 # finds go to fuzz/corpus-new/ (not committed); a crash is written to fuzz/artifacts/TARGET/
 # and ends the run with a non-zero status. Minimise one with
 #   RUSTC_BOOTSTRAP=1 cargo fuzz tmin --fuzz-dir fuzz TARGET fuzz/artifacts/TARGET/crash-...
-# copy the minimised input to fuzz/regressions/TARGET/ (tests/regressions.rs replays it in
+# copy the minimised input to fuzz/regressions/TARGET/ (tests/function/regressions.rs replays it in
 # `cargo test`), and fix the core. Usage: scripts/fuzz.sh [SECONDS] [TARGET...]
 set -euo pipefail
 cd "$(dirname "$0")/.."

@@ -2,7 +2,7 @@
 //!
 //! Everything the project generates is produced here and nowhere else:
 //! `cargo run --features codegen --bin codegen` writes the files, and the
-//! drift test (`tests/generated.rs`) runs the same generators and fails when a
+//! drift test (`tests/repo/generated.rs`) runs the same generators and fails when a
 //! committed file differs from what they produce now.
 
 mod api;

@@ -46,7 +46,7 @@ pub const NAMESPACED_XR_GROUP: &str = "artifactory.example.org";
 /// The kind of the namespaced example's composite.
 pub const NAMESPACED_XR_KIND: &str = "Repositories";
 
-const HEADER: &str = "# Generated from the Rust types in src/codegen/api.rs by `cargo run --features codegen --bin codegen`.\n# Do not edit: tests/generated.rs fails when this file differs from what the generator produces.\n";
+const HEADER: &str = "# Generated from the Rust types in src/codegen/api.rs by `cargo run --features codegen --bin codegen`.\n# Do not edit: tests/repo/generated.rs fails when this file differs from what the generator produces.\n";
 
 /// The module manifest of the WebAssembly component (function-wasm's `wasmfn.yaml`).
 pub const MODULE_MANIFEST_PATH: &str = "wasmfn.yaml";

@@ -148,6 +148,34 @@ impl Scenario {
 
 // ---- a function served over gRPC ----
 
+/// The `functions.yaml` of the pipeline scenarios: this function (run in process whatever its
+/// runtime says) and `function-extra`, served by the test at `extra`'s address.
+pub fn functions_yaml(extra: &TestFunction) -> String {
+    format!(
+        "\
+apiVersion: pkg.crossplane.io/v1beta1
+kind: Function
+metadata:
+  name: function-artifactory
+  annotations:
+    render.crossplane.io/runtime: Development
+spec:
+  package: xpkg.example.io/org/function-artifactory:v0.1.0
+---
+apiVersion: pkg.crossplane.io/v1
+kind: Function
+metadata:
+  name: function-extra
+  annotations:
+    render.crossplane.io/runtime: Development
+    render.crossplane.io/runtime-development-target: {}
+spec:
+  package: xpkg.example.io/org/function-extra:v1.0.0
+",
+        extra.address
+    )
+}
+
 type Handler = Arc<dyn Fn(RunFunctionRequest) -> RunFunctionResponse + Send + Sync>;
 
 /// A function served on 127.0.0.1 for the duration of a test; it answers

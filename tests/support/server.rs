@@ -441,3 +441,19 @@ pub async fn read_h2_body(body: &mut h2::RecvStream) -> Vec<u8> {
     }
     data
 }
+
+/// Whether the server closes `connection` (end of stream or a reset) within `within`; what it
+/// sent before is discarded. For the connections the server must drop: idle, slow or hostile.
+pub async fn closed_within(connection: &mut tokio::net::TcpStream, within: Duration) -> bool {
+    use tokio::io::AsyncReadExt;
+    let mut buf = [0u8; 1024];
+    let read_to_end = async {
+        loop {
+            match connection.read(&mut buf).await {
+                Ok(0) | Err(_) => return,
+                Ok(_) => {}
+            }
+        }
+    };
+    tokio::time::timeout(within, read_to_end).await.is_ok()
+}

@@ -1,5 +1,5 @@
 //! Shared test vectors: requests as Crossplane sends them, one per case the
-//! faces must agree on. `tests/vectors.rs` writes them (with their expected
+//! faces must agree on. `tests/function/vectors.rs` writes them (with their expected
 //! responses) to `tests/vectors/` and checks the native core against them;
 //! `wasm/test/vectors.test.mjs` checks the WebAssembly module against the
 //! same files.
@@ -58,8 +58,8 @@ fn with_status(mut xr: Value, status: Value) -> Value {
 }
 
 /// A local Maven repository the function rendered under the create guard, with the provider's
-/// conditions: `annotations` merged over the origin and the external name (tests/adoption.rs
-/// cites where each comes from).
+/// conditions: `annotations` merged over the origin and the external name
+/// (tests/function/adoption.rs cites where each comes from).
 fn guarded(
     key: &str,
     origin: &str,

@@ -1,7 +1,7 @@
 // The advice for a claim too large for one composite, from the npm module (issue 47). On
 // wasm32 `usize` is 32 bits, and the core multiplied a count of repositories by a size in it:
 // the module advised "about 876 fit in one" where the server advised about 4,849. The claim and
-// the words are those of tests/hostile_claims.rs
+// the words are those of tests/function/hostile_claims.rs
 // (`the_advice_for_5000_repositories_is_the_one_every_face_gives`), which holds the native core
 // to them; tests/component-host holds the component to the same.
 import { test } from 'node:test';

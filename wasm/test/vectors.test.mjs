@@ -1,5 +1,5 @@
 // The WebAssembly module (pkg/, built by scripts/build-wasm.sh) against the
-// shared test vectors in tests/vectors/, which tests/vectors.rs holds the
+// shared test vectors in tests/vectors/, which tests/function/vectors.rs holds the
 // native core to: for every vector the Wasm bytes equal the native bytes.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';

@@ -9,7 +9,7 @@
 //! half the negated entries of the other, so a sum of zero is two maps with one sum.
 //!
 //! `cargo test --lib write_labels_that_collide -- --ignored` writes
-//! `tests/collision/labels.json`, which the other tests read (`tests/server.rs` sends two
+//! `tests/collision/labels.json`, which the other tests read (`tests/server/grpc.rs` sends two
 //! composites labelled with them to the server).
 
 use super::hash::{tree_entry, tree_under};

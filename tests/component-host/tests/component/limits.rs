@@ -81,7 +81,7 @@ fn a_thousand_repositories_run_within_128_mib() {
     );
 }
 
-/// The claim of `tests/hostile_claims.rs`'s `the_advice_for_5000_repositories_is_the_one_every_face_gives`:
+/// The claim of `tests/function/hostile_claims.rs`'s `the_advice_for_5000_repositories_is_the_one_every_face_gives`:
 /// 5,000 local maven repositories with a long description, a response over what Crossplane reads.
 pub fn five_thousand_repositories() -> Vec<u8> {
     const DESCRIPTION: &str = "Releases of the libraries of team one, built by CI from the main branch of each library's repository and promoted here once their tests pass; snapshots go to the snapshot repository, and nothing here is ever deleted by hand.";

@@ -1,0 +1,1157 @@
+//! Adopt only by intent (docs/design.md, "Adoption"; docs/lifecycle.md, "Phases"), through the
+//! server over real gRPC on loopback, for the cluster, namespaced and flat provider APIs. Every
+//! answer is also the core's, byte for byte, and every rendered resource is checked against the
+//! provider's CRDs, CEL rules included.
+//!
+//! The observed resources are shaped as the provider writes them:
+//! - crossplane-runtime, `pkg/reconciler/managed/reconciler.go`: `external-create-pending` is
+//!   written before `Create`, `external-create-succeeded` or `-failed` after it; when `Observe`
+//!   finds the resource, `Create` is never called and neither is written. An observe-only
+//!   resource whose external resource does not exist gets `Synced` False, reason
+//!   `ReconcileError`, "observe failed: external resource does not exist"
+//!   (`errReconcileObserve`, `errExternalResourceNotExist`).
+//! - crossplane-runtime, `pkg/reconciler/managed/policies.go`: with the feature off, a
+//!   non-default policy set is refused, "`spec.managementPolicies` is set to a non-default value
+//!   but the feature is not enabled: [...]" (`errFmtManagementPolicyNonDefault`).
+//! - upjet, `pkg/controller/external_tfpluginfw.go`: `Observe` sets `Ready` True, reason
+//!   `Available`, when the repository exists, and copies what it read into
+//!   `status.atProvider`.
+//! - upjet, `pkg/controller/external_async_tfpluginfw.go` and `pkg/resource/conditions.go`:
+//!   `Create` returns at once (so `-succeeded` is written before the apply); the apply's outcome
+//!   is `LastAsyncOperation` (True `Success`, or False `ApplyFailure` with "async create failed:
+//!   " and the error), and `AsyncOperation` is False `Ongoing` while it runs, True `Finished`
+//!   after. Terraform's diagnostics come as "resource creation call returned error diags:
+//!   <summary>: <detail>", and Artifactory refuses an existing key with 400 "Case insensitive
+//!   repository key already exists".
+
+use crate::support;
+
+use function_artifactory::proto::v1::function_runner_service_client::FunctionRunnerServiceClient as Client;
+use function_artifactory::proto::v1::{
+    Ready, Result as FnResult, RunFunctionRequest, RunFunctionResponse, Severity, Target,
+};
+use prost::Message;
+use serde_json::{json, Value};
+use std::collections::BTreeMap;
+use support::requests::{
+    assert_valid, composite, desired_resources, fatal_message, input, namespaced_composite,
+    request, status_repositories, RequestBuilder,
+};
+use support::server::{insecure_channel, Server};
+use tonic::transport::Channel;
+
+/// One provider API: where its CRDs are, its composite and its input, and its kinds.
+#[derive(Clone, Copy)]
+struct Api {
+    folder: &'static str,
+    namespaced: bool,
+    flat: bool,
+    local: (&'static str, &'static str),
+    virtual_: (&'static str, &'static str),
+    remote_maven: (&'static str, &'static str),
+    remote_helm: (&'static str, &'static str),
+}
+
+const CLUSTER: Api = Api {
+    folder: "cluster",
+    namespaced: false,
+    flat: false,
+    local: (
+        "local.artifactory.jfrog.crossplane.io/v1alpha1",
+        "MavenRepository",
+    ),
+    virtual_: (
+        "virtual.artifactory.jfrog.crossplane.io/v1alpha1",
+        "MavenRepository",
+    ),
+    remote_maven: (
+        "remote.artifactory.jfrog.crossplane.io/v1alpha1",
+        "MavenRepository",
+    ),
+    remote_helm: (
+        "remote.artifactory.jfrog.crossplane.io/v1alpha1",
+        "HelmRepository",
+    ),
+};
+
+const NAMESPACED: Api = Api {
+    folder: "namespaced",
+    namespaced: true,
+    flat: false,
+    local: (
+        "local.artifactory.jfrog.m.crossplane.io/v1alpha1",
+        "MavenRepository",
+    ),
+    virtual_: (
+        "virtual.artifactory.jfrog.m.crossplane.io/v1alpha1",
+        "MavenRepository",
+    ),
+    remote_maven: (
+        "remote.artifactory.jfrog.m.crossplane.io/v1alpha1",
+        "MavenRepository",
+    ),
+    remote_helm: (
+        "remote.artifactory.jfrog.m.crossplane.io/v1alpha1",
+        "HelmRepository",
+    ),
+};
+
+const FLAT: Api = Api {
+    folder: "flat",
+    namespaced: false,
+    flat: true,
+    local: (
+        "artifactory.jfrog.crossplane.io/v1alpha1",
+        "LocalMavenRepository",
+    ),
+    virtual_: (
+        "artifactory.jfrog.crossplane.io/v1alpha1",
+        "VirtualMavenRepository",
+    ),
+    remote_maven: (
+        "artifactory.jfrog.crossplane.io/v1alpha1",
+        "RemoteMavenRepository",
+    ),
+    remote_helm: (
+        "artifactory.jfrog.crossplane.io/v1alpha1",
+        "RemoteHelmRepository",
+    ),
+};
+
+const APIS: [Api; 3] = [CLUSTER, NAMESPACED, FLAT];
+
+impl Api {
+    fn request(self, spec: Value) -> RequestBuilder {
+        self.request_with(spec, json!({}))
+    }
+
+    /// A request with the input's `fields` (the flat API named, as a v0.6.0 cluster needs).
+    fn request_with(self, spec: Value, fields: Value) -> RequestBuilder {
+        let mut fields = fields;
+        if self.flat {
+            fields["providerApi"] = json!("flat");
+        }
+        let composite = if self.namespaced {
+            namespaced_composite(spec)
+        } else {
+            composite(spec)
+        };
+        request(composite).input(input(fields))
+    }
+
+    /// A providerConfigRef: the namespaced API names the kind too (its CRD requires it).
+    fn provider_config(self, name: &str) -> Value {
+        if self.namespaced {
+            json!({"name": name, "kind": "ProviderConfig"})
+        } else {
+            json!({"name": name})
+        }
+    }
+
+    /// A local repository's managed resource as the function rendered it: `key`, with the
+    /// origin annotation (absent for `None`) and policies it was rendered with.
+    fn local_resource(self, key: &str, origin: Option<&str>, policies: Option<Value>) -> Live {
+        Live::new(self.local, key, origin, policies)
+    }
+}
+
+/// An observed managed resource, built up as the provider would have written it.
+struct Live(Value);
+
+impl Live {
+    fn new(
+        (api_version, kind): (&str, &str),
+        key: &str,
+        origin: Option<&str>,
+        policies: Option<Value>,
+    ) -> Live {
+        let mut annotations = json!({"crossplane.io/external-name": key});
+        if let Some(origin) = origin {
+            annotations["artifactory.fn.crossplane.io/origin"] = json!(origin);
+        }
+        let mut spec = json!({"forProvider": {}});
+        if let Some(policies) = policies {
+            spec["managementPolicies"] = policies;
+        }
+        Live(json!({
+            "apiVersion": api_version,
+            "kind": kind,
+            "metadata": {
+                "name": format!("team1-repos-{}", key.len()),
+                "annotations": annotations,
+                "labels": {"artifactory.fn.crossplane.io/key": key},
+            },
+            "spec": spec,
+            "status": {"conditions": []},
+        }))
+    }
+
+    fn annotate(mut self, name: &str, value: &str) -> Live {
+        self.0["metadata"]["annotations"][name] = json!(value);
+        self
+    }
+
+    fn condition(mut self, type_: &str, status: &str, reason: &str, message: Option<&str>) -> Live {
+        let mut condition = json!({
+            "type": type_, "status": status, "reason": reason,
+            "lastTransitionTime": "2026-11-01T10:00:00Z",
+        });
+        if let Some(message) = message {
+            condition["message"] = json!(message);
+        }
+        self.0["status"]["conditions"]
+            .as_array_mut()
+            .unwrap()
+            .push(condition);
+        self
+    }
+
+    fn spec(mut self, field: &str, value: Value) -> Live {
+        self.0["spec"][field] = value;
+        self
+    }
+
+    fn at_provider(mut self, fields: Value) -> Live {
+        self.0["status"]["atProvider"] = fields;
+        self
+    }
+
+    /// crossplane-runtime's annotations around a create that was called (and, for upjet's
+    /// asynchronous client, returned at once).
+    fn create_called(self) -> Live {
+        self.annotate(
+            "crossplane.io/external-create-pending",
+            "2026-11-01T09:59:58Z",
+        )
+        .annotate(
+            "crossplane.io/external-create-succeeded",
+            "2026-11-01T09:59:58Z",
+        )
+    }
+
+    /// upjet's `Observe` found the repository.
+    fn observed_existing(self) -> Live {
+        self.condition("Ready", "True", "Available", None)
+            .condition("Synced", "True", "ReconcileSuccess", None)
+    }
+
+    /// A create of ours that the provider applied: the repository exists because we made it.
+    fn created(self) -> Live {
+        self.create_called()
+            .observed_existing()
+            .condition("LastAsyncOperation", "True", "Success", None)
+            .condition("AsyncOperation", "True", "Finished", None)
+    }
+
+    /// Deletion turned to Orphan, as retiring does: the deletion policy, or in the namespaced
+    /// API (which has none) the policies without Delete.
+    fn orphaned(self, api: Api) -> Live {
+        if api.namespaced {
+            self.spec(
+                "managementPolicies",
+                json!(["Observe", "Create", "Update", "LateInitialize"]),
+            )
+        } else {
+            self.spec("deletionPolicy", json!("Orphan"))
+        }
+    }
+
+    fn value(self) -> Value {
+        self.0
+    }
+}
+
+/// The asynchronous create failed because Artifactory has the key (in another case).
+const KEY_EXISTS: &str = "async create failed: resource creation call returned error diags: Unable to Create Resource: An unexpected error occurred while creating the resource update request. Please report this issue to the provider developers.\n\nError: {\"errors\":[{\"status\":400,\"message\":\"Case insensitive repository key already exists\"}]}";
+
+/// Calls the server over gRPC and checks that it answered what the core answers.
+struct Function {
+    _server: Server,
+    client: Client<Channel>,
+}
+
+impl Function {
+    async fn start() -> Function {
+        let server = Server::start(&["--insecure"]);
+        let client = Client::new(insecure_channel(&server).await);
+        Function {
+            _server: server,
+            client,
+        }
+    }
+
+    async fn call(&mut self, request: RequestBuilder) -> RunFunctionResponse {
+        let request: RunFunctionRequest = request.build();
+        let answered = self
+            .client
+            .run_function(request.clone())
+            .await
+            .expect("the server answers")
+            .into_inner();
+        let core = function_artifactory::run_function(&request);
+        assert_eq!(
+            answered.encode_to_vec(),
+            core.encode_to_vec(),
+            "the server answers the core's bytes"
+        );
+        answered
+    }
+}
+
+fn spec(entries: Value) -> Value {
+    json!({"repositories": entries})
+}
+
+fn libs() -> Value {
+    json!({"name": "libs", "rclass": "local", "packageType": "maven"})
+}
+
+fn results(response: &RunFunctionResponse, reason: &str) -> Vec<FnResult> {
+    response
+        .results
+        .iter()
+        .filter(|r| r.reason.as_deref() == Some(reason))
+        .cloned()
+        .collect()
+}
+
+/// The only result with `reason`, which must be a Warning for the composite and the claim.
+fn warning(response: &RunFunctionResponse, reason: &str) -> String {
+    let found = results(response, reason);
+    assert_eq!(found.len(), 1, "one {reason}: {:#?}", response.results);
+    assert_eq!(found[0].severity, Severity::Warning as i32);
+    assert_eq!(found[0].target, Some(Target::CompositeAndClaim as i32));
+    found[0].message.clone()
+}
+
+/// Asserts that `text` says `part`, showing all of it when it does not.
+fn assert_has(text: &str, part: &str) {
+    assert!(text.contains(part), "{part:?} is not in:\n{text}");
+}
+
+fn validated(api: Api, response: &RunFunctionResponse) -> BTreeMap<String, Value> {
+    let resources = desired_resources(response);
+    assert_valid(api.folder, &resources);
+    resources
+}
+
+fn policies(resource: &Value) -> &Value {
+    &resource["spec"]["managementPolicies"]
+}
+
+fn origin(resource: &Value) -> &Value {
+    &resource["metadata"]["annotations"]["artifactory.fn.crossplane.io/origin"]
+}
+
+fn with_status(composite_status: Value, request: RequestBuilder) -> RequestBuilder {
+    let mut built = request.build();
+    let observed = built.observed.as_mut().unwrap();
+    let composite = observed.composite.as_mut().unwrap();
+    let mut value = composite.resource.take().unwrap().into_value();
+    value["status"] = composite_status;
+    composite.resource = Some(function_artifactory::proto::Struct::from_value(value));
+    RequestBuilder::from(built)
+}
+
+// ---- 1. create, never take over --------------------------------------------
+
+#[tokio::test]
+async fn a_new_entry_is_created_under_observe_and_create_in_every_api() {
+    let mut function = Function::start().await;
+    for api in APIS {
+        let response = function.call(api.request(spec(json!([libs()])))).await;
+        let resources = validated(api, &response);
+        assert_eq!(policies(&resources["libs"]), &json!(["Observe", "Create"]));
+        assert_eq!(origin(&resources["libs"]), "creating");
+        let status = status_repositories(&response);
+        assert_eq!(status[0]["phase"], "creating", "{}", api.folder);
+        // Observe and Create: deleting the resource orphans the repository (policies.go,
+        // ShouldDelete: no Delete in the set), so a key created by nobody is never deleted.
+        assert_eq!(status[0]["deletion"], "Orphan");
+        assert!(fatal_message(&response).is_none());
+    }
+}
+
+#[tokio::test]
+async fn the_guard_keeps_the_crd_rules_for_required_fields() {
+    let mut function = Function::start().await;
+    for api in APIS {
+        let remote = json!([{"name": "central", "rclass": "remote", "packageType": "maven"}]);
+        let response = function.call(api.request(spec(remote))).await;
+        let message = fatal_message(&response).expect("a remote without url is refused");
+        assert_has(
+            &message,
+            "requires spec.forProvider.url while it may create",
+        );
+    }
+}
+
+// ---- 2. widen once the provider shows it created the repository ------------
+
+#[tokio::test]
+async fn a_confirmed_create_gets_the_entrys_own_policies_then_is_managed() {
+    let mut function = Function::start().await;
+    for api in APIS {
+        let guarded = Some(json!(["Observe", "Create"]));
+        let created = api
+            .local_resource("libs", Some("creating"), guarded)
+            .created()
+            .value();
+        let response = function
+            .call(api.request(spec(json!([libs()]))).observed("libs", created))
+            .await;
+        let resources = validated(api, &response);
+        assert_eq!(
+            policies(&resources["libs"]),
+            &Value::Null,
+            "the provider's default, *"
+        );
+        assert_eq!(origin(&resources["libs"]), "created");
+        assert_eq!(status_repositories(&response)[0]["phase"], "created");
+        assert_eq!(status_repositories(&response)[0]["deletion"], "Delete");
+
+        // The next call: the managed resource carries its own policies.
+        let widened = api
+            .local_resource("libs", Some("created"), None)
+            .created()
+            .value();
+        let previous = json!({"repositories": [{"name": "libs", "phase": "created"}]});
+        let response = function
+            .call(with_status(
+                previous,
+                api.request(spec(json!([libs()]))).observed("libs", widened),
+            ))
+            .await;
+        assert_eq!(status_repositories(&response)[0]["phase"], "managed");
+        assert!(
+            response.results.is_empty(),
+            "nothing new: {:?}",
+            response.results
+        );
+    }
+}
+
+#[tokio::test]
+async fn an_apply_that_runs_or_failed_otherwise_keeps_the_guard() {
+    let mut function = Function::start().await;
+    for api in APIS {
+        let guarded =
+            || api.local_resource("libs", Some("creating"), Some(json!(["Observe", "Create"])));
+        let ongoing = guarded()
+            .create_called()
+            .condition("Ready", "False", "Creating", None)
+            .condition("Synced", "True", "ReconcileSuccess", None)
+            .condition("AsyncOperation", "False", "Ongoing", None)
+            .value();
+        let failed = guarded()
+            .create_called()
+            .condition("Ready", "False", "Creating", None)
+            .condition("Synced", "True", "ReconcileSuccess", None)
+            .condition(
+                "LastAsyncOperation",
+                "False",
+                "ApplyFailure",
+                Some("async create failed: resource creation call returned error diags: Unable to Create Resource: 403 Forbidden"),
+            )
+            .condition("AsyncOperation", "True", "Finished", None)
+            .value();
+        for live in [ongoing, failed] {
+            let response = function
+                .call(api.request(spec(json!([libs()]))).observed("libs", live))
+                .await;
+            let resources = validated(api, &response);
+            assert_eq!(policies(&resources["libs"]), &json!(["Observe", "Create"]));
+            assert_eq!(status_repositories(&response)[0]["phase"], "creating");
+        }
+    }
+}
+
+// ---- 3. a taken key is held --------------------------------------------------
+
+#[tokio::test]
+async fn a_key_that_existed_is_held_and_the_claim_told_how_to_go_on() {
+    let mut function = Function::start().await;
+    for api in APIS {
+        let existed = api
+            .local_resource("libs", Some("creating"), Some(json!(["Observe", "Create"])))
+            .observed_existing()
+            .at_provider(json!({"description": "made by hand", "includesPattern": "**/*"}))
+            .value();
+        let other = json!({"name": "tools", "rclass": "local", "packageType": "maven"});
+        let response = function
+            .call(
+                api.request(spec(json!([libs(), other])))
+                    .observed("libs", existed),
+            )
+            .await;
+        assert!(fatal_message(&response).is_none(), "not fatal");
+        let resources = validated(api, &response);
+        assert_eq!(policies(&resources["libs"]), &json!(["Observe"]));
+        assert_eq!(origin(&resources["libs"]), "taken");
+        assert_eq!(
+            response.desired.as_ref().unwrap().resources["libs"].ready,
+            Ready::False as i32,
+            "held: not ready, so neither is the claim"
+        );
+        assert_eq!(
+            policies(&resources["tools"]),
+            &json!(["Observe", "Create"]),
+            "the others go on"
+        );
+        let status = status_repositories(&response);
+        assert_eq!(status[0]["phase"], "held");
+        assert_eq!(status[0]["ready"], false);
+        assert_eq!(status[0]["deletion"], "Orphan");
+        let message = warning(&response, "RepositoryHeld");
+        assert!(message.starts_with("repository libs (key libs) is held: the key exists in Artifactory outside this claim"), "{message}");
+        assert_has(
+            &message,
+            "set import: true on the entry to adopt it on purpose",
+        );
+        assert_has(&message, "or give the entry another key");
+        let condition = &response.conditions[0];
+        assert_eq!(condition.reason, "Held");
+        assert!(
+            condition
+                .message
+                .as_deref()
+                .unwrap()
+                .contains("repository libs (key libs) is held"),
+            "{condition:?}"
+        );
+        // The preview says what adopting it would change.
+        assert_eq!(status[0]["takeoverChanges"], 1);
+        assert_eq!(
+            status[0]["takeover"][0],
+            json!({"path": "spec.forProvider.description", "live": "\"made by hand\"", "claim": "\"\" (left out: the provider's default)"})
+        );
+    }
+}
+
+#[tokio::test]
+async fn a_create_refused_because_the_key_exists_is_held_and_stays_held() {
+    let mut function = Function::start().await;
+    for api in APIS {
+        let refused = api
+            .local_resource("libs", Some("creating"), Some(json!(["Observe", "Create"])))
+            .create_called()
+            .condition("Ready", "False", "Creating", None)
+            .condition("Synced", "True", "ReconcileSuccess", None)
+            .condition(
+                "LastAsyncOperation",
+                "False",
+                "ApplyFailure",
+                Some(KEY_EXISTS),
+            )
+            .condition("AsyncOperation", "True", "Finished", None)
+            .value();
+        let response = function
+            .call(api.request(spec(json!([libs()]))).observed("libs", refused))
+            .await;
+        let resources = validated(api, &response);
+        assert_eq!(policies(&resources["libs"]), &json!(["Observe"]));
+        let message = warning(&response, "RepositoryHeld");
+        assert_has(
+            &message,
+            "Artifactory refused to create it because the key exists (perhaps in another case)",
+        );
+        assert_has(&message, "Case insensitive repository key already exists");
+
+        // Held it stays, and is said once: upjet clears the failed condition once the resource is
+        // observed up to date, but the origin annotation remembers.
+        let held = api
+            .local_resource("libs", Some("taken"), Some(json!(["Observe"])))
+            .observed_existing()
+            .value();
+        let previous = json!({"repositories": [{"name": "libs", "phase": "held"}]});
+        let response = function
+            .call(with_status(
+                previous,
+                api.request(spec(json!([libs()]))).observed("libs", held),
+            ))
+            .await;
+        assert_eq!(status_repositories(&response)[0]["phase"], "held");
+        assert!(results(&response, "RepositoryHeld").is_empty());
+    }
+}
+
+#[tokio::test]
+async fn a_virtual_never_aggregates_a_held_or_unconfirmed_member() {
+    let mut function = Function::start().await;
+    for api in APIS {
+        let all = json!({"name": "all", "rclass": "virtual", "packageType": "maven", "repositories": ["libs"]});
+        // A new virtual over a new member: it waits, and says so.
+        let response = function
+            .call(api.request(spec(json!([libs(), all.clone()]))))
+            .await;
+        let resources = validated(api, &response);
+        assert!(!resources.contains_key("all"), "{}", api.folder);
+        assert_eq!(status_repositories(&response)[1]["phase"], "waiting");
+        let waiting = results(&response, "RepositoryWaiting");
+        assert_eq!(waiting[0].severity, Severity::Normal as i32);
+        assert!(waiting[0]
+            .message
+            .contains("waits until this claim has created or adopted its members libs"));
+
+        // The member created: the virtual is rendered, under the guard.
+        let created = api
+            .local_resource("libs", Some("creating"), Some(json!(["Observe", "Create"])))
+            .created()
+            .value();
+        let response = function
+            .call(
+                api.request(spec(json!([libs(), all.clone()])))
+                    .observed("libs", created),
+            )
+            .await;
+        let resources = validated(api, &response);
+        assert_eq!(policies(&resources["all"]), &json!(["Observe", "Create"]));
+
+        // A live virtual whose member is held is held too.
+        let held = api
+            .local_resource("libs", Some("taken"), Some(json!(["Observe"])))
+            .observed_existing()
+            .value();
+        let live_virtual = Live::new(api.virtual_, "all", Some("created"), None)
+            .created()
+            .value();
+        let response = function
+            .call(
+                api.request(spec(json!([libs(), all])))
+                    .observed("libs", held)
+                    .observed("all", live_virtual),
+            )
+            .await;
+        let resources = validated(api, &response);
+        assert_eq!(policies(&resources["all"]), &json!(["Observe"]));
+        let status = status_repositories(&response);
+        assert_eq!(status[1]["phase"], "held");
+        let held = results(&response, "RepositoryHeld");
+        assert!(
+            held.iter()
+                .any(|r| r.message.contains("it aggregates libs, which is held")),
+            "{held:?}"
+        );
+    }
+}
+
+// ---- 4. what the guard must not break ---------------------------------------
+
+#[tokio::test]
+async fn resources_composed_before_the_guard_are_left_as_they_are() {
+    let mut function = Function::start().await;
+    for api in APIS {
+        let legacy = api
+            .local_resource("libs", None, None)
+            .observed_existing()
+            .value();
+        let response = function
+            .call(api.request(spec(json!([libs()]))).observed("libs", legacy))
+            .await;
+        let resources = validated(api, &response);
+        assert_eq!(policies(&resources["libs"]), &Value::Null);
+        assert_eq!(origin(&resources["libs"]), &Value::Null);
+        assert_eq!(status_repositories(&response)[0]["phase"], "managed");
+        assert!(response.results.is_empty(), "{:?}", response.results);
+    }
+}
+
+#[tokio::test]
+async fn a_moved_key_is_taken_over_by_its_new_resource_without_a_hold() {
+    let mut function = Function::start().await;
+    for api in APIS {
+        let renamed =
+            json!([{"name": "libs-new", "rclass": "local", "packageType": "maven", "key": "libs"}]);
+        // Call 1: the old resource still observed (orphaned already): released; the new one waits.
+        let orphaned = api
+            .local_resource("libs", Some("created"), None)
+            .created()
+            .orphaned(api)
+            .value();
+        let response = function
+            .call(
+                api.request(spec(renamed.clone()))
+                    .observed("libs", orphaned),
+            )
+            .await;
+        assert!(!desired_resources(&response).contains_key("libs-new"));
+        assert_eq!(status_repositories(&response)[0]["phase"], "moving");
+        // Call 2: the old resource is gone; the new one takes the key over at once.
+        let previous = json!({"repositories": [{"name": "libs-new", "phase": "moving"}]});
+        let response = function
+            .call(with_status(previous, api.request(spec(renamed))))
+            .await;
+        let resources = validated(api, &response);
+        assert_eq!(policies(&resources["libs-new"]), &Value::Null);
+        assert_eq!(origin(&resources["libs-new"]), "moved");
+        assert_eq!(status_repositories(&response)[0]["phase"], "managed");
+    }
+}
+
+#[tokio::test]
+async fn a_provider_without_management_policies_is_recognised() {
+    let mut function = Function::start().await;
+    for api in APIS {
+        let refused = api
+            .local_resource("libs", Some("creating"), Some(json!(["Observe", "Create"])))
+            .condition("Synced", "False", "ReconcileError", Some("`spec.managementPolicies` is set to a non-default value but the feature is not enabled: [Observe Create]"))
+            .value();
+        let response = function
+            .call(api.request(spec(json!([libs()]))).observed("libs", refused))
+            .await;
+        let message = warning(&response, "ManagementPoliciesDisabled");
+        assert_has(
+            &message,
+            "start the provider with management policies enabled",
+        );
+        assert_has(&message, "createGuard: false");
+        assert_eq!(
+            status_repositories(&response)[0]["managementPoliciesDisabled"],
+            true
+        );
+    }
+}
+
+#[tokio::test]
+async fn create_guard_false_renders_as_asked() {
+    let mut function = Function::start().await;
+    for api in APIS {
+        let all = json!({"name": "all", "rclass": "virtual", "packageType": "maven", "repositories": ["libs"]});
+        let response = function
+            .call(api.request_with(spec(json!([libs(), all])), json!({"createGuard": false})))
+            .await;
+        let resources = validated(api, &response);
+        assert_eq!(policies(&resources["libs"]), &Value::Null);
+        assert_eq!(origin(&resources["libs"]), &Value::Null);
+        assert!(resources.contains_key("all"), "nothing waits");
+    }
+}
+
+// ---- 5. adoption on purpose, checked, with a preview --------------------------
+
+fn imported(policies: Option<Value>) -> Value {
+    let mut entry = json!({"name": "libs", "rclass": "local", "packageType": "maven", "key": "legacy-libs", "import": true, "description": "Libraries"});
+    if let Some(policies) = policies {
+        entry["managementPolicies"] = policies;
+    }
+    entry
+}
+
+#[tokio::test]
+async fn an_import_of_a_missing_key_is_held_quoting_the_provider() {
+    let mut function = Function::start().await;
+    for api in APIS {
+        let missing = api
+            .local_resource("legacy-libs", Some("imported"), Some(json!(["Observe"])))
+            .condition(
+                "Synced",
+                "False",
+                "ReconcileError",
+                Some("observe failed: external resource does not exist"),
+            )
+            .value();
+        let response = function
+            .call(
+                api.request(spec(json!([imported(Some(json!(["*"])))])))
+                    .observed("libs", missing),
+            )
+            .await;
+        let resources = validated(api, &response);
+        assert_eq!(
+            policies(&resources["libs"]),
+            &json!(["Observe"]),
+            "an import never creates"
+        );
+        let message = warning(&response, "RepositoryHeld");
+        assert_has(&message, "it is imported, but Artifactory has no repository with this key (the provider says \"observe failed: external resource does not exist\")");
+    }
+}
+
+#[tokio::test]
+async fn an_import_is_verified_where_the_provider_reports_the_package_type() {
+    let mut function = Function::start().await;
+    for api in APIS {
+        let entry = json!({"name": "all", "rclass": "virtual", "packageType": "maven", "key": "legacy-all", "import": true});
+        let live = |package_type: &str| {
+            Live::new(
+                api.virtual_,
+                "legacy-all",
+                Some("imported"),
+                Some(json!(["Observe"])),
+            )
+            .observed_existing()
+            .at_provider(json!({"packageType": package_type, "repositories": []}))
+            .value()
+        };
+        let response = function
+            .call(
+                api.request(spec(json!([entry.clone()])))
+                    .observed("all", live("npm")),
+            )
+            .await;
+        let message = warning(&response, "RepositoryHeld");
+        assert!(
+            message.contains(
+                "the imported repository is of package type npm, and the entry says maven"
+            ),
+            "{message}"
+        );
+        let response = function
+            .call(
+                api.request(spec(json!([entry])))
+                    .observed("all", live("maven")),
+            )
+            .await;
+        let status = status_repositories(&response);
+        assert_eq!(status[0]["phase"], "adopted");
+        assert_eq!(status[0]["identity"], "verified");
+        // A local kind reports no package type: not verified, and not held.
+        let local = api
+            .local_resource("legacy-libs", Some("imported"), Some(json!(["Observe"])))
+            .observed_existing()
+            .at_provider(json!({"description": "Libraries"}))
+            .value();
+        let response = function
+            .call(
+                api.request(spec(json!([imported(None)])))
+                    .observed("libs", local),
+            )
+            .await;
+        assert_eq!(
+            status_repositories(&response)[0]["identity"],
+            "not verified"
+        );
+    }
+}
+
+#[tokio::test]
+async fn an_imported_key_keeps_the_key_artifactory_has() {
+    let mut function = Function::start().await;
+    for api in APIS {
+        let entry = json!({"name": "images", "rclass": "local", "packageType": "docker", "key": "Team_Images", "import": true});
+        let response = function.call(api.request(spec(json!([entry])))).await;
+        assert!(
+            fatal_message(&response).is_none(),
+            "a warning, not a refusal"
+        );
+        let status = status_repositories(&response);
+        let warnings = status[0]["warnings"].as_array().unwrap();
+        assert!(
+            warnings.iter().any(|w| w.as_str().unwrap().contains(
+                "has upper case or '_', which dockerv2 keys may not have; the repository is imported, so it keeps the key"
+            )),
+            "{warnings:?}"
+        );
+        let resources = validated(api, &response);
+        assert_eq!(
+            resources["images"]["metadata"]["annotations"]["crossplane.io/external-name"],
+            "Team_Images"
+        );
+    }
+}
+
+#[tokio::test]
+async fn the_preview_lists_what_a_takeover_would_change_then_the_takeover_says_it() {
+    let mut function = Function::start().await;
+    for api in APIS {
+        let observed = |policies: Value| {
+            api.local_resource("legacy-libs", Some("imported"), Some(policies))
+                .observed_existing()
+                .at_provider(json!({
+                    "description": "Old libraries", "xrayIndex": true, "projectKey": "team9",
+                    "includesPattern": "**/*", "notes": "", "id": "legacy-libs"
+                }))
+                .value()
+        };
+        let response = function
+            .call(
+                api.request(spec(json!([imported(None)])))
+                    .observed("libs", observed(json!(["Observe"]))),
+            )
+            .await;
+        let status = status_repositories(&response);
+        assert_eq!(status[0]["phase"], "adopted", "{}", api.folder);
+        assert_eq!(
+            status[0]["takeover"],
+            json!([
+                {"path": "spec.forProvider.description", "live": "\"Old libraries\"", "claim": "\"Libraries\""},
+                {"path": "spec.forProvider.projectKey", "live": "\"team9\"", "claim": "\"\" (left out: the provider's default)"},
+                {"path": "spec.forProvider.xrayIndex", "live": "true", "claim": "false (left out: the provider's default)"}
+            ])
+        );
+        assert_eq!(status[0]["takeoverChanges"], 3);
+        let message = warning(&response, "TakeoverPreview");
+        assert_eq!(message, "repository libs (key legacy-libs) is observed only: taking it over would change 3 fields (status.repositories[].takeover)");
+        // Said once: the next call with the same count says nothing.
+        let previous =
+            json!({"repositories": [{"name": "libs", "phase": "adopted", "takeoverChanges": 3}]});
+        let response = function
+            .call(with_status(
+                previous,
+                api.request(spec(json!([imported(None)])))
+                    .observed("libs", observed(json!(["Observe"]))),
+            ))
+            .await;
+        assert!(results(&response, "TakeoverPreview").is_empty());
+
+        // Taking over, by the entry's own policies: said at the call that does it, with the
+        // changes.
+        let response = function
+            .call(
+                api.request(spec(json!([imported(Some(json!(["*"])))])))
+                    .observed("libs", observed(json!(["Observe"]))),
+            )
+            .await;
+        let resources = validated(api, &response);
+        assert_eq!(policies(&resources["libs"]), &json!(["*"]));
+        assert_eq!(status_repositories(&response)[0]["phase"], "takingOver");
+        let message = warning(&response, "TakingOver");
+        assert_has(
+            &message,
+            "3 fields change: spec.forProvider.description: \"Old libraries\" -> \"Libraries\"",
+        );
+        // ... and the deletion that comes with it.
+        let consequence = warning(&response, "ConsequentialChange");
+        assert_has(&consequence, "its deletion turns from Orphan to Delete");
+        assert_has(
+            &consequence,
+            "it is taken out of the JFrog project \"team9\"",
+        );
+    }
+}
+
+#[tokio::test]
+async fn removing_import_once_adopted_is_a_takeover_not_a_taken_key() {
+    let mut function = Function::start().await;
+    for api in APIS {
+        let adopted = api
+            .local_resource("legacy-libs", Some("imported"), Some(json!(["Observe"])))
+            .observed_existing()
+            .at_provider(json!({"description": "Libraries"}))
+            .value();
+        let mut entry = imported(None);
+        entry.as_object_mut().unwrap().remove("import");
+        let response = function
+            .call(api.request(spec(json!([entry]))).observed("libs", adopted))
+            .await;
+        let resources = validated(api, &response);
+        assert_eq!(policies(&resources["libs"]), &Value::Null);
+        assert_eq!(origin(&resources["libs"]), "imported");
+        let status = status_repositories(&response);
+        assert_eq!(status[0]["phase"], "takingOver");
+        assert_eq!(status[0]["adopted"], true);
+        let message = warning(&response, "TakingOver");
+        assert_has(&message, "nothing in Artifactory changes");
+    }
+}
+
+#[tokio::test]
+async fn a_remote_taken_over_without_url_is_told_the_live_url() {
+    let mut function = Function::start().await;
+    for api in APIS {
+        let entry = json!({"name": "central", "rclass": "remote", "packageType": "maven", "key": "maven-central", "import": true, "managementPolicies": ["*"]});
+        let live = Live::new(
+            api.remote_maven,
+            "maven-central",
+            Some("imported"),
+            Some(json!(["Observe"])),
+        )
+        .observed_existing()
+        .at_provider(json!({"url": "https://repo1.maven.org/maven2"}))
+        .value();
+        let response = function
+            .call(api.request(spec(json!([entry]))).observed("central", live))
+            .await;
+        let message = fatal_message(&response).unwrap();
+        assert_has(&message, "fix: set it to \"https://repo1.maven.org/maven2\", the value the repository has in Artifactory (status.atProvider.url)");
+    }
+}
+
+// ---- 6. consequential changes are said before they happen --------------------
+
+#[tokio::test]
+async fn provider_config_project_and_members_changes_are_said_once() {
+    let mut function = Function::start().await;
+    for api in APIS {
+        let entries = json!([
+            {"name": "libs", "rclass": "local", "packageType": "maven", "providerConfigRef": api.provider_config("eu")},
+            {"name": "all", "rclass": "virtual", "packageType": "maven", "repositories": ["libs"]}
+        ]);
+        let libs_live = api
+            .local_resource("libs", Some("created"), None)
+            .created()
+            .spec("providerConfigRef", api.provider_config("us"))
+            .spec("forProvider", json!({"projectKey": "team1"}))
+            .value();
+        let all_live = Live::new(api.virtual_, "all", Some("created"), None)
+            .created()
+            .at_provider(json!({"packageType": "maven", "repositories": ["libs", "old-libs"]}))
+            .value();
+        let response = function
+            .call(
+                api.request(spec(entries))
+                    .observed("libs", libs_live)
+                    .observed("all", all_live),
+            )
+            .await;
+        validated(api, &response);
+        let message = warning(&response, "ConsequentialChange");
+        assert_has(
+            &message,
+            "repository libs (key libs): its providerConfigRef changes from \"us\" to \"eu\"",
+        );
+        assert_has(
+            &message,
+            "repository libs (key libs): it is taken out of the JFrog project \"team1\"",
+        );
+        assert_has(
+            &message,
+            "repository all (key all): the virtual stops aggregating \"old-libs\"",
+        );
+    }
+}
+
+#[tokio::test]
+async fn a_change_between_two_projects_is_said_not_to_be_applied() {
+    let mut function = Function::start().await;
+    for api in APIS {
+        let live = api
+            .local_resource("team2-libs", None, None)
+            .observed_existing()
+            .spec("forProvider", json!({"projectKey": "team1"}))
+            .value();
+        let spec = json!({"projectKey": "team2", "repositories": [
+            {"name": "libs", "rclass": "local", "packageType": "maven", "key": "team2-libs"}
+        ]});
+        let response = function
+            .call(api.request(spec).observed("libs", live))
+            .await;
+        let message = warning(&response, "ConsequentialChange");
+        assert_has(
+            &message,
+            "projectKey changes from \"team1\" to \"team2\", which the provider does not apply",
+        );
+    }
+}
+
+#[tokio::test]
+async fn a_field_that_forces_replacement_is_refused() {
+    let mut function = Function::start().await;
+    for api in APIS {
+        let entry = json!({"name": "charts", "rclass": "remote", "packageType": "helm", "url": "https://charts.example.com",
+            "forProvider": {"externalDependenciesEnabled": true, "externalDependenciesPatterns": ["**/github.com/**"]}});
+        let live = Live::new(api.remote_helm, "charts", None, None)
+            .observed_existing()
+            .spec(
+                "forProvider",
+                json!({"url": "https://charts.example.com", "externalDependenciesEnabled": true, "externalDependenciesPatterns": ["**"]}),
+            )
+            .value();
+        let response = function
+            .call(api.request(spec(json!([entry]))).observed("charts", live))
+            .await;
+        let message = fatal_message(&response).unwrap();
+        assert_has(&message, "spec.repositories[0].forProvider.externalDependenciesPatterns: repository \"charts\": changing externalDependenciesPatterns of a live remote helm repository replaces the repository in Artifactory");
+        assert_has(&message, "to change it on purpose, add a new entry");
+    }
+}
+
+// ---- 7. a bound for teams ------------------------------------------------------
+
+#[tokio::test]
+async fn keys_given_or_imported_must_match_allowed_keys() {
+    let mut function = Function::start().await;
+    for api in APIS {
+        let entries = json!([
+            {"name": "mine", "rclass": "local", "packageType": "maven", "key": "team1-mine"},
+            {"name": "theirs", "rclass": "local", "packageType": "maven", "key": "team2-libs", "import": true},
+            {"name": "computed", "rclass": "local", "packageType": "maven"}
+        ]);
+        // The claim's namespace, or the namespaced composite's own.
+        let pattern = if api.namespaced {
+            "{namespace}-*"
+        } else {
+            "{claimNamespace}-*"
+        };
+        let response = function
+            .call(api.request_with(spec(entries), json!({"allowedKeys": pattern})))
+            .await;
+        let message = fatal_message(&response).unwrap();
+        assert_has(&message, &format!("spec.repositories[1].key: repository \"theirs\": key \"team2-libs\" is outside the keys this composite may use: the function's input allows only keys matching \"{pattern}\" (here \"team1-*\")"));
+        assert!(!message.contains("team1-mine"), "{message}");
+        assert!(
+            !message.contains("\"computed\""),
+            "computed keys are the platform's: {message}"
+        );
+    }
+}
+
+// ---- the preview's bounds ------------------------------------------------------
+
+/// 18 claimed fields that each differ from what is live.
+fn everything_differs() -> (Value, Value) {
+    let claim = json!({
+        "archiveBrowsingEnabled": true, "blackedOut": true, "cdnRedirect": true,
+        "checksumPolicyType": "server-generated-checksums", "downloadDirect": true,
+        "excludesPattern": "tmp/**", "handleReleases": false, "handleSnapshots": false,
+        "includesPattern": "com/**", "maxUniqueSnapshots": 5, "notes": "claim notes",
+        "priorityResolution": true, "propertySets": ["claim"], "repoLayoutRef": "maven-2-default",
+        "snapshotVersionBehavior": "unique", "suppressPomConsistencyChecks": true,
+        "xrayIndex": true, "projectEnvironments": ["DEV"]
+    });
+    let live = json!({
+        "archiveBrowsingEnabled": false, "blackedOut": false, "cdnRedirect": false,
+        "checksumPolicyType": "client-checksums", "downloadDirect": false,
+        "excludesPattern": "", "handleReleases": true, "handleSnapshots": true,
+        "includesPattern": "**/*", "maxUniqueSnapshots": 0, "notes": "",
+        "priorityResolution": false, "propertySets": ["live"], "repoLayoutRef": "simple-default",
+        "snapshotVersionBehavior": "non-unique", "suppressPomConsistencyChecks": false,
+        "xrayIndex": false, "projectEnvironments": ["PROD"]
+    });
+    (claim, live)
+}
+
+#[tokio::test]
+async fn the_preview_is_bounded_per_repository_and_per_composite() {
+    let mut function = Function::start().await;
+    let (claim, live) = everything_differs();
+    // 20 imports, each with 18 changes: 16 listed each until the composite's 256 are listed.
+    let mut entries = Vec::new();
+    for i in 0..20 {
+        entries.push(
+            json!({"name": format!("r{i:02}"), "rclass": "local", "packageType": "maven",
+            "key": format!("legacy-{i:02}"), "import": true, "forProvider": claim}),
+        );
+    }
+    let mut request = CLUSTER.request(spec(json!(entries)));
+    for i in 0..20 {
+        let observed = CLUSTER
+            .local_resource(
+                &format!("legacy-{i:02}"),
+                Some("imported"),
+                Some(json!(["Observe"])),
+            )
+            .observed_existing()
+            .at_provider(live.clone())
+            .value();
+        request = request.observed(&format!("r{i:02}"), observed);
+    }
+    let response = function.call(request).await;
+    let status = status_repositories(&response);
+    let listed: Vec<usize> = status
+        .iter()
+        .map(|item| item["takeover"].as_array().unwrap().len())
+        .collect();
+    assert_eq!(listed[0], 16, "at most 16 a repository");
+    assert_eq!(status[0]["takeoverChanges"], 18);
+    assert_eq!(status[0]["takeoverOmitted"], 2);
+    assert_eq!(listed.iter().sum::<usize>(), 256, "at most 256 a composite");
+    assert_eq!(listed[16], 0, "the budget is spent by the 17th");
+    assert_eq!(
+        status[16]["takeoverChanges"], 18,
+        "but every change is counted"
+    );
+    // The composite stays small: the whole status well under the API server's 1.5 MiB.
+    let composite = support::requests::desired_composite(&response);
+    assert!(composite.to_string().len() < 200_000);
+}
