@@ -1,8 +1,20 @@
-//! The requests of the end-to-end benchmark, shared by the driver (`driver.rs`) and the writer
-//! of the live schemas (`schemas.rs`).
+//! The requests of every benchmark, in one copy. Each includes this file with
+//! `#[path = …] mod requests;`:
 //!
-//! - plain: make_request.py's repositories in our contract, no capability (a Crossplane before
-//!   v2.2, or one that sends nothing more);
+//! - the end-to-end programs: the driver (`benches/e2e/driver.rs`), `profile-call`
+//!   (`benches/e2e/profile.rs`) and the writer of the live schemas (`benches/e2e/schemas.rs`).
+//!
+//! It sits beside the benchmarks rather than in `benches/e2e/` so that `benches/core.rs` and
+//! the component host's benchmark can take their requests from it too: one copy, which cannot
+//! drift between a native figure and a component figure.
+//!
+//! The end-to-end claim (`our_request`): make_request.py's repositories in our contract, all
+//! locals, nothing observed. Its bodies are compared byte for byte across commits
+//! (`target/bench-e2e/*.bin`, the callgrind figures of `profile-call`): nothing here may change
+//! its bytes.
+//!
+//! - plain: the claim, no capability (a Crossplane before v2.2, or one that sends nothing
+//!   more);
 //! - live: the same with `CAPABILITY_REQUIRED_SCHEMAS` and the schemas answered: what Crossplane
 //!   v2.2 sends once the function asked for them, on every later call;
 //! - reconcile: the two calls of one reconcile with every capability Crossplane v2.2 advertises:
@@ -12,7 +24,11 @@
 //!   reconcile after its first: each resource the function composes observed as the provider
 //!   reports it, and found again by its key's lookup in the second call.
 
+// Each includer uses a part of it.
 #![allow(dead_code)]
+// `i % 2 == 0`, not `is_multiple_of` (Rust 1.87): the root crate's rust-version is 1.86; the
+// component host sets none, and its clippy would ask for `is_multiple_of`.
+#![allow(clippy::manual_is_multiple_of)]
 
 use function_artifactory::proto::v1::{
     Capability, RequestMeta, Resource, Resources, RunFunctionRequest, Schema, State,
@@ -21,6 +37,7 @@ use function_artifactory::proto::Struct;
 use serde_json::{json, Value};
 use std::collections::BTreeMap;
 
+/// The end-to-end claim's package types, make_request.py's.
 pub const TYPES: [&str; 10] = [
     "maven", "npm", "docker", "pypi", "generic", "gradle", "helm", "go", "nuget", "cargo",
 ];
@@ -263,3 +280,4 @@ pub fn framed(message: &[u8]) -> Vec<u8> {
     out.extend_from_slice(message);
     out
 }
+
