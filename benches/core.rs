@@ -1,14 +1,19 @@
 //! The core alone: time and allocations per `run_function` call, at 10 to
 //! 10,000 repositories (a mix of local, remote and virtual entries, with
-//! observed resources for half of them), and the protobuf decode/encode around it.
+//! observed resources for half of them: `requests::mixed_request`, which the component
+//! benchmark sends too), and the protobuf decode/encode around it.
 //!
 //! `cargo bench --bench core` (the `item/s` column is repositories per second: constant across
 //! sizes when the cost grows linearly). `--profile profiling` for callgrind (BENCHMARKS.md).
 
-use function_artifactory::proto::v1::{RequestMeta, Resource, RunFunctionRequest, Severity, State};
-use function_artifactory::proto::Struct;
+// The requests every benchmark shares (its header says why there is one copy).
+#[path = "requests.rs"]
+mod requests;
+
+use function_artifactory::proto::v1::{RunFunctionRequest, Severity, State};
 use function_artifactory::run_function;
 use prost::Message;
+use requests::{framed, mixed_request, resource};
 use serde_json::{json, Value};
 use std::collections::BTreeMap;
 
@@ -27,119 +32,21 @@ fn main() {
 
 fn write_requests(dir: &std::path::Path) {
     std::fs::create_dir_all(dir).unwrap();
-    let framed = |request: RunFunctionRequest| {
-        let bytes = request.encode_to_vec();
-        let mut out = vec![0u8];
-        out.extend_from_slice(&(bytes.len() as u32).to_be_bytes());
-        out.extend_from_slice(&bytes);
-        out
+    let write = |name: String, request: RunFunctionRequest| {
+        std::fs::write(dir.join(name), framed(&request.encode_to_vec())).unwrap();
     };
     for n in [10, 100] {
-        std::fs::write(
-            dir.join(format!("plain-{n}.bin")),
-            framed(rendered_request(n)),
-        )
-        .unwrap();
+        write(format!("plain-{n}.bin"), mixed_request(n));
         #[cfg(feature = "codegen")]
-        std::fs::write(dir.join(format!("live-{n}.bin")), framed(live_request(n))).unwrap();
+        write(format!("live-{n}.bin"), live_request(n));
     }
 }
 
 const SIZES: [usize; 4] = [10, 100, 1_000, 10_000];
-const TYPES: [&str; 10] = [
-    "maven", "npm", "docker", "pypi", "generic", "gradle", "helm", "go", "nuget", "cargo",
-];
-
-/// Every tenth entry is a virtual over the nine locals before it; every fifth a remote.
-fn entry(i: usize) -> Value {
-    entry_of(i, &TYPES)
-}
-
-/// The types of `TYPES` but cargo, which has no virtual kind: `request`'s tenth entries fail
-/// (so `run_function_call` measures calls that fail on them); with these every call renders.
-const RENDERED: [&str; 10] = [
-    "maven", "npm", "docker", "pypi", "generic", "gradle", "helm", "go", "nuget", "conan",
-];
-
-/// A request of `repositories` entries that renders them all.
-fn rendered_request(repositories: usize) -> RunFunctionRequest {
-    request_of((0..repositories).map(|i| entry_of(i, &RENDERED)).collect())
-}
-
-/// [`entry`] with other package types.
-fn entry_of(i: usize, types: &[&str; 10]) -> Value {
-    let package_type = types[i % types.len()];
-    let name = format!("{package_type}-{i:05}");
-    if i % 10 == 9 {
-        let members: Vec<String> = (i - 9..i)
-            .filter(|m| types[m % 10] == package_type)
-            .map(|m| format!("{}-{m:05}", types[m % 10]))
-            .collect();
-        json!({"name": name, "rclass": "virtual", "packageType": package_type, "repositories": members})
-    } else if i % 5 == 4 {
-        json!({"name": name, "rclass": "remote", "packageType": package_type, "url": "https://upstream.example.com/r"})
-    } else {
-        json!({"name": name, "rclass": "local", "packageType": package_type, "description": format!("Local {package_type} #{i}"),
-               "forProvider": {"includesPattern": "**/*", "excludesPattern": "**/*.tmp", "xrayIndex": i % 2 == 0}})
-    }
-}
-
-pub fn request(repositories: usize) -> RunFunctionRequest {
-    request_of((0..repositories).map(entry).collect())
-}
-
-fn request_of(entries: Vec<Value>) -> RunFunctionRequest {
-    let composite = json!({
-        "apiVersion": "platform.example.org/v1alpha1", "kind": "XRepositories",
-        "metadata": {"name": "team-a-repos", "uid": "0b6f4c1e-6a0e-4e63-9d6c-3a7a4f7f3c11"},
-        "spec": {"projectKey": "team-a", "repositories": entries}
-    });
-    let first = run_function(&RunFunctionRequest {
-        observed: Some(State {
-            composite: Some(resource(composite.clone())),
-            resources: BTreeMap::new(),
-        }),
-        ..RunFunctionRequest::default()
-    });
-    // Half the repositories exist and are ready, as in a steady-state reconcile.
-    let observed: BTreeMap<String, Resource> = first
-        .desired
-        .unwrap_or_default()
-        .resources
-        .into_iter()
-        .enumerate()
-        .filter(|(i, _)| i % 2 == 0)
-        .map(|(_, (name, r))| {
-            let mut object = r.resource.unwrap_or_default().into_value();
-            object["status"] =
-                json!({"conditions": [{"type": "Ready", "status": "True", "reason": "Available"}]});
-            (name, resource(object))
-        })
-        .collect();
-    RunFunctionRequest {
-        meta: Some(RequestMeta {
-            tag: "bench".into(),
-            capabilities: vec![],
-        }),
-        observed: Some(State {
-            composite: Some(resource(composite)),
-            resources: observed,
-        }),
-        desired: Some(State::default()),
-        ..RunFunctionRequest::default()
-    }
-}
-
-fn resource(object: Value) -> Resource {
-    Resource {
-        resource: Some(Struct::from_value(object)),
-        ..Resource::default()
-    }
-}
 
 #[divan::bench(args = SIZES)]
 fn run_function_call(bencher: divan::Bencher, repositories: usize) {
-    let request = request(repositories);
+    let request = mixed_request(repositories);
     // Repositories per second: constant across sizes when the cost grows linearly.
     bencher
         .counter(divan::counter::ItemsCount::new(repositories))
@@ -148,7 +55,7 @@ fn run_function_call(bencher: divan::Bencher, repositories: usize) {
 
 #[divan::bench(args = SIZES)]
 fn decode_run_encode(bencher: divan::Bencher, repositories: usize) {
-    bench_bytes(bencher, repositories, request(repositories));
+    bench_bytes(bencher, repositories, mixed_request(repositories));
 }
 
 /// Decode, run and encode of `request`, as the server does.
@@ -171,8 +78,9 @@ fn bench_bytes(bencher: divan::Bencher, repositories: usize, request: RunFunctio
 fn live_request(repositories: usize) -> RunFunctionRequest {
     use function_artifactory::codegen::crds;
     use function_artifactory::proto::v1::{Capability, Schema};
-    let mut request = rendered_request(repositories);
-    request.meta.as_mut().unwrap().capabilities = vec![Capability::RequiredSchemas as i32];
+    use function_artifactory::proto::Struct;
+    let mut request =
+        requests::with_capabilities(mixed_request(repositories), &[Capability::RequiredSchemas]);
     let asked = run_function(&request)
         .requirements
         .unwrap_or_default()
@@ -244,7 +152,7 @@ fn live_schemas_lookup(bencher: divan::Bencher, repositories: usize) {
 fn metrics_per_call(bencher: divan::Bencher, repositories: usize) {
     use function_artifactory::server::metrics::{metrics, Rendered};
     const SERVICE: &str = "apiextensions.fn.proto.v1.FunctionRunnerService";
-    let request = rendered_request(repositories);
+    let request = mixed_request(repositories);
     // A fresh response each time, as the server's.
     bencher
         .with_inputs(|| function_artifactory::run_function_with_findings(&request))

@@ -20,7 +20,7 @@
 //! with the library, so it moves the same bytes as ours and the ratio to it is the function's
 //! own work.
 //!
-//! Four scenarios (`requests.rs`; `--scenarios plain,live,reconcile,steady`): `plain`, a
+//! Four scenarios (`benches/requests.rs`; `--scenarios plain,live,reconcile,steady`): `plain`, a
 //! request without capabilities, for every server; `live`, the call carrying the live schemas
 //! (`OUT/live-schemas.bin`, written by `bench-schemas`); `reconcile`, the two calls of a
 //! claim's first reconcile; and `steady`, the two calls of a reconcile once its resources
@@ -35,6 +35,7 @@
 //! over the request that reads its content whatever the order of its maps); `ours-computed`
 //! renders every call, as for a request never seen before.
 
+#[path = "../requests.rs"]
 mod requests;
 
 use function_artifactory::proto::v1::{
@@ -47,7 +48,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
-/// The scenarios, in the order they run and are reported (`requests.rs`).
+/// The scenarios, in the order they run and are reported (`benches/requests.rs`).
 const SCENARIOS: [&str; 4] = ["plain", "live", "reconcile", "steady"];
 
 struct Server {

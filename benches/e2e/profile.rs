@@ -27,7 +27,7 @@
 //! two objects may share. A random seed moves those collisions from run to run, and the count
 //! with them (BENCHMARKS.md, "Content hashes keyed per process").
 
-#[path = "requests.rs"]
+#[path = "../requests.rs"]
 mod requests;
 
 use function_artifactory::proto::request_key::KeyedRequest;

@@ -18,7 +18,7 @@
 //!
 //! cargo run --features codegen --example bench-schemas -- OUT
 
-#[path = "requests.rs"]
+#[path = "../requests.rs"]
 mod requests;
 
 use function_artifactory::codegen::crds;

@@ -1,98 +1,40 @@
 //! One call of the component against the native core, in one run (BENCHMARKS.md, "The
-//! WebAssembly component"): at 10 and 100 repositories, and the live-schema call of the
-//! cluster example. The component is instantiated afresh for every call, as function-wasm
-//! does, so instantiation and run are timed apart; the native core runs warm, as the server
-//! does. Medians of many calls, and the fuel of one (about one unit per wasm instruction), which
-//! does not depend on the machine's load; and the fuel of the same call made a second time on
-//! one instance, what a call costs once the instance holds what a call builds.
+//! WebAssembly component"): at 10 and 100 repositories (the core benchmark's request,
+//! `requests::mixed_request`), and the live-schema call of the cluster example. The component
+//! is instantiated afresh for every call, as function-wasm does, so instantiation and run are
+//! timed apart; the native core runs warm, as the server does. Medians of many calls, and the
+//! fuel of one (about one unit per wasm instruction), which does not depend on the machine's
+//! load; and the fuel of the same call made a second time on one instance, what a call costs
+//! once the instance holds what a call builds.
 //!
 //! `cargo test --manifest-path tests/component-host/Cargo.toml --target-dir target/component-host
 //! --bench calls` (the test build: the core optimised as in a release but without LTO, its
 //! dependencies at opt-level 1, wasmtime as the tests run it).
 
+// The requests every benchmark shares, the native core's in benches/core.rs among them (its
+// header says why there is one copy).
+#[path = "../../../benches/requests.rs"]
+mod requests;
+
 use clap::Parser;
 use component_host::{repository, Host};
-use function_artifactory::proto::v1::{RequestMeta, Resource, RunFunctionRequest, State};
+use function_artifactory::proto::v1::RunFunctionRequest;
 use function_artifactory::proto::Struct;
 use function_artifactory::render::{render_with, RenderArgs};
 use prost::Message;
-use serde_json::{json, Value};
+use serde_json::json;
 use std::cell::RefCell;
-use std::collections::BTreeMap;
 use std::time::{Duration, Instant};
 
-const TYPES: [&str; 10] = [
-    "maven", "npm", "docker", "pypi", "generic", "gradle", "helm", "go", "nuget", "conan",
-];
-
-/// The core benchmark's entries (benches/core.rs): every tenth a virtual over the locals of
-/// its type before it, every fifth a remote, the others locals with provider fields.
-fn entry(i: usize) -> Value {
-    let package_type = TYPES[i % TYPES.len()];
-    let name = format!("{package_type}-{i:05}");
-    if i % 10 == 9 {
-        let members: Vec<String> = (i - 9..i)
-            .filter(|m| TYPES[m % 10] == package_type)
-            .map(|m| format!("{}-{m:05}", TYPES[m % 10]))
-            .collect();
-        json!({"name": name, "rclass": "virtual", "packageType": package_type, "repositories": members})
-    } else if i % 5 == 4 {
-        json!({"name": name, "rclass": "remote", "packageType": package_type, "url": "https://upstream.example.com/r"})
-    } else {
-        json!({"name": name, "rclass": "local", "packageType": package_type, "description": format!("Local {package_type} #{i}"),
-               "forProvider": {"includesPattern": "**/*", "excludesPattern": "**/*.tmp", "xrayIndex": i.is_multiple_of(2)}})
-    }
-}
-
-fn resource(object: Value) -> Resource {
-    Resource {
-        resource: Some(Struct::from_value(object)),
-        ..Resource::default()
-    }
-}
-
-/// A steady-state reconcile of `n` repositories: half of them observed and ready; the
-/// settings in function-wasm's Input.
+/// The core benchmark's request of `n` repositories (a steady-state reconcile, half of them
+/// observed and ready) inside function-wasm's Input, as the runtime hands it to the module: the
+/// Input sets no `config`, so the settings are the defaults, as in the native core's request.
 fn request(n: usize) -> Vec<u8> {
-    let composite = json!({
-        "apiVersion": "platform.example.org/v1alpha1", "kind": "XRepositories",
-        "metadata": {"name": "team-a-repos", "uid": "0b6f4c1e-6a0e-4e63-9d6c-3a7a4f7f3c11"},
-        "spec": {"projectKey": "team-a", "repositories": (0..n).map(entry).collect::<Vec<_>>()}
-    });
-    let mut request = RunFunctionRequest {
-        meta: Some(RequestMeta {
-            tag: "bench".into(),
-            capabilities: vec![],
-        }),
-        observed: Some(State {
-            composite: Some(resource(composite)),
-            resources: BTreeMap::new(),
-        }),
-        desired: Some(State::default()),
-        input: Some(Struct::from_value(json!({
-            "apiVersion": "wasm.fn.crossplane.io/v1", "kind": "Input",
-            "module": {"type": "Path", "path": "function-artifactory.wasm"},
-            "config": {"providerApi": "cluster"},
-        }))),
-        ..RunFunctionRequest::default()
-    };
-    let first = native(&request.encode_to_vec());
-    let first =
-        function_artifactory::proto::v1::RunFunctionResponse::decode(first.as_slice()).unwrap();
-    request.observed.as_mut().unwrap().resources = first
-        .desired
-        .unwrap_or_default()
-        .resources
-        .into_iter()
-        .enumerate()
-        .filter(|(i, _)| i.is_multiple_of(2))
-        .map(|(_, (name, r))| {
-            let mut object = r.resource.unwrap_or_default().into_value();
-            object["status"] =
-                json!({"conditions": [{"type": "Ready", "status": "True", "reason": "Available"}]});
-            (name, resource(object))
-        })
-        .collect();
+    let mut request = requests::mixed_request(n);
+    request.input = Some(Struct::from_value(json!({
+        "apiVersion": "wasm.fn.crossplane.io/v1", "kind": "Input",
+        "module": {"type": "Path", "path": "function-artifactory.wasm"},
+    })));
     request.encode_to_vec()
 }
 

@@ -1,8 +1,26 @@
-//! The requests of the end-to-end benchmark, shared by the driver (`driver.rs`) and the writer
-//! of the live schemas (`schemas.rs`).
+//! The requests of every benchmark, in one copy. Each includes this file with
+//! `#[path = …] mod requests;`:
 //!
-//! - plain: make_request.py's repositories in our contract, no capability (a Crossplane before
-//!   v2.2, or one that sends nothing more);
+//! - `benches/core.rs`, the core alone (divan);
+//! - the end-to-end programs: the driver (`benches/e2e/driver.rs`), `profile-call`
+//!   (`benches/e2e/profile.rs`) and the writer of the live schemas (`benches/e2e/schemas.rs`);
+//! - the component host's benchmark, `tests/component-host/benches/calls.rs` (a workspace of
+//!   its own, which depends on this crate by path and so can read this file by path too).
+//!
+//! There were three copies of the claim entries and builders, which could drift apart: a
+//! native figure and a component figure (BENCHMARKS.md) compare only when both come from one
+//! request. What one benchmark alone needs (the core benchmark's live schemas read from the
+//! CRDs, the component's request from the cluster example) stays in that benchmark.
+//!
+//! Two claims, each with the requests built on it.
+//!
+//! The end-to-end claim (`our_request`): make_request.py's repositories in our contract, all
+//! locals, nothing observed. Its bodies are compared byte for byte across commits
+//! (`target/bench-e2e/*.bin`, the callgrind figures of `profile-call`): nothing here may change
+//! its bytes.
+//!
+//! - plain: the claim, no capability (a Crossplane before v2.2, or one that sends nothing
+//!   more);
 //! - live: the same with `CAPABILITY_REQUIRED_SCHEMAS` and the schemas answered: what Crossplane
 //!   v2.2 sends once the function asked for them, on every later call;
 //! - reconcile: the two calls of one reconcile with every capability Crossplane v2.2 advertises:
@@ -11,8 +29,20 @@
 //! - steady: the same two calls in a reconcile of a claim whose resources exist, as every
 //!   reconcile after its first: each resource the function composes observed as the provider
 //!   reports it, and found again by its key's lookup in the second call.
+//!
+//! The mixed claim (`mixed_request`): locals, remotes and virtuals of ten package types, half
+//! the resources observed ready, no settings. Since issue 49 it is the one request of both the
+//! core benchmark (`run_function_call`, `decode_run_encode`, the live-schema and metrics
+//! benchmarks) and the component benchmark, which sends it to the native core and to the
+//! component alike, inside function-wasm's Input. Before, the core benchmark's main figures
+//! used cargo as the tenth package type (every call failed on its virtual entries, see
+//! `MIXED_TYPES`), and the component benchmark set `providerApi: cluster` in that Input.
 
+// Each includer uses a part of it.
 #![allow(dead_code)]
+// `i % 2 == 0`, not `is_multiple_of` (Rust 1.87): the root crate's rust-version is 1.86; the
+// component host sets none, and its clippy would ask for `is_multiple_of`.
+#![allow(clippy::manual_is_multiple_of)]
 
 use function_artifactory::proto::v1::{
     Capability, RequestMeta, Resource, Resources, RunFunctionRequest, Schema, State,
@@ -21,6 +51,7 @@ use function_artifactory::proto::Struct;
 use serde_json::{json, Value};
 use std::collections::BTreeMap;
 
+/// The end-to-end claim's package types, make_request.py's.
 pub const TYPES: [&str; 10] = [
     "maven", "npm", "docker", "pypi", "generic", "gradle", "helm", "go", "nuget", "cargo",
 ];
@@ -262,4 +293,83 @@ pub fn framed(message: &[u8]) -> Vec<u8> {
     out.extend_from_slice(&(message.len() as u32).to_be_bytes());
     out.extend_from_slice(message);
     out
+}
+
+/// The mixed claim's package types: the end-to-end claim's `TYPES` with conan for cargo. Every
+/// tenth entry is a virtual of the tenth type, and cargo has no virtual kind: with cargo every
+/// call fails on those entries and renders nothing.
+pub const MIXED_TYPES: [&str; 10] = [
+    "maven", "npm", "docker", "pypi", "generic", "gradle", "helm", "go", "nuget", "conan",
+];
+
+/// Entry `i` of the mixed claim: every tenth a virtual of the tenth type, every fifth a remote,
+/// the others locals with provider fields. A virtual lists the locals of its type among the nine
+/// entries before it: none, as the types go round in tens, so each virtual has no member.
+pub fn mixed_entry(i: usize) -> Value {
+    let package_type = MIXED_TYPES[i % MIXED_TYPES.len()];
+    let name = format!("{package_type}-{i:05}");
+    if i % 10 == 9 {
+        let members: Vec<String> = (i - 9..i)
+            .filter(|m| MIXED_TYPES[m % 10] == package_type)
+            .map(|m| format!("{}-{m:05}", MIXED_TYPES[m % 10]))
+            .collect();
+        json!({"name": name, "rclass": "virtual", "packageType": package_type, "repositories": members})
+    } else if i % 5 == 4 {
+        json!({"name": name, "rclass": "remote", "packageType": package_type, "url": "https://upstream.example.com/r"})
+    } else {
+        json!({"name": name, "rclass": "local", "packageType": package_type, "description": format!("Local {package_type} #{i}"),
+               "forProvider": {"includesPattern": "**/*", "excludesPattern": "**/*.tmp", "xrayIndex": i % 2 == 0}})
+    }
+}
+
+/// A steady-state reconcile of the mixed claim of `n` entries: every other resource the
+/// function composes for it observed and ready (the first, third, … in name order), the others
+/// not yet created. No input: every setting at its default.
+pub fn mixed_request(n: usize) -> RunFunctionRequest {
+    let composite = json!({
+        "apiVersion": "platform.example.org/v1alpha1", "kind": "XRepositories",
+        "metadata": {"name": "team-a-repos", "uid": "0b6f4c1e-6a0e-4e63-9d6c-3a7a4f7f3c11"},
+        "spec": {"projectKey": "team-a", "repositories": (0..n).map(mixed_entry).collect::<Vec<_>>()}
+    });
+    let composed = function_artifactory::run_function(&RunFunctionRequest {
+        observed: Some(State {
+            composite: Some(resource(composite.clone())),
+            resources: BTreeMap::new(),
+        }),
+        ..RunFunctionRequest::default()
+    });
+    let observed: BTreeMap<String, Resource> = composed
+        .desired
+        .unwrap_or_default()
+        .resources
+        .into_iter()
+        .enumerate()
+        .filter(|(i, _)| i % 2 == 0)
+        .map(|(_, (name, r))| {
+            let mut object = r.resource.unwrap_or_default().into_value();
+            object["status"] =
+                json!({"conditions": [{"type": "Ready", "status": "True", "reason": "Available"}]});
+            (name, resource(object))
+        })
+        .collect();
+    RunFunctionRequest {
+        meta: Some(RequestMeta {
+            tag: "bench".into(),
+            capabilities: vec![],
+        }),
+        observed: Some(State {
+            composite: Some(resource(composite)),
+            resources: observed,
+        }),
+        desired: Some(State::default()),
+        ..RunFunctionRequest::default()
+    }
+}
+
+/// `object` as a resource of a request.
+pub fn resource(object: Value) -> Resource {
+    Resource {
+        resource: Some(Struct::from_value(object)),
+        ..Resource::default()
+    }
 }
