@@ -21,11 +21,6 @@ pub use crate::core::function::{run_function_at, run_function_with_findings};
 pub use crate::core::input::SettingsAt;
 pub use crate::core::run_function;
 
-/// Repository configurations as JFrog's REST API returns them, mapped to claims that import
-/// them: the pure half of `function-artifactory adopt`, for any host that has the
-/// configurations in hand.
-pub use crate::core::inventory;
-
 /// The kind catalog: which provider kind renders a repository of a class and package type,
 /// for each provider release and API, with its schema.
 pub mod catalog {

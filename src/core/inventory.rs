@@ -6,6 +6,9 @@
 //! prints what this module builds. Every setting is kept, because a takeover resets a field
 //! the claim leaves out to the Terraform provider's default; a setting equal to that default
 //! (the table of `core::takeover`) is left out, since leaving it out changes nothing.
+//!
+//! Only the `adopt` face (feature `server`) calls it; the core builds without it being used.
+#![cfg_attr(not(feature = "server"), allow(dead_code))]
 
 use crate::core::catalog::{catalog, Kind, ProviderApi, Rclass, Release};
 use crate::core::composite::is_dns_label;
@@ -20,13 +23,13 @@ use std::collections::{BTreeMap, BTreeSet};
 /// of `status.repositories` (with a takeover preview of up to 16 changes) under the API
 /// server's 1.5 MiB object limit, and the function's answer holds a managed resource a
 /// repository within Crossplane's 4 MiB: 200 stay far below both.
-pub const REPOSITORIES_PER_CLAIM: usize = 200;
+pub(crate) const REPOSITORIES_PER_CLAIM: usize = 200;
 /// The claim's entries, as JSON, take at most this many bytes (a claim is split before).
-pub const ENTRY_BYTES_PER_CLAIM: usize = 256 * 1024;
+pub(crate) const ENTRY_BYTES_PER_CLAIM: usize = 256 * 1024;
 
 /// What the claims are and which repositories they take.
 #[derive(Debug, Clone)]
-pub struct Options {
+pub(crate) struct Options {
     /// The provider API of the Composition's input (`providerApi`).
     pub api: ProviderApi,
     /// The provider release of the input (`providerVersion`); `None`: the newest.
@@ -55,7 +58,7 @@ pub struct Options {
 
 /// A repository left out, and why.
 #[derive(Debug, Clone, PartialEq)]
-pub struct Skipped {
+pub(crate) struct Skipped {
     /// Its key (or a description where it has none).
     pub key: String,
     /// Why it is left out.
@@ -64,7 +67,7 @@ pub struct Skipped {
 
 /// A Secret the claim references and Artifactory cannot give: a remote's password.
 #[derive(Debug, Clone, PartialEq)]
-pub struct SecretNeeded {
+pub(crate) struct SecretNeeded {
     /// The repository's key.
     pub repository: String,
     /// The claim's name.
@@ -77,7 +80,7 @@ pub struct SecretNeeded {
 
 /// The claims, and what the summary says about them.
 #[derive(Debug, Clone, Default)]
-pub struct Inventory {
+pub(crate) struct Inventory {
     /// The claims, ready for `kubectl apply`.
     pub claims: Vec<Value>,
     /// Repositories adopted, by class.
@@ -97,7 +100,7 @@ pub struct Inventory {
 /// The repository configurations of a text: Artifactory's answer to
 /// `GET /api/repositories/configurations` (an object of classes, `LOCAL`, `REMOTE`, `VIRTUAL`,
 /// `FEDERATED`, ... each a list), or a list of configurations (the older per-key answers).
-pub fn read_configurations(text: &str) -> Result<Vec<Value>, String> {
+pub(crate) fn read_configurations(text: &str) -> Result<Vec<Value>, String> {
     let value: Value = serde_json::from_str(text).map_err(|e| {
         format!("is not JSON ({e}); expected Artifactory's repository configurations")
     })?;
@@ -105,7 +108,7 @@ pub fn read_configurations(text: &str) -> Result<Vec<Value>, String> {
 }
 
 /// [`read_configurations`] of a value already parsed.
-pub fn configurations_of(value: Value) -> Result<Vec<Value>, String> {
+pub(crate) fn configurations_of(value: Value) -> Result<Vec<Value>, String> {
     match value {
         Value::Array(items) => check_objects(items, None),
         Value::Object(classes) => {
@@ -211,7 +214,7 @@ struct Mapped {
 }
 
 /// The claims for `configurations`.
-pub fn adopt(configurations: &[Value], options: &Options) -> Inventory {
+pub(crate) fn adopt(configurations: &[Value], options: &Options) -> Inventory {
     let mut inventory = Inventory::default();
     let mut mapped = Vec::new();
     let mut seen = BTreeSet::new();

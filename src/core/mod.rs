@@ -27,7 +27,7 @@ pub(crate) mod credentials;
 pub(crate) mod drift;
 pub(crate) mod function;
 pub(crate) mod input;
-pub mod inventory;
+pub(crate) mod inventory;
 pub(crate) mod keys;
 pub(crate) mod lifecycle;
 pub(crate) mod observed;
