@@ -7,13 +7,14 @@ use crate::support;
 use function_artifactory::proto::v1::{resource_selector, MatchLabels};
 use function_artifactory::proto::v1::{
     Capability, Condition, Ready, RequestMeta, Requirements, Resource, ResourceSelector,
-    ResponseMeta, Result as FnResult, RunFunctionRequest, RunFunctionResponse, Severity, State,
-    Status,
+    Result as FnResult, RunFunctionRequest, RunFunctionResponse, Severity, State, Status,
 };
 use function_artifactory::proto::Struct;
 use serde_json::{json, Value};
 use std::path::Path;
-use support::render::{args_files, check_golden, functions_yaml, Api, Scenario, TestFunction};
+use support::render::{
+    args_files, check_golden, functions_yaml, respond_from, Api, Scenario, TestFunction,
+};
 
 // ---- golden examples ----
 
@@ -86,19 +87,6 @@ fn desired_resource(value: Value, ready: Ready) -> Resource {
     Resource {
         resource: Some(object(value)),
         ready: ready as i32,
-        ..Default::default()
-    }
-}
-
-/// A response that starts from the request, as a well-behaved function's does.
-fn respond_from(request: &RunFunctionRequest) -> RunFunctionResponse {
-    RunFunctionResponse {
-        meta: Some(ResponseMeta {
-            tag: request.meta.clone().unwrap_or_default().tag,
-            ttl: None,
-        }),
-        desired: request.desired.clone(),
-        context: request.context.clone(),
         ..Default::default()
     }
 }

@@ -6,24 +6,11 @@
 use crate::support;
 
 use function_artifactory::proto::v1::credentials::Source;
-use function_artifactory::proto::v1::{ResponseMeta, RunFunctionRequest, RunFunctionResponse};
-use support::render::{functions_yaml, Scenario, TestFunction};
+use support::render::{functions_yaml, respond_from, Scenario, TestFunction};
 
 /// Values that must never be printed: a credential's and a required Secret's.
 const TOKEN: &str = "tok-7f3a-Never-Print-Me";
 const PASSWORD: &str = "pw-91c2-Never-Print-Me";
-
-fn echo(request: RunFunctionRequest) -> RunFunctionResponse {
-    RunFunctionResponse {
-        meta: Some(ResponseMeta {
-            tag: request.meta.clone().unwrap_or_default().tag,
-            ttl: None,
-        }),
-        desired: request.desired.clone(),
-        context: request.context.clone(),
-        ..Default::default()
-    }
-}
 
 fn scenario(name: &str, extra: &TestFunction) -> Scenario {
     let scenario = Scenario::new(name);
@@ -106,7 +93,7 @@ stringData: {{password: {PASSWORD}}}
 
 #[test]
 fn credentials_reach_the_step_and_no_secret_value_is_printed() {
-    let extra = TestFunction::serve(echo);
+    let extra = TestFunction::serve(|request| respond_from(&request));
     let scenario = scenario("credentials-debug", &extra);
     let run = scenario.render(&[
         "xr.yaml",
@@ -148,7 +135,7 @@ fn credentials_reach_the_step_and_no_secret_value_is_printed() {
 
 #[test]
 fn a_credential_secret_that_is_not_given_is_an_error() {
-    let extra = TestFunction::serve(echo);
+    let extra = TestFunction::serve(|request| respond_from(&request));
     let scenario = scenario("credentials-missing", &extra);
     scenario.file(
         "credentials.yaml",

@@ -3,7 +3,7 @@
 #![allow(dead_code)] // Each test file uses its own subset.
 
 use function_artifactory::proto::v1::function_runner_service_server as v1_server;
-use function_artifactory::proto::v1::{RunFunctionRequest, RunFunctionResponse};
+use function_artifactory::proto::v1::{ResponseMeta, RunFunctionRequest, RunFunctionResponse};
 use function_artifactory::proto::v1beta1::function_runner_service_server as v1beta1_server;
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
@@ -174,6 +174,20 @@ spec:
 ",
         extra.address
     )
+}
+
+/// A response that starts from the request, as a well-behaved function's does: its tag, its
+/// desired state and its context passed through.
+pub fn respond_from(request: &RunFunctionRequest) -> RunFunctionResponse {
+    RunFunctionResponse {
+        meta: Some(ResponseMeta {
+            tag: request.meta.clone().unwrap_or_default().tag,
+            ttl: None,
+        }),
+        desired: request.desired.clone(),
+        context: request.context.clone(),
+        ..Default::default()
+    }
 }
 
 type Handler = Arc<dyn Fn(RunFunctionRequest) -> RunFunctionResponse + Send + Sync>;
