@@ -28,17 +28,11 @@ async fn assert_answers(server: &Server, tag: &str) {
     assert_eq!(answered.into_inner().meta.unwrap().tag, tag);
 }
 
-/// GET `path` on a connection of its own, closed after the answer: the status code.
+/// GET `path` on a connection of its own: the status code, the answer required within 2 s.
 async fn http_status(address: &str, path: &str) -> u16 {
-    let mut stream = TcpStream::connect(address).await.unwrap();
-    let head = format!("GET {path} HTTP/1.1\r\nHost: probe\r\nConnection: close\r\n\r\n");
-    stream.write_all(head.as_bytes()).await.unwrap();
-    let mut text = String::new();
-    tokio::time::timeout(Duration::from_secs(2), stream.read_to_string(&mut text))
+    support::server::http_get_within(address, path, Duration::from_secs(2))
         .await
-        .expect("an answer within 2 s")
-        .unwrap();
-    text.split(' ').nth(1).unwrap_or("0").parse().unwrap_or(0)
+        .0
 }
 
 /// An HTTP/1.1 connection that made one request and is kept alive.

@@ -414,14 +414,19 @@ fn write(dir: &Path, name: &str, content: &str) {
 
 /// GET `path` from the metrics listener over plain HTTP/1.1: the status code and the body.
 pub async fn http_get(address: &str, path: &str) -> (u16, String) {
+    http_get_within(address, path, Duration::from_secs(5)).await
+}
+
+/// [`http_get`], the answer required within `within`, on a connection of its own.
+pub async fn http_get_within(address: &str, path: &str, within: Duration) -> (u16, String) {
     use tokio::io::{AsyncReadExt, AsyncWriteExt};
     let mut stream = tokio::net::TcpStream::connect(address).await.unwrap();
     let head = format!("GET {path} HTTP/1.1\r\nHost: {address}\r\nConnection: close\r\n\r\n");
     stream.write_all(head.as_bytes()).await.unwrap();
     let mut text = String::new();
-    tokio::time::timeout(Duration::from_secs(5), stream.read_to_string(&mut text))
+    tokio::time::timeout(within, stream.read_to_string(&mut text))
         .await
-        .expect("an answer within 5 s")
+        .unwrap_or_else(|_| panic!("no answer within {within:?}"))
         .unwrap();
     let status = text.split(' ').nth(1).unwrap().parse().unwrap();
     let body = text
