@@ -13,7 +13,7 @@
 use crate::core::catalog::{catalog, Kind, ProviderApi, Rclass, Release};
 use crate::core::composite::is_dns_label;
 use crate::core::keys::default_format;
-use crate::core::takeover::default_of;
+use crate::core::lifecycle::takeover::default_of;
 use crate::proto::json::kind as json_kind;
 use regex::Regex;
 use serde_json::{json, Map, Value};

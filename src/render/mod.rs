@@ -38,6 +38,7 @@ mod load;
 mod output;
 mod pipeline;
 mod secrets;
+mod time;
 mod xrd;
 
 use crate::core::time::parse_go_duration;

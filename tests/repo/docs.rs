@@ -358,3 +358,87 @@ fn the_test_index_names_every_test_module_and_only_files_that_exist() {
     }
     assert!(wrong.is_empty(), "{}", wrong.join("\n"));
 }
+
+/// The cells of the rows of the first Markdown table under `## {heading}`.
+fn table_rows(page: &str, heading: &str) -> Vec<Vec<String>> {
+    let start = page
+        .find(&format!("\n## {heading}\n"))
+        .unwrap_or_else(|| panic!("no heading \"## {heading}\""));
+    page[start..]
+        .lines()
+        .skip_while(|line| !line.starts_with('|'))
+        .take_while(|line| line.starts_with('|'))
+        .skip(2)
+        .map(|line| {
+            line.trim_matches('|')
+                .split(" | ")
+                .map(|cell| cell.trim().to_owned())
+                .collect()
+        })
+        .collect()
+}
+
+/// The words in backticks of a cell.
+fn code_spans(cell: &str) -> Vec<&str> {
+    cell.split('`').skip(1).step_by(2).collect()
+}
+
+/// docs/lifecycle.md's phase table is the code's: one row per phase, in the code's order, and
+/// each row's rendering, readiness, what it lets the provider change and what is said of it as
+/// `function_artifactory::lifecycle::PhaseName` has them.
+#[test]
+fn the_phase_table_is_the_codes() {
+    use function_artifactory::lifecycle::{Change, PhaseName, Rendering};
+    let page = read(&root().join("docs/lifecycle.md"));
+    let rows = table_rows(&page, "Phases");
+    let names: Vec<String> = rows.iter().map(|row| row[0].clone()).collect();
+    let phases: Vec<String> = PhaseName::ALL
+        .iter()
+        .map(|phase| format!("`{}`", phase.as_str()))
+        .collect();
+    assert_eq!(names, phases, "the rows of docs/lifecycle.md's phase table");
+    for (row, phase) in rows.iter().zip(PhaseName::ALL) {
+        let name = phase.as_str();
+        let rendered = match phase.rendering() {
+            Rendering::Guard => "`[\"Observe\", \"Create\"]`",
+            Rendering::ObserveOnly => "`[\"Observe\"]`",
+            Rendering::OwnPolicies => "the entry's own policies",
+            Rendering::NotRendered => "not rendered",
+        };
+        assert!(
+            row[1].starts_with(rendered),
+            "{name}: rendered with {rendered}, the table says {}",
+            row[1]
+        );
+        let ready = if phase.can_be_ready() {
+            "as observed"
+        } else {
+            "never"
+        };
+        assert_eq!(row[2], ready, "{name}: ready");
+        let changes = match phase.lets_change() {
+            Change::Nothing => "change nothing",
+            Change::CreateOnly => "create a free key",
+            Change::AsTheEntrySays => "do what the entry's policies allow",
+        };
+        assert_eq!(row[3], changes, "{name}: what it lets the provider do");
+        let said = if row[4] == "nothing" {
+            Vec::new()
+        } else {
+            code_spans(&row[4])
+        };
+        assert_eq!(said, phase.results(), "{name}: the results said of it");
+    }
+}
+
+#[test]
+fn a_phase_row_that_differs_is_found() {
+    let page =
+        "# x\n\n## Phases\n\n| phase | a |\n|---|---|\n| `held` | `[\"Observe\"]` |\n\ntext\n";
+    let rows = table_rows(page, "Phases");
+    assert_eq!(
+        rows,
+        [vec!["`held`".to_owned(), "`[\"Observe\"]`".to_owned()]]
+    );
+    assert_eq!(code_spans("`A`, `B` (b)"), ["A", "B"]);
+}

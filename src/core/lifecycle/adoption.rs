@@ -39,148 +39,16 @@
 //!   the feature is not enabled" (policies.go, `errFmtManagementPolicyNonDefault`).
 
 use crate::core::catalog::Rclass;
-use crate::core::observed::{Condition, Observed};
+use crate::core::lifecycle::observed::{Condition, Observed};
+use crate::core::lifecycle::phase::{
+    Hold, Origin, Phase, PhaseName, Rendering, Wait, GUARD_POLICIES, OBSERVE_ONLY,
+};
+use crate::core::lifecycle::retirement::Move;
+use crate::core::lifecycle::Repository;
 use crate::core::plan::Planned;
 use crate::core::policy;
 use std::borrow::Cow;
-use std::collections::HashMap;
-
-/// The policies of a new entry until its create is confirmed: create a free key, only observe
-/// a taken one.
-pub(crate) const GUARD_POLICIES: [&str; 2] = ["Observe", "Create"];
-/// The policies of a held or imported entry.
-pub(crate) const OBSERVE_ONLY: [&str; 1] = ["Observe"];
-
-/// How a repository came under this claim: written on the managed resource
-/// (`observed::ORIGIN`), so that the next call knows without asking the composite's status.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Origin {
-    /// Rendered to create its key; the create is not confirmed yet.
-    Creating,
-    /// A create of ours succeeded.
-    Created,
-    /// The key belonged to a repository outside this claim: held.
-    Taken,
-    /// Adopted with `import: true`.
-    Imported,
-    /// Handed over from another composed resource of this composite (docs/design.md, "A move").
-    Moved,
-}
-
-impl Origin {
-    pub(crate) fn as_str(self) -> &'static str {
-        match self {
-            Origin::Creating => "creating",
-            Origin::Created => "created",
-            Origin::Taken => "taken",
-            Origin::Imported => "imported",
-            Origin::Moved => "moved",
-        }
-    }
-
-    fn parse(text: &str) -> Option<Origin> {
-        Some(match text {
-            "creating" => Origin::Creating,
-            "created" => Origin::Created,
-            "taken" => Origin::Taken,
-            "imported" => Origin::Imported,
-            "moved" => Origin::Moved,
-            _ => return None,
-        })
-    }
-}
-
-/// Where an entry stands between the claim and the repository its key names
-/// (docs/lifecycle.md, "Phases").
-#[derive(Debug, Clone, PartialEq)]
-pub(crate) enum Phase {
-    /// Rendered to create the key: `["Observe", "Create"]` (or the entry's own policies, with
-    /// `createGuard: false`).
-    Creating,
-    /// The provider shows a create of ours succeeded: the entry's own policies from this call.
-    Created,
-    /// The key is taken outside this claim, or an import cannot go on: observed only.
-    Held(Hold),
-    /// Imported, observed only; `verified` once the provider has observed the repository.
-    Adopted { verified: bool },
-    /// Adopted, and given wider policies at this call.
-    TakingOver,
-    /// Managed with the entry's own policies.
-    Managed,
-    /// Not rendered yet.
-    Waiting(Wait),
-}
-
-/// Why an entry is held.
-#[derive(Debug, Clone, PartialEq)]
-pub(crate) enum Hold {
-    /// The repository existed before this claim asked for its key.
-    Existed,
-    /// Artifactory refused the create: the key exists, perhaps in another case. The provider's
-    /// message.
-    CreateRefused(String),
-    /// `import: true` for a key Artifactory does not have: the provider's message.
-    ImportMissing(String),
-    /// The imported repository's package type is not the entry's.
-    ImportMismatch { live: String },
-    /// A virtual lists an entry that is held.
-    Member { name: String },
-}
-
-/// Why an entry is not rendered yet.
-#[derive(Debug, Clone, PartialEq)]
-pub(crate) enum Wait {
-    /// Its key moves to it from another composed resource, which is released first.
-    Moving,
-    /// A new virtual waits until this claim has created or adopted these members.
-    Members(Vec<String>),
-    /// A new virtual would aggregate these held entries.
-    HeldMembers(Vec<String>),
-}
-
-impl Phase {
-    /// The phase's name in `status.repositories[].phase`.
-    pub(crate) fn as_str(&self) -> &'static str {
-        match self {
-            Phase::Creating => "creating",
-            Phase::Created => "created",
-            Phase::Held(_) => "held",
-            Phase::Adopted { .. } => "adopted",
-            Phase::TakingOver => "takingOver",
-            Phase::Managed => "managed",
-            Phase::Waiting(Wait::Moving) => "moving",
-            Phase::Waiting(_) => "waiting",
-        }
-    }
-
-    /// Whether the entry's resource is left out of the desired state.
-    pub(crate) fn is_waiting(&self) -> bool {
-        matches!(self, Phase::Waiting(_))
-    }
-
-    /// Whether the repository is only observed, or taken over at this call, with what the
-    /// provider read of it: the phases that show a takeover preview.
-    pub(crate) fn shows_preview(&self) -> bool {
-        matches!(
-            self,
-            Phase::Adopted { verified: true }
-                | Phase::TakingOver
-                | Phase::Held(Hold::Existed | Hold::CreateRefused(_))
-        )
-    }
-
-    fn is_held(&self) -> bool {
-        matches!(self, Phase::Held(_))
-    }
-
-    /// Whether this claim holds the repository: created by it, adopted and seen, or managed.
-    fn is_ours(&self) -> bool {
-        matches!(
-            self,
-            Phase::Created | Phase::Managed | Phase::TakingOver | Phase::Adopted { verified: true }
-        )
-    }
-}
+use std::collections::{HashMap, HashSet};
 
 /// What the adoption decided for one entry.
 #[derive(Debug, Clone, PartialEq)]
@@ -193,33 +61,52 @@ pub(crate) struct Adoption {
     pub policies_disabled: Option<String>,
 }
 
+impl Default for Adoption {
+    /// Before [`decide_phases`] has decided: a new entry.
+    fn default() -> Self {
+        Adoption {
+            phase: Phase::Creating,
+            origin: None,
+            policies_disabled: None,
+        }
+    }
+}
+
 /// What the adoption reads besides the plan.
 pub(crate) struct Context<'a> {
     /// `createGuard` of the input.
     pub guard: bool,
     /// The phase each entry had at the previous call (`status.repositories[].phase`), by name.
-    pub previous: &'a HashMap<String, String>,
+    pub previous: &'a HashMap<String, PhaseName>,
 }
 
 /// Decides every entry's phase, then sets the management policies it is rendered with (and the
-/// deletion that follows) in `planned`.
-pub(crate) fn adopt(
-    planned: &mut [Planned],
-    live: &[Option<Observed>],
-    ctx: &Context,
-) -> Vec<Adoption> {
-    let mut adoptions: Vec<Adoption> = planned
-        .iter()
-        .zip(live)
-        .map(|(p, live)| decide(p, live.as_ref(), ctx))
-        .collect();
+/// deletion that follows) in its plan.
+pub(crate) fn decide_phases(repositories: &mut [Repository], ctx: &Context) {
+    for r in repositories.iter_mut() {
+        r.adoption = decide(&r.planned, r.observed.as_ref(), ctx);
+    }
     if ctx.guard {
-        hold_virtuals(planned, live, &mut adoptions);
+        hold_virtuals(repositories);
     }
-    for (p, adoption) in planned.iter_mut().zip(&adoptions) {
-        apply(p, adoption);
+    for r in repositories.iter_mut() {
+        apply(&mut r.planned, &r.adoption);
     }
-    adoptions
+}
+
+/// The move's transition: an entry whose key moves to it from a retiring resource waits, not
+/// rendered, until the old resource is gone; the call after, it takes the key over
+/// ([`decide`], `PhaseName::Moving` at the previous call).
+pub(crate) fn wait_for_moves(repositories: &mut [Repository], moves: &[Move]) {
+    if moves.is_empty() {
+        return;
+    }
+    let held_back: HashSet<&str> = moves.iter().map(|m| m.to).collect();
+    for r in repositories.iter_mut() {
+        if held_back.contains(r.planned.name) {
+            r.adoption.phase = Phase::Waiting(Wait::Moving);
+        }
+    }
 }
 
 fn decide(p: &Planned, live: Option<&Observed>, ctx: &Context) -> Adoption {
@@ -236,8 +123,7 @@ fn decide(p: &Planned, live: Option<&Observed>, ctx: &Context) -> Adoption {
         .and_then(|l| l.annotations.origin)
         .and_then(Origin::parse);
     let Some(live) = live else {
-        let moved_here = ctx.previous.get(p.name).map(String::as_str)
-            == Some(Phase::Waiting(Wait::Moving).as_str());
+        let moved_here = ctx.previous.get(p.name) == Some(&PhaseName::Moving);
         return match (moved_here, ctx.guard) {
             (true, _) => adoption(Phase::Managed, Some(Origin::Moved)),
             (false, true) => adoption(Phase::Creating, Some(Origin::Creating)),
@@ -410,34 +296,39 @@ fn wider_than_observe(policies: Option<&[String]>) -> bool {
 /// A virtual aggregates its members: one that lists a held entry is held too (or, new, not
 /// made at all), and a new one waits until each member from the claim is one this claim
 /// created or adopted, so that it never aggregates a repository nobody chose to adopt.
-fn hold_virtuals(planned: &[Planned], live: &[Option<Observed>], adoptions: &mut [Adoption]) {
-    if !planned.iter().any(|p| p.kind.rclass == Rclass::Virtual) {
+fn hold_virtuals(repositories: &mut [Repository]) {
+    if !repositories
+        .iter()
+        .any(|r| r.planned.kind.rclass == Rclass::Virtual)
+    {
         return;
     }
-    let by_name: HashMap<&str, usize> = planned
+    let by_name: HashMap<&str, usize> = repositories
         .iter()
         .enumerate()
-        .map(|(i, p)| (p.name, i))
+        .map(|(i, r)| (r.planned.name, i))
         .collect();
     // A virtual may list virtuals: settle in passes, each a walk of the members; a pass changes
     // at least one entry or ends, so there are at most as many passes as entries.
-    for _ in 0..planned.len() {
+    for _ in 0..repositories.len() {
         let mut changed = false;
-        for (i, p) in planned.iter().enumerate() {
-            if p.kind.rclass != Rclass::Virtual || adoptions[i].phase.is_held() {
+        for i in 0..repositories.len() {
+            let r = &repositories[i];
+            if r.planned.kind.rclass != Rclass::Virtual || r.adoption.phase.is_held() {
                 continue;
             }
-            let members = member_names(p).filter_map(|name| Some((name, *by_name.get(name)?)));
+            let members =
+                member_names(&r.planned).filter_map(|name| Some((name, *by_name.get(name)?)));
             let (mut held, mut pending) = (Vec::new(), Vec::new());
             for (name, member) in members {
-                let phase = &adoptions[member].phase;
+                let phase = &repositories[member].adoption.phase;
                 if phase.is_held() {
                     held.push(name.to_owned());
                 } else if !phase.is_ours() {
                     pending.push(name.to_owned());
                 }
             }
-            let phase = match (live[i].is_some(), held.first()) {
+            let phase = match (r.observed.is_some(), held.first()) {
                 (true, Some(first)) => Phase::Held(Hold::Member {
                     name: first.clone(),
                 }),
@@ -445,8 +336,9 @@ fn hold_virtuals(planned: &[Planned], live: &[Option<Observed>], adoptions: &mut
                 (false, None) if !pending.is_empty() => Phase::Waiting(Wait::Members(pending)),
                 _ => continue,
             };
-            if adoptions[i].phase != phase {
-                adoptions[i].phase = phase;
+            let adoption = &mut repositories[i].adoption;
+            if adoption.phase != phase {
+                adoption.phase = phase;
                 changed = true;
             }
         }
@@ -469,23 +361,25 @@ fn member_names<'a>(p: &Planned<'a>) -> impl Iterator<Item = &'a str> + 'a {
 
 /// The management policies the phase renders, and the deletion they give.
 fn apply(p: &mut Planned, adoption: &Adoption) {
-    let policies: Option<Cow<[String]>> = match &adoption.phase {
-        Phase::Creating if adoption.origin.is_some() => {
+    let policies: &[&str] = match adoption.phase.name().rendering() {
+        // `createGuard: false`: the entry's own policies at once.
+        Rendering::Guard if adoption.origin.is_none() => return,
+        Rendering::Guard => {
             let creates = p
                 .management_policies
                 .as_deref()
                 .is_none_or(|own| own.iter().any(|x| x == "*" || x == "Create"));
-            Some(Cow::Owned(if creates {
-                owned(&GUARD_POLICIES)
+            if creates {
+                &GUARD_POLICIES
             } else {
-                owned(&OBSERVE_ONLY)
-            }))
+                &OBSERVE_ONLY
+            }
         }
-        Phase::Held(_) | Phase::Adopted { .. } => Some(Cow::Owned(owned(&OBSERVE_ONLY))),
+        Rendering::ObserveOnly => &OBSERVE_ONLY,
         // The entry's own policies, as planned.
-        _ => return,
+        Rendering::OwnPolicies | Rendering::NotRendered => return,
     };
-    p.management_policies = policies;
+    p.management_policies = Some(Cow::Owned(owned(policies)));
     p.deletion = policy::effective_deletion(
         p.kind.api,
         p.management_policies.as_deref(),
@@ -508,19 +402,5 @@ mod tests {
         assert!(same_package_type("maven", "maven"));
         assert!(!same_package_type("npm", "maven"));
         assert!(!same_package_type("helm", "helmoci"));
-    }
-
-    #[test]
-    fn origins_read_back_what_they_write() {
-        for origin in [
-            Origin::Creating,
-            Origin::Created,
-            Origin::Taken,
-            Origin::Imported,
-            Origin::Moved,
-        ] {
-            assert_eq!(Origin::parse(origin.as_str()), Some(origin));
-        }
-        assert_eq!(Origin::parse("adopted"), None);
     }
 }

@@ -102,6 +102,11 @@ impl<'a> Observed<'a> {
         }
     }
 
+    /// `Ready` True: upjet sets it when `Observe` finds the repository.
+    pub(crate) fn is_ready(&self) -> bool {
+        self.ready.is_some_and(|c| c.is("True"))
+    }
+
     /// `status.atProvider`: what the provider last read of the repository.
     pub(crate) fn at_provider(&self) -> Option<ObjectView<'a>> {
         self.status?.get("atProvider")?.as_object()
@@ -183,4 +188,21 @@ impl<'a> Conditions<'a> {
         }
         found
     }
+}
+
+/// The provider may have created a repository it did not record: a create
+/// was started after the last recorded success or failure.
+pub(crate) fn leak_suspected(live: &Observed) -> bool {
+    let annotations = live.annotations;
+    let Some(pending) = annotations
+        .create_pending
+        .and_then(crate::core::time::parse_rfc3339)
+    else {
+        return false;
+    };
+    let later_than = |time: Option<&str>| {
+        time.and_then(crate::core::time::parse_rfc3339)
+            .is_none_or(|t| pending > t)
+    };
+    later_than(annotations.create_succeeded) && later_than(annotations.create_failed)
 }
