@@ -6,7 +6,7 @@
 mod support;
 
 /// `adopt`: claims from live repository configurations, and their round trip through the
-/// function (was `tests/adopt.rs`).
+/// function.
 mod adopt_command;
 /// Every example composite renders without problems, valid against its API's CRDs.
 mod examples;
@@ -16,7 +16,7 @@ mod go_yaml_render;
 /// Hostile files for `render`: a clear error in bounded time and memory.
 mod hostile_render;
 /// `render`: golden examples (`examples/**/*.args`) and pipelines that mix this function with
-/// functions served over gRPC (was `tests/render.rs`).
+/// functions served over gRPC.
 mod render_command;
 /// `render --function-credentials`, `--xrd`, `--debug` and repeated flags.
 mod render_flags;

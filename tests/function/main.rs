@@ -16,7 +16,7 @@ mod credentials;
 mod drift;
 /// Hostile claims: what could freeze a call or balloon its memory, bounded.
 mod hostile_claims;
-/// Every key rule and every wiring error, with its exact message (was `tests/errors.rs`).
+/// Every key rule and every wiring error, with its exact message.
 mod keys_and_wiring;
 /// Lifecycle safety: immutable keys and kinds, import, deletion, two-phase protection.
 mod lifecycle;

@@ -5,7 +5,8 @@
 #[path = "../support/mod.rs"]
 mod support;
 
-/// The README and docs: length, relative links and anchors, the index of test modules.
+/// The README and docs: length, relative links and anchors, paths that exist, the index of test
+/// modules.
 mod docs;
 /// Generated files are what the generators produce now.
 mod generated;
