@@ -109,6 +109,7 @@ fn run(
             previous: previous.phases(),
         },
     );
+    words::warn_stuck(&repositories, findings);
 
     // What this call asks Crossplane for: schemas, other composites' resources of the same
     // keys, Secrets. A first call gets only its requirements back: Crossplane calls again with

@@ -1155,3 +1155,239 @@ async fn the_preview_is_bounded_per_repository_and_per_composite() {
     let composite = support::requests::desired_composite(&response);
     assert!(composite.to_string().len() < 200_000);
 }
+
+// ---- 8. the guard in every order of edits (issue 54) ------------------------
+//
+// Observed resources here are shaped as upjet's Terraform-CLI client writes them, the client
+// every release of provider-jfrog-artifactory runs (`pkg/controller/external.go`): a failed apply
+// is `LastAsyncOperation` False, reason `ApplyFailure`, "apply failed: <summary>: <detail>"
+// (`pkg/terraform/workspace.go:173-176`, `pkg/terraform/errors/errors.go:90-91`,
+// `pkg/resource/conditions.go:43-50` @ v2.2.0), and `Observe` never clears it: only the next
+// apply's callback does (`pkg/controller/api.go:127`).
+
+/// A first apply that failed after Artifactory's PUT: the client timed out.
+const APPLY_TIMED_OUT: &str = "apply failed: failed to create the repository: Put \"https://artifactory.example.com/artifactory/api/repositories/libs\": context deadline exceeded (Client.Timeout exceeded while awaiting headers)";
+
+/// crossplane-runtime's observe-only error for a key Artifactory does not have
+/// (`pkg/reconciler/managed/reconciler.go:65,1203-1205` @ v2.5.0-rc.0).
+const NOT_FOUND: &str = "observe failed: external resource does not exist";
+
+fn failed_apply(api: Api, repository_exists: bool) -> Live {
+    let live = api
+        .local_resource("libs", Some("creating"), Some(json!(["Observe", "Create"])))
+        .create_called();
+    let live = if repository_exists {
+        live.observed_existing()
+    } else {
+        live.condition("Ready", "False", "Creating", None)
+            .condition("Synced", "True", "ReconcileSuccess", None)
+    };
+    live.condition(
+        "LastAsyncOperation",
+        "False",
+        "ApplyFailure",
+        Some(APPLY_TIMED_OUT),
+    )
+    .condition("AsyncOperation", "True", "Finished", None)
+}
+
+#[tokio::test]
+async fn a_create_that_failed_is_said_and_one_that_made_the_repository_is_held() {
+    let mut function = Function::start().await;
+    for api in APIS {
+        // The repository is not there: the provider tries again, and the claim is told why the
+        // entry stays in creating, once.
+        let request = || {
+            api.request(spec(json!([libs()])))
+                .observed("libs", failed_apply(api, false).value())
+        };
+        let response = function.call(request()).await;
+        let resources = validated(api, &response);
+        assert_eq!(policies(&resources["libs"]), &json!(["Observe", "Create"]));
+        let item = &status_repositories(&response)[0];
+        assert_eq!(item["phase"], "creating");
+        let message = warning(&response, "CreateFailed");
+        assert_has(
+            &message,
+            "repository libs (key libs): the provider's create failed",
+        );
+        assert_has(&message, "context deadline exceeded");
+        let said = item["warnings"][0].clone();
+        assert_has(said.as_str().unwrap(), "context deadline exceeded");
+        let previous =
+            json!({"repositories": [{"name": "libs", "phase": "creating", "warnings": [said]}]});
+        let response = function.call(with_status(previous, request())).await;
+        assert!(results(&response, "CreateFailed").is_empty(), "said once");
+        assert_eq!(status_repositories(&response)[0]["phase"], "creating");
+
+        // The repository is there: the failed create may have made it, or another actor did;
+        // the function cannot tell, so the key is held and an import offered.
+        let response = function
+            .call(
+                api.request(spec(json!([libs()])))
+                    .observed("libs", failed_apply(api, true).value()),
+            )
+            .await;
+        let resources = validated(api, &response);
+        assert_eq!(policies(&resources["libs"]), &json!(["Observe"]));
+        assert_eq!(origin(&resources["libs"]), "taken");
+        assert_eq!(status_repositories(&response)[0]["phase"], "held");
+        assert_eq!(status_repositories(&response)[0]["ready"], false);
+        let message = warning(&response, "RepositoryHeld");
+        assert_has(&message, "cannot tell whether the failed create made it");
+        assert_has(&message, "set import: true on the entry");
+        assert!(results(&response, "CreateFailed").is_empty());
+    }
+}
+
+#[tokio::test]
+async fn a_held_key_whose_repository_was_deleted_is_created_again() {
+    let mut function = Function::start().await;
+    for api in APIS {
+        let gone = api
+            .local_resource("libs", Some("taken"), Some(json!(["Observe"])))
+            .condition("Ready", "False", "Unavailable", None)
+            .condition("Synced", "False", "ReconcileError", Some(NOT_FOUND))
+            .value();
+        let previous = json!({"repositories": [{"name": "libs", "phase": "held"}]});
+        let response = function
+            .call(with_status(
+                previous,
+                api.request(spec(json!([libs()]))).observed("libs", gone),
+            ))
+            .await;
+        let resources = validated(api, &response);
+        assert_eq!(policies(&resources["libs"]), &json!(["Observe", "Create"]));
+        assert_eq!(origin(&resources["libs"]), "creating");
+        assert_eq!(status_repositories(&response)[0]["phase"], "creating");
+
+        // The create the provider then makes is judged on its own: the refusal that held the
+        // key is older than the new attempt (`Observe` left it, `api.go:127` overwrites it
+        // only when the new apply ends), so it neither holds the entry nor counts as a failure.
+        let recreating = api
+            .local_resource("libs", Some("creating"), Some(json!(["Observe", "Create"])))
+            .create_called()
+            .annotate(
+                "crossplane.io/external-create-pending",
+                "2026-11-01T10:05:00Z",
+            )
+            .annotate(
+                "crossplane.io/external-create-succeeded",
+                "2026-11-01T10:05:00Z",
+            )
+            .condition("Ready", "False", "Creating", None)
+            .condition("Synced", "True", "ReconcileSuccess", None)
+            .condition(
+                "LastAsyncOperation",
+                "False",
+                "ApplyFailure",
+                Some(KEY_EXISTS),
+            )
+            .condition("AsyncOperation", "False", "Ongoing", None)
+            .value();
+        let response = function
+            .call(
+                api.request(spec(json!([libs()])))
+                    .observed("libs", recreating),
+            )
+            .await;
+        assert_eq!(status_repositories(&response)[0]["phase"], "creating");
+        assert!(results(&response, "RepositoryHeld").is_empty());
+        assert!(results(&response, "CreateFailed").is_empty());
+    }
+}
+
+#[tokio::test]
+async fn an_entry_whose_policies_cannot_create_is_told_so_once() {
+    let mut function = Function::start().await;
+    for api in APIS {
+        let entry = json!({"name": "libs", "rclass": "local", "packageType": "maven",
+            "managementPolicies": ["Observe"]});
+        let missing = api
+            .local_resource("libs", Some("creating"), Some(json!(["Observe"])))
+            .condition("Ready", "False", "Unavailable", None)
+            .condition("Synced", "False", "ReconcileError", Some(NOT_FOUND))
+            .value();
+        let request = || {
+            api.request(spec(json!([entry.clone()])))
+                .observed("libs", missing.clone())
+        };
+        let response = function.call(request()).await;
+        let resources = validated(api, &response);
+        assert_eq!(policies(&resources["libs"]), &json!(["Observe"]));
+        let message = warning(&response, "CannotCreate");
+        assert_has(
+            &message,
+            "cannot create it: add Create to its managementPolicies",
+        );
+        let said = status_repositories(&response)[0]["warnings"][0].clone();
+        let previous =
+            json!({"repositories": [{"name": "libs", "phase": "creating", "warnings": [said]}]});
+        let response = function.call(with_status(previous, request())).await;
+        assert!(results(&response, "CannotCreate").is_empty(), "said once");
+    }
+}
+
+#[tokio::test]
+async fn retiring_a_resource_whose_policies_list_delete_orphans_it() {
+    let mut function = Function::start().await;
+    for api in APIS {
+        let own = json!(["Observe", "Create", "Update", "Delete"]);
+        let removed = api
+            .local_resource("old", Some("created"), Some(own))
+            .created()
+            .value();
+        let response = function
+            .call(api.request(spec(json!([libs()]))).observed("old", removed))
+            .await;
+        let resources = validated(api, &response);
+        let old = &resources["old"];
+        assert_eq!(
+            policies(old),
+            &json!(["Observe", "Create", "Update"]),
+            "{}",
+            api.folder
+        );
+        if !api.namespaced {
+            assert_eq!(old["spec"]["deletionPolicy"], "Orphan");
+        }
+        let retiring = &response_status(&response)["retiring"][0];
+        assert_eq!(retiring["deletion"], "Orphan");
+    }
+}
+
+#[tokio::test]
+async fn the_crds_default_provider_config_is_no_change() {
+    let mut function = Function::start().await;
+    for api in APIS {
+        let live = api
+            .local_resource("libs", Some("created"), None)
+            .created()
+            .spec("providerConfigRef", api.provider_config("default"))
+            .value();
+        let previous = json!({"repositories": [{"name": "libs", "phase": "managed"}]});
+        let response = function
+            .call(with_status(
+                previous,
+                api.request(spec(json!([libs()]))).observed("libs", live),
+            ))
+            .await;
+        assert!(
+            results(&response, "ConsequentialChange").is_empty(),
+            "{}: {:#?}",
+            api.folder,
+            response.results
+        );
+    }
+}
+
+fn response_status(response: &RunFunctionResponse) -> Value {
+    let composite = response
+        .desired
+        .as_ref()
+        .unwrap()
+        .composite
+        .as_ref()
+        .unwrap();
+    composite.resource.as_ref().unwrap().clone().into_value()["status"].clone()
+}

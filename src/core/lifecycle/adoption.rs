@@ -23,13 +23,16 @@
 //!   `crossplane.io/external-create-pending` before it calls `Create`, and
 //!   `crossplane.io/external-create-succeeded` or `-failed` after; when `Observe` finds the
 //!   repository it never calls `Create`, so neither annotation is written;
-//! - upjet's Terraform clients set `Ready` True (reason `Available`) whenever `Observe` finds the
-//!   repository (`pkg/controller/external_tfpluginfw.go`, `external_tfpluginsdk.go`);
-//! - upjet's asynchronous clients (`external_async_tfpluginfw.go`) return from `Create` at once,
-//!   so `-succeeded` is written before Terraform has applied anything; the apply's outcome comes
-//!   later in the `LastAsyncOperation` condition (`pkg/resource/conditions.go`: False with reason
-//!   `ApplyFailure` and the message "async create failed: …" quoting Terraform's diagnostics),
-//!   and `AsyncOperation` is False with reason `Ongoing` while it runs;
+//! - upjet's Terraform-CLI client, which every release of this provider runs
+//!   (`pkg/controller/external.go`, `UseAsync` true by default in `pkg/config/common.go:92` @
+//!   v2.2.0), sets `Ready` True (reason `Available`) once `Observe` finds the repository
+//!   (`external.go:311-326`); its `Create` starts the apply and returns at once
+//!   (`external.go:384-385`), so `-succeeded` is written before Terraform has applied anything;
+//!   the apply's outcome comes later in the `LastAsyncOperation` condition (False with reason
+//!   `ApplyFailure` and "apply failed: <summary>: <detail>", `pkg/terraform/workspace.go:173-176`,
+//!   `pkg/resource/conditions.go:43-50`), which `Observe` never clears (only the next apply's
+//!   callback does, `api.go:127`), and `AsyncOperation` is False with reason `Ongoing` while it
+//!   runs (`external.go:224-229`);
 //! - Artifactory refuses to create a key that exists, whatever its case, with 400 "Case
 //!   insensitive repository key already exists";
 //! - an observe-only resource whose repository does not exist gets `Synced` False with
@@ -59,6 +62,19 @@ pub(crate) struct Adoption {
     pub origin: Option<Origin>,
     /// The provider refuses non-default management policies: its message.
     pub policies_disabled: Option<String>,
+    /// Why a `creating` entry is not getting created, in the provider's words.
+    pub stuck: Option<Stuck>,
+}
+
+/// Why an entry in `creating` does not move on: said once, with the way forward.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) enum Stuck {
+    /// The provider's create failed for a reason other than a taken key: its message. The
+    /// provider tries again while the key is free.
+    CreateFailed(String),
+    /// The entry's own policies cannot create, and the key does not exist: the provider's
+    /// message.
+    CannotCreate(String),
 }
 
 impl Default for Adoption {
@@ -68,6 +84,7 @@ impl Default for Adoption {
             phase: Phase::Creating,
             origin: None,
             policies_disabled: None,
+            stuck: None,
         }
     }
 }
@@ -115,6 +132,7 @@ fn decide(p: &Planned, live: Option<&Observed>, ctx: &Context) -> Adoption {
         phase,
         origin,
         policies_disabled: disabled.clone(),
+        stuck: None,
     };
     if p.entry.import {
         return adoption(import_phase(p, live), Some(Origin::Imported));
@@ -136,6 +154,11 @@ fn decide(p: &Planned, live: Option<&Observed>, ctx: &Context) -> Adoption {
             adoption(Phase::TakingOver, Some(Origin::Imported))
         }
         Some(Origin::Imported) => adoption(Phase::Managed, Some(Origin::Imported)),
+        // A held key whose repository is gone (its owner deleted it) is free again: the entry
+        // goes back to creating it, under the guard.
+        Some(Origin::Taken) if ctx.guard && missing_message(live).is_some() => {
+            adoption(Phase::Creating, Some(Origin::Creating))
+        }
         Some(Origin::Taken) if ctx.guard => {
             adoption(Phase::Held(Hold::Existed), Some(Origin::Taken))
         }
@@ -146,7 +169,27 @@ fn decide(p: &Planned, live: Option<&Observed>, ctx: &Context) -> Adoption {
                 Phase::Held(Hold::CreateRefused(message.to_owned())),
                 Some(Origin::Taken),
             ),
-            Outcome::Pending => adoption(Phase::Creating, Some(Origin::Creating)),
+            // The create failed, yet the repository exists: the function cannot prove that it
+            // made it (a timeout after Artifactory's PUT, or another actor between Observe and
+            // the apply), so it holds the key and offers an import.
+            Outcome::Failed {
+                message,
+                exists: true,
+            } => adoption(
+                Phase::Held(Hold::CreateUnconfirmed(message.to_owned())),
+                Some(Origin::Taken),
+            ),
+            Outcome::Failed {
+                message,
+                exists: false,
+            } => Adoption {
+                stuck: Some(Stuck::CreateFailed(message.to_owned())),
+                ..adoption(Phase::Creating, Some(Origin::Creating))
+            },
+            Outcome::Pending => Adoption {
+                stuck: missing_message(live).map(|m| Stuck::CannotCreate(m.to_owned())),
+                ..adoption(Phase::Creating, Some(Origin::Creating))
+            },
         },
         // A resource composed before the guard, or with the guard off: left as it is.
         Some(Origin::Taken | Origin::Creating) | None => adoption(Phase::Managed, None),
@@ -205,6 +248,8 @@ enum Outcome<'a> {
     Existed,
     /// Artifactory refused the create because the key exists: the provider's message.
     Refused(&'a str),
+    /// The create failed otherwise: the provider's message, and whether the repository exists.
+    Failed { message: &'a str, exists: bool },
     /// Not known yet.
     Pending,
 }
@@ -220,6 +265,12 @@ fn create_outcome<'a>(live: &Observed<'a>) -> Outcome<'a> {
         && annotations.create_failed.is_none();
     if ready && never_created {
         return Outcome::Existed;
+    }
+    if let Some(message) = create_failure(live) {
+        return Outcome::Failed {
+            message,
+            exists: ready,
+        };
     }
     let succeeded = annotations.create_succeeded.is_some()
         && later_or_equal(annotations.create_succeeded, annotations.create_failed);
@@ -249,15 +300,40 @@ pub(crate) fn exists(live: &Observed) -> bool {
     live.ready.is_some_and(|c| c.is("True"))
 }
 
-/// A create refused because Artifactory has the key: the failed apply's message
-/// (`LastAsyncOperation`), or the failed create's (`Synced`, for a synchronous client).
-fn key_taken_message<'a>(live: &Observed<'a>) -> Option<&'a str> {
-    [live.last_async_operation, live.synced]
+/// The failed create's messages about the latest attempt: the asynchronous apply's
+/// (`LastAsyncOperation` False), or the create call's (`Synced` False "create failed: …",
+/// crossplane-runtime `pkg/reconciler/managed/reconciler.go:1397` @ v2.5.0-rc.0).
+///
+/// upjet's Terraform-CLI client, which every release of this provider runs, never clears
+/// `LastAsyncOperation` in `Observe` (`pkg/controller/external.go` @ v2.2.0): only the next
+/// apply's callback overwrites it (`pkg/controller/api.go:127`). So a False condition from
+/// before the latest create attempt (its `lastTransitionTime` earlier than
+/// `crossplane.io/external-create-pending`) is about an earlier attempt, and is not read.
+fn failed_create_messages<'a>(live: &Observed<'a>) -> impl Iterator<Item = &'a str> + 'a {
+    let pending = live.annotations.create_pending;
+    let current = move |c: &Condition| {
+        c.last_transition_time.is_none() || later_or_equal(c.last_transition_time, pending)
+    };
+    let apply = live
+        .last_async_operation
+        .filter(|c| c.is("False") && current(c));
+    let create = live.synced.filter(|c| {
+        c.is("False") && current(c) && c.message.is_some_and(|m| m.starts_with("create failed"))
+    });
+    [apply, create]
         .into_iter()
         .flatten()
-        .filter(|c| c.is("False"))
         .filter_map(|c| c.message)
-        .find(|m| contains_ignoring_case(m, "already exists"))
+}
+
+/// A create refused because Artifactory has the key, whatever its case.
+fn key_taken_message<'a>(live: &Observed<'a>) -> Option<&'a str> {
+    failed_create_messages(live).find(|m| contains_ignoring_case(m, "already exists"))
+}
+
+/// A create that failed for another reason (a key taken is [`key_taken_message`]).
+fn create_failure<'a>(live: &Observed<'a>) -> Option<&'a str> {
+    failed_create_messages(live).next()
 }
 
 /// An import of a key Artifactory does not have: crossplane-runtime's observe-only error.

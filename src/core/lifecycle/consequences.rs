@@ -126,6 +126,9 @@ pub(crate) fn consequences(repositories: &[Repository]) -> Vec<String> {
     lines
 }
 
+/// The `providerConfigRef` the provider's CRDs default to.
+const DEFAULT_PROVIDER_CONFIG: &str = "default";
+
 fn provider_config_change(
     entry: &str,
     live: &Observed,
@@ -139,7 +142,9 @@ fn provider_config_change(
             .map(str::to_owned)
     };
     let (was, now) = (name(live.spec)?, name(spec));
-    if Some(&was) == now.as_ref() {
+    // Left out, the CRD's default applies: `{name: default}`, which the observed resource then
+    // carries (the provider's CRDs, `providerConfigRef.default`).
+    if now.as_deref().unwrap_or(DEFAULT_PROVIDER_CONFIG) == was {
         return None;
     }
     Some(format!(

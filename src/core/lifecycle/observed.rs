@@ -60,6 +60,8 @@ pub(crate) struct Condition<'a> {
     pub message: Option<&'a str>,
     /// `observedGeneration`, where it is given (an integer or not).
     pub observed_generation: Option<View<'a>>,
+    /// `lastTransitionTime` (RFC 3339).
+    pub last_transition_time: Option<&'a str>,
 }
 
 impl Condition<'_> {
@@ -168,8 +170,15 @@ impl<'a> Conditions<'a> {
             .and_then(|status| status.get("conditions"))
             .and_then(View::as_list);
         for condition in conditions.into_iter().flatten().filter_map(View::as_object) {
-            let [type_, status, reason, message, observed_generation] =
-                condition.get_all(["type", "status", "reason", "message", "observedGeneration"]);
+            let [type_, status, reason, message, observed_generation, last_transition_time] =
+                condition.get_all([
+                    "type",
+                    "status",
+                    "reason",
+                    "message",
+                    "observedGeneration",
+                    "lastTransitionTime",
+                ]);
             let slot = match type_.and_then(View::as_str) {
                 Some("Ready") => &mut found.ready,
                 Some("Synced") => &mut found.synced,
@@ -183,6 +192,7 @@ impl<'a> Conditions<'a> {
                     reason: reason.and_then(View::as_str),
                     message: message.and_then(View::as_str),
                     observed_generation,
+                    last_transition_time: last_transition_time.and_then(View::as_str),
                 });
             }
         }

@@ -79,6 +79,9 @@ pub(crate) enum Hold {
     /// Artifactory refused the create: the key exists, perhaps in another case. The provider's
     /// message.
     CreateRefused(String),
+    /// The create failed, yet the repository exists: whether the failed create made it cannot
+    /// be told. The provider's message.
+    CreateUnconfirmed(String),
     /// `import: true` for a key Artifactory does not have: the provider's message.
     ImportMissing(String),
     /// The imported repository's package type is not the entry's.
@@ -207,7 +210,7 @@ impl PhaseName {
     /// phase, or what it shows, begins; `lifecycle::words`).
     pub fn results(self) -> &'static [&'static str] {
         match self {
-            PhaseName::Creating => &["RepositoriesCreating"],
+            PhaseName::Creating => &["RepositoriesCreating", "CreateFailed", "CannotCreate"],
             PhaseName::Created => &[],
             // A key moved here renders a new managed resource once the old one is gone.
             PhaseName::Managed => &["RepositoriesCreating"],
@@ -265,7 +268,7 @@ impl Phase {
             Phase::Adopted { verified } => *verified,
             Phase::TakingOver => true,
             Phase::Held(hold) => match hold {
-                Hold::Existed | Hold::CreateRefused(_) => true,
+                Hold::Existed | Hold::CreateRefused(_) | Hold::CreateUnconfirmed(_) => true,
                 Hold::ImportMissing(_) | Hold::ImportMismatch { .. } | Hold::Member { .. } => false,
             },
             Phase::Creating | Phase::Created | Phase::Managed | Phase::Waiting(_) => false,

@@ -16,6 +16,8 @@ pub(crate) struct PreviousStatus {
     phases: HashMap<String, PhaseName>,
     /// `takeoverChanges` by entry name.
     pub(super) takeover_changes: HashMap<String, u64>,
+    /// `warnings` of each entry, as `name` and the warning joined by a newline.
+    warnings: HashSet<String>,
     /// Entries whose provider refused the management policies.
     pub(super) policies_disabled: HashSet<String>,
 }
@@ -53,6 +55,16 @@ impl PreviousStatus {
                     Some((name.to_owned(), phase))
                 })
                 .collect(),
+            warnings: items()
+                .flat_map(|(name, item)| {
+                    let warnings = item.get("warnings").and_then(View::as_list);
+                    warnings
+                        .into_iter()
+                        .flatten()
+                        .filter_map(View::as_str)
+                        .map(move |warning| format!("{name}\n{warning}"))
+                })
+                .collect(),
             takeover_changes: items()
                 .filter_map(|(name, item)| {
                     Some((
@@ -67,6 +79,11 @@ impl PreviousStatus {
     /// The phase of each entry at the previous call, by name.
     pub(crate) fn phases(&self) -> &HashMap<String, PhaseName> {
         &self.phases
+    }
+
+    /// Whether the previous call listed `warning` in the entry's status.
+    pub(super) fn warned(&self, name: &str, warning: &str) -> bool {
+        !self.warnings.is_empty() && self.warnings.contains(&format!("{name}\n{warning}"))
     }
 
     pub(super) fn phase(&self, name: &str) -> Option<PhaseName> {

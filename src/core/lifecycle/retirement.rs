@@ -178,14 +178,25 @@ pub(crate) fn live_deletion(live: &Observed) -> Deletion {
 /// everything else as it is, so nothing about the repository changes.
 fn orphaning_desired(live: &Observed) -> Value {
     let mut spec = live.spec.map(ObjectView::to_map).unwrap_or_default();
+    let policies = live_policies(live);
     if live_api(live) == ProviderApi::Namespaced {
-        let policies = live_policies(live).unwrap_or_else(|| vec!["*".into()]);
+        let policies = policies.unwrap_or_else(|| vec!["*".into()]);
         spec.insert(
             "managementPolicies".into(),
             json!(without_delete(&policies)),
         );
     } else {
         spec.insert("deletionPolicy".into(), json!("Orphan"));
+        // Policies that list Delete delete whatever the deletion policy says
+        // (crossplane-runtime `pkg/reconciler/managed/policies.go`, `ShouldDelete`): they lose
+        // it too, or the orphaning never shows and the retirement never ends. `*` with Orphan
+        // orphans, and stays as it is.
+        if let Some(policies) = policies.filter(|p| p.iter().any(|x| x == "Delete")) {
+            spec.insert(
+                "managementPolicies".into(),
+                json!(without_delete(&policies)),
+            );
+        }
     }
     let key = live.key().unwrap_or_default();
     let mut annotations = Map::new();

@@ -2,6 +2,7 @@
 //! moves, renamed kinds and consequential changes, each said at the call where what it says
 //! begins (`previous`), and the held message the `RepositoriesReady` condition repeats.
 
+use crate::core::lifecycle::adoption::Stuck;
 use crate::core::lifecycle::guards;
 use crate::core::lifecycle::phase::{Hold, Phase, PhaseName, Wait};
 use crate::core::lifecycle::previous::PreviousStatus;
@@ -9,7 +10,7 @@ use crate::core::lifecycle::retirement::{Move, Retirement};
 use crate::core::lifecycle::takeover::Preview;
 use crate::core::lifecycle::Repository;
 use crate::core::plan::Planned;
-use crate::core::problems::{count, some_of};
+use crate::core::problems::{count, some_of, Findings};
 use crate::proto::v1::{Result as FnResult, Severity, Target};
 
 /// Normal and Warning results for what changed against the observed state.
@@ -106,8 +107,19 @@ fn adoption_results(r: &Repository, previous: &PreviousStatus) -> Vec<FnResult> 
         Phase::Held(_) | Phase::Waiting(Wait::Members(_) | Wait::HeldMembers(_)) => {}
         // Said by `move_result`, for as long as the move lasts.
         Phase::Waiting(Wait::Moving) => {}
-        // Nothing to say of the entry itself; `RepositoriesCreating` names new ones together.
-        Phase::Creating | Phase::Created | Phase::Adopted { .. } | Phase::Managed => {}
+        // A create that does not go on is said once, with what to do; `RepositoriesCreating`
+        // names new entries together.
+        Phase::Creating => {
+            if let Some(stuck) = &adoption.stuck {
+                let message = stuck_message(stuck);
+                if !previous.warned(p.name, &message) {
+                    let reason = stuck_reason(stuck);
+                    let message = format!("{entry}: {message}");
+                    results.push(phase_result(phase, Severity::Warning, reason, message));
+                }
+            }
+        }
+        Phase::Created | Phase::Adopted { .. } | Phase::Managed => {}
     }
     let observe_only = adoption.phase.shows_preview() && adoption.phase != Phase::TakingOver;
     if let (true, Some(preview)) = (observe_only, &r.preview) {
@@ -129,6 +141,38 @@ fn adoption_results(r: &Repository, previous: &PreviousStatus) -> Vec<FnResult> 
     results
 }
 
+/// Adds the warning of each entry whose create does not go on to its status
+/// (`status.repositories[].warnings`), where the next call finds it said.
+pub(crate) fn warn_stuck(repositories: &[Repository], findings: &mut Findings) {
+    for r in repositories {
+        if let Some(stuck) = &r.adoption.stuck {
+            let entry = r.planned.entry;
+            findings.warning(entry.path(), Some(entry.index), stuck_message(stuck));
+        }
+    }
+}
+
+fn stuck_reason(stuck: &Stuck) -> &'static str {
+    match stuck {
+        Stuck::CreateFailed(_) => "CreateFailed",
+        Stuck::CannotCreate(_) => "CannotCreate",
+    }
+}
+
+/// Why a create does not go on, and what to do.
+fn stuck_message(stuck: &Stuck) -> String {
+    match stuck {
+        Stuck::CreateFailed(message) => format!(
+            "the provider's create failed: \"{}\"; it tries again while the key is free; if the repository is then found in Artifactory the entry is held, since the failed create may not have made it: see the provider's message, and check Artifactory for the key",
+            short(message)
+        ),
+        Stuck::CannotCreate(message) => format!(
+            "the key does not exist in Artifactory (the provider says \"{}\") and the entry's own management policies cannot create it: add Create to its managementPolicies, or import a key that exists",
+            short(message)
+        ),
+    }
+}
+
 /// Why an entry is held, and the ways forward.
 pub(crate) fn held_message(p: &Planned, hold: &Hold) -> String {
     let entry = format!("repository {} (key {})", p.name, p.key);
@@ -139,6 +183,10 @@ pub(crate) fn held_message(p: &Planned, hold: &Hold) -> String {
         ),
         Hold::CreateRefused(message) => format!(
             "{entry} is held: Artifactory refused to create it because the key exists (perhaps in another case): \"{}\"; {adopt}",
+            short(message)
+        ),
+        Hold::CreateUnconfirmed(message) => format!(
+            "{entry} is held: the provider's create failed (\"{}\") and the repository exists in Artifactory, so the function cannot tell whether the failed create made it or another actor did; {adopt}",
             short(message)
         ),
         Hold::ImportMissing(message) => format!(
