@@ -894,13 +894,30 @@ async fn the_preview_lists_what_a_takeover_would_change_then_the_takeover_says_i
             .await;
         assert!(results(&response, "TakeoverPreview").is_empty());
 
-        // Taking over, by the entry's own policies: said at the call that does it, with the
-        // changes.
+        // Wider policies before any preview was published (issue 54, 8): adopted first, the
+        // preview said, nothing taken over.
         let response = function
             .call(
                 api.request(spec(json!([imported(Some(json!(["*"])))])))
                     .observed("libs", observed(json!(["Observe"]))),
             )
+            .await;
+        let resources = validated(api, &response);
+        assert_eq!(policies(&resources["libs"]), &json!(["Observe"]));
+        assert_eq!(status_repositories(&response)[0]["phase"], "adopted");
+        assert!(results(&response, "TakingOver").is_empty());
+        warning(&response, "TakeoverPreview");
+
+        // Taking over, by the entry's own policies, once the preview was published: said at the
+        // call that does it, with the changes.
+        let previous =
+            json!({"repositories": [{"name": "libs", "phase": "adopted", "takeoverChanges": 3}]});
+        let response = function
+            .call(with_status(
+                previous,
+                api.request(spec(json!([imported(Some(json!(["*"])))])))
+                    .observed("libs", observed(json!(["Observe"]))),
+            ))
             .await;
         let resources = validated(api, &response);
         assert_eq!(policies(&resources["libs"]), &json!(["*"]));
@@ -931,8 +948,13 @@ async fn removing_import_once_adopted_is_a_takeover_not_a_taken_key() {
             .value();
         let mut entry = imported(None);
         entry.as_object_mut().unwrap().remove("import");
+        let previous = json!({"repositories": [{"name": "libs", "phase": "adopted"}]});
         let response = function
-            .call(api.request(spec(json!([entry]))).observed("libs", adopted))
+            .call(with_status(
+                previous,
+                api.request(spec(json!([entry.clone()])))
+                    .observed("libs", adopted.clone()),
+            ))
             .await;
         let resources = validated(api, &response);
         assert_eq!(policies(&resources["libs"]), &Value::Null);
@@ -942,6 +964,73 @@ async fn removing_import_once_adopted_is_a_takeover_not_a_taken_key() {
         assert_eq!(status[0]["adopted"], true);
         let message = warning(&response, "TakingOver");
         assert_has(&message, "nothing in Artifactory changes");
+
+        // With own policies that only observe, removing import leaves it adopted, not taking
+        // over for good (issue 54, 8).
+        entry["managementPolicies"] = json!(["Observe"]);
+        let previous = json!({"repositories": [{"name": "libs", "phase": "adopted"}]});
+        let response = function
+            .call(with_status(
+                previous,
+                api.request(spec(json!([entry.clone()])))
+                    .observed("libs", adopted.clone()),
+            ))
+            .await;
+        assert_eq!(status_repositories(&response)[0]["phase"], "adopted");
+        assert!(results(&response, "TakingOver").is_empty());
+    }
+}
+
+#[tokio::test]
+async fn removing_import_from_a_held_import_takes_nothing_over() {
+    let mut function = Function::start().await;
+    for api in APIS {
+        let mut entry = imported(None);
+        entry.as_object_mut().unwrap().remove("import");
+        // Its key is missing: a plain entry now, which creates it under the guard.
+        let missing = api
+            .local_resource("legacy-libs", Some("imported"), Some(json!(["Observe"])))
+            .condition("Ready", "False", "Unavailable", None)
+            .condition("Synced", "False", "ReconcileError", Some(NOT_FOUND))
+            .value();
+        let previous = json!({"repositories": [{"name": "libs", "phase": "held"}]});
+        let response = function
+            .call(with_status(
+                previous.clone(),
+                api.request(spec(json!([entry.clone()])))
+                    .observed("libs", missing),
+            ))
+            .await;
+        let resources = validated(api, &response);
+        assert_eq!(policies(&resources["libs"]), &json!(["Observe", "Create"]));
+        assert_eq!(status_repositories(&response)[0]["phase"], "creating");
+        assert!(results(&response, "TakingOver").is_empty());
+
+        // It is a repository of another package type (a virtual reports it): held as a key
+        // taken.
+        let virtual_entry = json!({"name": "libs", "rclass": "virtual", "packageType": "maven",
+            "key": "legacy-libs"});
+        let other = Live::new(
+            api.virtual_,
+            "legacy-libs",
+            Some("imported"),
+            Some(json!(["Observe"])),
+        )
+        .observed_existing()
+        .at_provider(json!({"packageType": "npm", "id": "legacy-libs"}))
+        .value();
+        let response = function
+            .call(with_status(
+                previous,
+                api.request(spec(json!([virtual_entry])))
+                    .observed("libs", other),
+            ))
+            .await;
+        let resources = validated(api, &response);
+        assert_eq!(policies(&resources["libs"]), &json!(["Observe"]));
+        assert_eq!(origin(&resources["libs"]), "taken");
+        assert_eq!(status_repositories(&response)[0]["phase"], "held");
+        assert!(results(&response, "TakingOver").is_empty());
     }
 }
 
@@ -959,8 +1048,13 @@ async fn a_remote_taken_over_without_url_is_told_the_live_url() {
         .observed_existing()
         .at_provider(json!({"url": "https://repo1.maven.org/maven2"}))
         .value();
+        // Taken over: the call after the one that showed it adopted.
+        let previous = json!({"repositories": [{"name": "central", "phase": "adopted"}]});
         let response = function
-            .call(api.request(spec(json!([entry]))).observed("central", live))
+            .call(with_status(
+                previous,
+                api.request(spec(json!([entry]))).observed("central", live),
+            ))
             .await;
         let message = fatal_message(&response).unwrap();
         assert_has(&message, "fix: set it to \"https://repo1.maven.org/maven2\", the value the repository has in Artifactory (status.atProvider.url)");

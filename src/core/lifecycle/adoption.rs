@@ -134,8 +134,9 @@ fn decide(p: &Planned, live: Option<&Observed>, ctx: &Context) -> Adoption {
         policies_disabled: disabled.clone(),
         stuck: None,
     };
+    let previous = ctx.previous.get(p.name).copied();
     if p.entry.import {
-        return adoption(import_phase(p, live), Some(Origin::Imported));
+        return adoption(import_phase(p, live, previous), Some(Origin::Imported));
     }
     let origin = live
         .and_then(|l| l.annotations.origin)
@@ -149,9 +150,16 @@ fn decide(p: &Planned, live: Option<&Observed>, ctx: &Context) -> Adoption {
         };
     };
     match origin {
-        // Import removed once adopted: taking over, not a taken key.
+        // Import removed while only observed: a takeover, not a taken key, if the import could
+        // go on; a held import stays out of reach.
         Some(Origin::Imported) if only_observes(live) => {
-            adoption(Phase::TakingOver, Some(Origin::Imported))
+            match import_phase(p, Some(live), previous) {
+                Phase::Held(Hold::ImportMissing(_)) => {
+                    adoption(Phase::Creating, Some(Origin::Creating))
+                }
+                Phase::Held(_) => adoption(Phase::Held(Hold::Existed), Some(Origin::Taken)),
+                phase => adoption(phase, Some(Origin::Imported)),
+            }
         }
         Some(Origin::Imported) => adoption(Phase::Managed, Some(Origin::Imported)),
         // A held key whose repository is gone (its owner deleted it) is free again: the entry
@@ -199,7 +207,11 @@ fn decide(p: &Planned, live: Option<&Observed>, ctx: &Context) -> Adoption {
 
 /// An import: observe only until the provider has seen the repository, and held when it
 /// cannot be, or is not what the entry says.
-fn import_phase(p: &Planned, live: Option<&Observed>) -> Phase {
+///
+/// A takeover (the entry's own wider policies) follows a published preview: only an entry the
+/// previous call showed `adopted` is taken over; before that it is adopted, and its preview
+/// said, first.
+fn import_phase(p: &Planned, live: Option<&Observed>, previous: Option<PhaseName>) -> Phase {
     let Some(live) = live else {
         return Phase::Adopted { verified: false };
     };
@@ -214,14 +226,18 @@ fn import_phase(p: &Planned, live: Option<&Observed>) -> Phase {
         }
     }
     let verified = exists(live);
-    if verified && wider_than_observe(p.management_policies.as_deref()) {
-        return if only_observes(live) {
-            Phase::TakingOver
-        } else {
-            Phase::Managed
-        };
+    if !verified || !wider_than_observe(p.management_policies.as_deref()) {
+        return Phase::Adopted { verified };
     }
-    Phase::Adopted { verified }
+    let origin = live.annotations.origin.and_then(Origin::parse);
+    match (origin, only_observes(live), previous) {
+        // Taken over at an earlier call: the managed resource already has wider policies.
+        (Some(Origin::Imported), false, _) => Phase::Managed,
+        (_, _, Some(PhaseName::Adopted | PhaseName::TakingOver)) => Phase::TakingOver,
+        // Not adopted before (a new import, or one added to a resource of another origin):
+        // adopted first, its preview published.
+        _ => Phase::Adopted { verified },
+    }
 }
 
 /// A live resource whose package type the provider reports (virtual and federated kinds carry
