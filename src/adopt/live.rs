@@ -7,7 +7,7 @@
 //! `Authorization` header (never to a redirect, ureq's default) and never into a message.
 
 use super::{AdoptArgs, MAX_ANSWER_BYTES};
-use crate::core::inventory::configurations_of;
+use super::inventory::configurations_of;
 use anyhow::{anyhow, bail, Context as _, Error};
 use serde_json::Value;
 use std::path::Path;

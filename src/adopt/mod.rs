@@ -2,13 +2,14 @@
 //! Crossplane, each entry `import: true` (docs/adopt.md).
 //!
 //! It reads the repository configurations from a saved answer (`--from`) or from Artifactory
-//! ([`live`]), lets the core turn them into claims (`inventory`), prints the claims as YAML on
+//! ([`live`]), turns them into claims ([`inventory`]), prints the claims as YAML on
 //! stdout and a summary on stderr.
 
+mod inventory;
 mod live;
 
 use crate::core::catalog::{catalog, ProviderApi, Rclass, ReleaseMatch};
-use crate::core::inventory::{self, Inventory, Options, REPOSITORIES_PER_CLAIM};
+use inventory::{Inventory, Options, REPOSITORIES_PER_CLAIM};
 use crate::core::time::parse_go_duration;
 use anyhow::{anyhow, bail, Context as _, Error};
 use go_yaml::to_yaml;

@@ -15,8 +15,7 @@
 //! - [`compose`]: the managed resources, as long as the response stays within
 //!   what Crossplane reads ([`size`]); [`status`] and [`drift`]: what the
 //!   claim's author sees;
-//! - [`function`]: the call, from request to response;
-//! - [`inventory`]: claims that adopt what a live Artifactory has (the `adopt` command).
+//! - [`function`]: the call, from request to response.
 
 pub(crate) mod adoption;
 pub(crate) mod catalog;
@@ -27,7 +26,6 @@ pub(crate) mod credentials;
 pub(crate) mod drift;
 pub(crate) mod function;
 pub(crate) mod input;
-pub(crate) mod inventory;
 pub(crate) mod keys;
 pub(crate) mod lifecycle;
 pub(crate) mod observed;

@@ -6,9 +6,6 @@
 //! prints what this module builds. Every setting is kept, because a takeover resets a field
 //! the claim leaves out to the Terraform provider's default; a setting equal to that default
 //! (the table of `core::takeover`) is left out, since leaving it out changes nothing.
-//!
-//! Only the `adopt` face (feature `server`) calls it; the core builds without it being used.
-#![cfg_attr(not(feature = "server"), allow(dead_code))]
 
 use crate::core::catalog::{catalog, Kind, ProviderApi, Rclass, Release};
 use crate::core::composite::is_dns_label;
