@@ -102,8 +102,8 @@ fn what_has_no_kind_or_no_field_is_reported_not_guessed() {
         .reason
         .contains("no local kind for package type \"nosuchtype\""));
     assert_eq!(
-        inventory.unmapped.keys().collect::<Vec<_>>(),
-        ["someFutureSetting"]
+        inventory.unmapped,
+        BTreeMap::from([("someFutureSetting".to_owned(), (vec!["libs".to_owned()], 1))])
     );
     assert_eq!(entries(&inventory).len(), 1);
 }
@@ -123,6 +123,12 @@ fn defaults_are_left_out_and_other_values_kept() {
     );
 }
 
+fn read_configurations(text: &str) -> Result<Vec<Value>, String> {
+    let mut all = Vec::new();
+    super::read_configurations(text, &mut |config| all.push(Value::Object(config)))?;
+    Ok(all)
+}
+
 #[test]
 fn configurations_read_both_answers_and_refuse_others() {
     let by_class = read_configurations(r#"{"LOCAL": [{"key": "a"}], "VIRTUAL": []}"#).unwrap();
@@ -138,4 +144,359 @@ fn configurations_read_both_answers_and_refuse_others() {
     assert!(read_configurations(r#"{"LOCAL": [1]}"#)
         .unwrap_err()
         .contains("a number at LOCAL[0]"));
+    // The answer of GET /api/repositories/<key>: one configuration.
+    let one = read_configurations(r#"{"key": "a", "rclass": "local", "LOCAL": 1}"#).unwrap();
+    assert_eq!(one, [json!({"key": "a", "rclass": "local", "LOCAL": 1})]);
+}
+
+#[test]
+fn the_default_project_is_no_project() {
+    let configs = [
+        json!({"key": "libs", "rclass": "local", "packageType": "maven", "projectKey": "default"}),
+        json!({"key": "t1-libs", "rclass": "local", "packageType": "maven", "projectKey": "t1"}),
+    ];
+    let options = Options {
+        group_by_project: true,
+        ..options()
+    };
+    let inventory = adopt(&configs, &options);
+    let names: Vec<&str> = inventory
+        .claims
+        .iter()
+        .map(|c| c["metadata"]["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(names, ["repos", "repos-t1"]);
+    assert!(inventory.claims[0]["spec"].get("projectKey").is_none());
+    let libs = &inventory.claims[0]["spec"]["repositories"][0];
+    assert!(libs.get("forProvider").is_none(), "{libs}");
+    let selected = adopt(
+        &configs,
+        &Options {
+            project: Some("default".into()),
+            ..self::options()
+        },
+    );
+    assert_eq!(selected.not_selected, 2);
+}
+
+#[test]
+fn a_summary_list_stays_short_whatever_the_answer() {
+    let configs: Vec<Value> = (0..1000)
+        .map(|i| json!({"rclass": "local", "packageType": "maven", format!("f{i}"): 1}))
+        .chain((0..1000).map(|i| {
+            json!({"key": format!("k{i}"), "rclass": "local", "packageType": "maven", format!("f{i}"): 1})
+        }))
+        .collect();
+    let inventory = adopt(&configs, &options());
+    assert_eq!(inventory.read, 2000);
+    assert_eq!(inventory.skipped.len(), SHOWN);
+    assert_eq!(inventory.skipped_more, 1000 - SHOWN);
+    assert_eq!(inventory.unmapped.len(), SHOWN);
+    assert_eq!(inventory.unmapped_more, 1000 - SHOWN);
+    // Those with a key and without repoLayoutRef and includesPattern.
+    assert_eq!(inventory.partial.1, 1000);
+}
+
+#[test]
+fn a_live_value_of_another_shape_than_the_field_skips_the_repository() {
+    let configs = [json!({
+        "key": "libs", "rclass": "local", "packageType": "maven",
+        "propertySets": [{"a": 0}, {"a": 0}]
+    })];
+    let inventory = adopt(&configs, &options());
+    assert!(inventory.claims.is_empty() || entries(&inventory).is_empty());
+    assert_eq!(inventory.skipped[0].key, "libs");
+    assert!(
+        inventory.skipped[0]
+            .reason
+            .contains("propertySets is a list"),
+        "{}",
+        inventory.skipped[0].reason
+    );
+}
+
+#[test]
+fn a_key_or_field_from_the_instance_cannot_write_a_line_of_the_summary() {
+    assert_eq!(shown("libs-release"), "libs-release");
+    assert_eq!(shown("a\nkubectl delete"), "\"a\\nkubectl delete\"");
+    assert_eq!(shown("\u{1b}[2J"), "\"\\u{1b}[2J\"");
+    assert_eq!(shown("x\u{202e}y"), "\"x\\u{202e}y\"");
+    assert_eq!(shown(""), "\"\"");
+}
+
+#[test]
+fn a_derived_name_gives_way_to_a_key_that_must_be_named_after_itself() {
+    let configs = [
+        json!({"key": "team1-docker-local", "rclass": "local", "packageType": "generic"}),
+        json!({"key": "docker-local", "rclass": "local", "packageType": "generic"}),
+    ];
+    let options = Options {
+        naming_format: Some("{claimNamespace}-{name}".into()),
+        ..options()
+    };
+    let found = entries(&adopt(&configs, &options));
+    let pairs: Vec<(&str, &str)> = found
+        .iter()
+        .map(|e| (e["name"].as_str().unwrap(), e["key"].as_str().unwrap()))
+        .collect();
+    assert_eq!(
+        pairs,
+        [
+            ("docker-local", "docker-local"),
+            ("team1-docker-local", "team1-docker-local")
+        ]
+    );
+}
+
+#[test]
+fn the_namespace_placeholder_is_the_namespaced_composites_own() {
+    let configs = [json!({"key": "team2-images", "rclass": "local", "packageType": "generic"})];
+    for (api, format, explicit) in [
+        (ProviderApi::Namespaced, "{namespace}-{name}", false),
+        (ProviderApi::Cluster, "{namespace}-{name}", true),
+        (ProviderApi::Cluster, "{claimNamespace}-{name}", false),
+        (ProviderApi::Namespaced, "{claimNamespace}-{name}", true),
+    ] {
+        let options = Options {
+            api,
+            naming_format: Some(format.into()),
+            namespace: Some("team2".into()),
+            ..options()
+        };
+        let found = entries(&adopt(&configs, &options));
+        assert_eq!(found[0].get("key").is_some(), explicit, "{api} {format}");
+        if !explicit {
+            assert_eq!(found[0]["name"], "images");
+        }
+    }
+}
+
+/// The fields of JFrog's "Repository Configuration JSON" (the REST API's documented answer) of
+/// each class, and those real answers add that the page does not list.
+const DOCUMENTED: [(Rclass, &[&str]); 4] = [
+    (
+        Rclass::Local,
+        &[
+            "key",
+            "projectKey",
+            "environments",
+            "rclass",
+            "packageType",
+            "description",
+            "notes",
+            "includesPattern",
+            "excludesPattern",
+            "repoLayoutRef",
+            "debianTrivialLayout",
+            "checksumPolicyType",
+            "handleReleases",
+            "handleSnapshots",
+            "maxUniqueSnapshots",
+            "maxUniqueTags",
+            "snapshotVersionBehavior",
+            "suppressPomConsistencyChecks",
+            "blackedOut",
+            "xrayIndex",
+            "propertySets",
+            "archiveBrowsingEnabled",
+            "calculateYumMetadata",
+            "yumRootDepth",
+            "dockerApiVersion",
+            "terraformType",
+            "enableFileListsIndexing",
+            "optionalIndexCompressionFormats",
+            "downloadRedirect",
+            "cdnRedirect",
+            "blockPushingSchema1",
+            "primaryKeyPairRef",
+            "secondaryKeyPairRef",
+            "forceNugetAuthentication",
+            "forceP2Authentication",
+            "forceConanAuthentication",
+            "encryptStates",
+            "priorityResolution",
+            // Real answers.
+            "dockerTagRetention",
+            "cargoAnonymousAccess",
+            "cargoInternalIndex",
+        ],
+    ),
+    (
+        Rclass::Remote,
+        &[
+            "key",
+            "projectKey",
+            "environments",
+            "rclass",
+            "packageType",
+            "url",
+            "username",
+            "password",
+            "proxy",
+            "disableProxy",
+            "description",
+            "notes",
+            "includesPattern",
+            "excludesPattern",
+            "repoLayoutRef",
+            "remoteRepoLayoutRef",
+            "remoteRepoChecksumPolicyType",
+            "handleReleases",
+            "handleSnapshots",
+            "maxUniqueSnapshots",
+            "suppressPomConsistencyChecks",
+            "hardFail",
+            "offline",
+            "blackedOut",
+            "storeArtifactsLocally",
+            "socketTimeoutMillis",
+            "localAddress",
+            "retrievalCachePeriodSecs",
+            "missedRetrievalCachePeriodSecs",
+            "unusedArtifactsCleanupPeriodHours",
+            "assumedOfflinePeriodSecs",
+            "fetchJarsEagerly",
+            "fetchSourcesEagerly",
+            "shareConfiguration",
+            "synchronizeProperties",
+            "blockMismatchingMimeTypes",
+            "xrayIndex",
+            "propertySets",
+            "allowAnyHostAuth",
+            "enableCookieManagement",
+            "enableTokenAuthentication",
+            "forceNugetAuthentication",
+            "forceP2Authentication",
+            "forceConanAuthentication",
+            "metadataRetrievalTimeoutSecs",
+            "bowerRegistryUrl",
+            "gitRegistryUrl",
+            "composerRegistryUrl",
+            "pyPIRegistryUrl",
+            "vcsType",
+            "vcsGitProvider",
+            "vcsGitDownloadUrl",
+            "bypassHeadRequests",
+            "clientTlsCertificate",
+            "externalDependenciesEnabled",
+            "externalDependenciesPatterns",
+            "downloadRedirect",
+            "cdnRedirect",
+            "feedContextPath",
+            "downloadContextPath",
+            "v3FeedUrl",
+            "listRemoteFolderItems",
+            "contentSynchronisation",
+            "blockPushingSchema1",
+            "priorityResolution",
+            "disableUrlNormalization",
+            // Real answers.
+            "pyPIRepositorySuffix",
+            "chartsBaseUrl",
+            "dockerTagRetention",
+        ],
+    ),
+    (
+        Rclass::Virtual,
+        &[
+            "key",
+            "projectKey",
+            "environments",
+            "rclass",
+            "packageType",
+            "repositories",
+            "description",
+            "notes",
+            "includesPattern",
+            "excludesPattern",
+            "repoLayoutRef",
+            "debianTrivialLayout",
+            "debianDefaultArchitectures",
+            "artifactoryRequestsCanRetrieveRemoteArtifacts",
+            "keyPair",
+            "pomRepositoryReferencesCleanupPolicy",
+            "defaultDeploymentRepo",
+            "optionalIndexCompressionFormats",
+            "forceMavenAuthentication",
+            "externalDependenciesEnabled",
+            "externalDependenciesPatterns",
+            "externalDependenciesRemoteRepo",
+            "primaryKeyPairRef",
+            "secondaryKeyPairRef",
+            // Real answers.
+            "virtualRetrievalCachePeriodSecs",
+            "resolveDockerTagsByTimestamp",
+        ],
+    ),
+    (
+        Rclass::Federated,
+        &[
+            "key",
+            "projectKey",
+            "environments",
+            "rclass",
+            "packageType",
+            "members",
+            "description",
+            "proxy",
+            "disableProxy",
+            "notes",
+            "includesPattern",
+            "excludesPattern",
+            "repoLayoutRef",
+            "debianTrivialLayout",
+            "checksumPolicyType",
+            "handleReleases",
+            "handleSnapshots",
+            "maxUniqueSnapshots",
+            "maxUniqueTags",
+            "snapshotVersionBehavior",
+            "suppressPomConsistencyChecks",
+            "blackedOut",
+            "xrayIndex",
+            "propertySets",
+            "archiveBrowsingEnabled",
+            "calculateYumMetadata",
+            "yumRootDepth",
+            "dockerApiVersion",
+            "enableFileListsIndexing",
+            "optionalIndexCompressionFormats",
+            "downloadRedirect",
+            "cdnRedirect",
+            "blockPushingSchema1",
+            "primaryKeyPairRef",
+            "secondaryKeyPairRef",
+            "priorityResolution",
+        ],
+    ),
+];
+
+/// Every documented field of every class is read into the entry (its own fields), or maps to
+/// a `forProvider` field of some kind of the class in the CRDs (the catalog is made from
+/// `crds/`), or is listed in `NOT_HELD` with the reason.
+#[test]
+fn every_documented_field_maps_to_a_field_of_the_kind_or_is_listed_as_not_held() {
+    let mut missing = Vec::new();
+    for (rclass, fields) in DOCUMENTED {
+        let kinds: Vec<&Kind> = catalog()
+            .kinds(ProviderApi::Cluster)
+            .filter(|k| k.rclass == rclass)
+            .collect();
+        for field in fields {
+            let held = kinds.iter().any(|kind| {
+                let schema = catalog().node(catalog().for_provider(kind).unwrap());
+                schema.properties.get(field_of(schema, field)).is_some()
+            });
+            let not_held = not_held(rclass, field).is_some();
+            if CONSUMED.contains(field) || held {
+                assert!(
+                    !not_held,
+                    "{rclass} {field} is held, yet listed in NOT_HELD"
+                );
+            } else if !not_held {
+                missing.push(format!("{rclass} {field}"));
+            }
+        }
+    }
+    assert!(missing.is_empty(), "neither held nor listed: {missing:?}");
 }
