@@ -813,6 +813,30 @@ impl Artifactory {
         Artifactory { url, requests }
     }
 
+    /// An Artifactory before 7.61.3: no configurations call, the list of keys, and each key's
+    /// configuration.
+    pub(crate) fn per_key(configurations: &[Value]) -> Artifactory {
+        let list: Vec<Value> = configurations
+            .iter()
+            .map(|c| json!({"key": c["key"], "type": c["rclass"].as_str().unwrap().to_uppercase(), "packageType": c["packageType"]}))
+            .collect();
+        let list = serde_json::to_string(&list).unwrap();
+        let by_key: BTreeMap<String, String> = configurations
+            .iter()
+            .map(|c| (c["key"].as_str().unwrap().to_owned(), c.to_string()))
+            .collect();
+        Artifactory::start(
+            move |path| match path.strip_prefix("/artifactory/api/repositories") {
+                Some("/configurations") => reply(404, "{\"errors\":[{\"status\":404}]}"),
+                Some("") => reply(200, &list),
+                Some(key) => by_key
+                    .get(key.trim_start_matches('/'))
+                    .map_or_else(|| reply(404, "{}"), |c| reply(200, c)),
+                None => reply(500, "{}"),
+            },
+        )
+    }
+
     /// adopt against this server, with the token in the environment (and --allow-http for a
     /// plain server: the tests' loopback).
     pub(crate) fn run(&self, args: &[&str]) -> Output {
@@ -875,26 +899,7 @@ fn live_reads_every_configuration_in_one_call_with_the_token_as_bearer() {
 #[test]
 fn live_falls_back_to_the_list_and_each_key_on_older_instances() {
     let configurations = fixture_configurations();
-    let list: Vec<Value> = configurations
-        .iter()
-        .map(|c| json!({"key": c["key"], "type": c["rclass"].as_str().unwrap().to_uppercase(), "packageType": c["packageType"]}))
-        .collect();
-    let list = serde_json::to_string(&list).unwrap();
-    let by_key: BTreeMap<String, String> = configurations
-        .iter()
-        .map(|c| (c["key"].as_str().unwrap().to_owned(), c.to_string()))
-        .collect();
-    let server =
-        Artifactory::start(
-            move |path| match path.strip_prefix("/artifactory/api/repositories") {
-                Some("/configurations") => reply(404, "{\"errors\":[{\"status\":404}]}"),
-                Some("") => reply(200, &list),
-                Some(key) => by_key
-                    .get(key.trim_start_matches('/'))
-                    .map_or_else(|| reply(404, "{}"), |c| reply(200, c)),
-                None => reply(500, "{}"),
-            },
-        );
+    let server = Artifactory::per_key(&configurations);
     let output = server.run(&["--name", "team1-repos", "--namespace", "team1"]);
     let claims = claims(&output);
     let adoptable: Vec<Value> = configurations

@@ -105,28 +105,7 @@ fn partial_answers_are_refused_on_both_paths_with_what_to_do() {
     assert!(stdout(&output).is_empty());
 
     // The older path: the list, then each key's configuration, partial.
-    let list = serde_json::to_string(
-        &configurations
-            .iter()
-            .map(|c| json!({"key": c["key"], "type": c["rclass"]}))
-            .collect::<Vec<_>>(),
-    )
-    .unwrap();
-    let by_key: std::collections::BTreeMap<String, String> = configurations
-        .iter()
-        .map(|c| (c["key"].as_str().unwrap().to_owned(), c.to_string()))
-        .collect();
-    let server =
-        Artifactory::start(
-            move |path| match path.strip_prefix("/artifactory/api/repositories") {
-                Some("/configurations") => reply(404, "{}"),
-                Some("") => reply(200, &list),
-                Some(key) => by_key
-                    .get(key.trim_start_matches('/'))
-                    .map_or_else(|| reply(404, "{}"), |c| reply(200, c)),
-                None => reply(500, "{}"),
-            },
-        );
+    let server = Artifactory::per_key(&configurations);
     let output = server.run(&[]);
     assert!(!output.status.success());
     let message = stderr(&output);
@@ -165,28 +144,23 @@ fn an_internal_ca_is_trusted_through_ca_file_or_ssl_cert_file_and_else_named() {
     assert!(output.status.success(), "{}", stderr(&output));
     assert_eq!(stdout(&output), expected);
 
-    let output = adopt(
-        &[],
-        &[
-            ("JFROG_URL", &server.url),
-            ("JFROG_ACCESS_TOKEN", TOKEN),
-            ("SSL_CERT_FILE", ca_file.to_str().unwrap()),
-        ],
-        None,
-    );
+    let with_cert_file = |path: &str| {
+        adopt(
+            &[],
+            &[
+                ("JFROG_URL", &server.url),
+                ("JFROG_ACCESS_TOKEN", TOKEN),
+                ("SSL_CERT_FILE", path),
+            ],
+            None,
+        )
+    };
+    let output = with_cert_file(ca_file.to_str().unwrap());
     assert!(output.status.success(), "{}", stderr(&output));
     assert_eq!(stdout(&output), expected);
 
     // Neither: the error says what to use, and that a saved answer works.
-    let output = adopt(
-        &[],
-        &[
-            ("JFROG_URL", &server.url),
-            ("JFROG_ACCESS_TOKEN", TOKEN),
-            ("SSL_CERT_FILE", "/nonexistent/ca.pem"),
-        ],
-        None,
-    );
+    let output = with_cert_file("/nonexistent/ca.pem");
     assert!(!output.status.success());
     let message = stderr(&output);
     for says in [
