@@ -436,6 +436,8 @@ pub(crate) struct Adopter<'o> {
     mapped: Vec<Mapped>,
     /// Keys seen, in lower case (Artifactory's keys are unique without case).
     seen: HashSet<String>,
+    /// The package types the XRD's enum accepts (read once: the catalog computes them).
+    accepted: Vec<&'static str>,
 }
 
 impl<'o> Adopter<'o> {
@@ -445,6 +447,7 @@ impl<'o> Adopter<'o> {
             inventory: Inventory::default(),
             mapped: Vec::new(),
             seen: HashSet::new(),
+            accepted: catalog().accepted_package_types(),
         }
     }
 
@@ -477,7 +480,13 @@ impl<'o> Adopter<'o> {
             self.inventory.not_selected += 1;
             return;
         }
-        match map(key, &config, self.options, &mut self.inventory) {
+        match map(
+            key,
+            &config,
+            self.options,
+            &self.accepted,
+            &mut self.inventory,
+        ) {
             Ok(repository) => self.mapped.push(repository),
             Err(reason) => self.skip(key, &reason),
         }
@@ -493,7 +502,7 @@ impl<'o> Adopter<'o> {
             options,
             mut inventory,
             mut mapped,
-            seen: _,
+            ..
         } = self;
         // Members before the virtuals over them; keys in order within a class.
         let rank = |rclass: Rclass| match rclass {
@@ -570,6 +579,7 @@ fn map(
     key: &str,
     config: &Map<String, Value>,
     options: &Options,
+    accepted: &[&str],
     inventory: &mut Inventory,
 ) -> Result<Mapped, String> {
     let text = |field: &str| {
@@ -598,7 +608,6 @@ fn map(
             )
         })?;
     // The entry's packageType: JFrog's, where the XRD's enum has it, else the kind's.
-    let accepted = catalog().accepted_package_types();
     let entry_type = if accepted.contains(&wanted.as_str()) {
         wanted
     } else {
