@@ -24,8 +24,7 @@
 //! - [`credentials`]: remote passwords from Secrets;
 //! - [`status`]: readiness, the composite's status and the `RepositoriesReady` condition;
 //! - [`drift`]: settings the provider accepts but then reports drift on;
-//! - [`function`]: the call, from request to response;
-//! - [`inventory`]: claims that adopt what a live Artifactory has (the `adopt` command).
+//! - [`function`]: the call, from request to response.
 
 pub(crate) mod catalog;
 pub(crate) mod compose;
@@ -34,7 +33,6 @@ pub(crate) mod credentials;
 pub(crate) mod drift;
 pub(crate) mod function;
 pub(crate) mod input;
-pub(crate) mod inventory;
 pub(crate) mod keys;
 pub(crate) mod lifecycle;
 pub(crate) mod path;

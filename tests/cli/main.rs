@@ -8,6 +8,10 @@ mod support;
 /// `adopt`: claims from live repository configurations, and their round trip through the
 /// function.
 mod adopt_command;
+/// `adopt` against instances as companies run them and as a hostile one answers (issue 59):
+/// internal CAs, partial answers, bounded work, redirects, forged output, exact YAML, and a
+/// 300-repository round trip.
+mod adopt_hostile;
 /// Every example composite renders without problems, valid against its API's CRDs.
 mod examples;
 /// `render` reads and prints the examples and function replies' numbers as Go's

@@ -84,6 +84,8 @@ fn defaults(rclass: Rclass) -> &'static [(&'static str, DefaultValue)] {
 }
 
 /// The Terraform provider's static default of `field` for `rclass`, where the table has one.
+/// Read by `adopt` (feature `server`), which leaves out a setting equal to its default.
+#[cfg_attr(not(feature = "server"), allow(dead_code))]
 pub(crate) fn default_of(rclass: Rclass, field: &str) -> Option<Value> {
     defaults(rclass)
         .iter()
