@@ -61,7 +61,10 @@ impl Cluster {
                 .as_ref()
                 .map(|r| r.resources.clone())
                 .unwrap_or_default();
-            if wanted.keys().all(|name| call.required_resources.contains_key(name)) {
+            if wanted
+                .keys()
+                .all(|name| call.required_resources.contains_key(name))
+            {
                 break;
             }
             call.required_resources = wanted
@@ -87,7 +90,10 @@ impl Cluster {
             .resources
             .values()
             .map(|m| &m.object)
-            .filter(|o| o["apiVersion"] == selector.api_version.as_str() && o["kind"] == selector.kind.as_str())
+            .filter(|o| {
+                o["apiVersion"] == selector.api_version.as_str()
+                    && o["kind"] == selector.kind.as_str()
+            })
             .filter(|o| match &selector.r#match {
                 Some(Match::MatchName(name)) => o["metadata"]["name"] == name.as_str(),
                 Some(Match::MatchLabels(labels)) => labels
@@ -107,7 +113,12 @@ impl Cluster {
         let wanted: BTreeMap<String, Value> = desired
             .resources
             .iter()
-            .map(|(name, r)| (name.clone(), r.resource.clone().unwrap_or_default().into_value()))
+            .map(|(name, r)| {
+                (
+                    name.clone(),
+                    r.resource.clone().unwrap_or_default().into_value(),
+                )
+            })
             .collect();
         for (name, intent) in &wanted {
             match self.resources.get_mut(name) {
@@ -122,7 +133,8 @@ impl Cluster {
                 None => {
                     self.generated += 1;
                     let mut object = intent.clone();
-                    object["metadata"]["name"] = json!(format!("{COMPOSITE}-{:05x}", self.generated));
+                    object["metadata"]["name"] =
+                        json!(format!("{COMPOSITE}-{:05x}", self.generated));
                     object["metadata"]["annotations"][RESOURCE_NAME] = json!(name);
                     object["metadata"]["ownerReferences"] = json!([{
                         "apiVersion": "platform.example.org/v1alpha1",
@@ -135,7 +147,8 @@ impl Cluster {
                     // (crossplane-runtime's `NameAsExternalName` initializer); the function
                     // always sets it.
                     if object["metadata"]["annotations"][EXTERNAL_NAME].is_null() {
-                        object["metadata"]["annotations"][EXTERNAL_NAME] = object["metadata"]["name"].clone();
+                        object["metadata"]["annotations"][EXTERNAL_NAME] =
+                            object["metadata"]["name"].clone();
                     }
                     defaults(&mut object);
                     object["status"] = json!({});
@@ -210,7 +223,9 @@ fn merge(object: &mut Value, intent: &Value) {
         (Some(target), Some(source)) => {
             for (field, value) in source {
                 match target.get_mut(field) {
-                    Some(existing) if existing.is_object() && value.is_object() => merge(existing, value),
+                    Some(existing) if existing.is_object() && value.is_object() => {
+                        merge(existing, value)
+                    }
                     _ => {
                         target.insert(field.clone(), value.clone());
                     }

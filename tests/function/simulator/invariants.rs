@@ -38,7 +38,11 @@ pub struct Violation {
 
 impl fmt::Display for Violation {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "invariant {} ({:?}): {}", self.invariant as u8, self.invariant, self.what)
+        write!(
+            f,
+            "invariant {} ({:?}): {}",
+            self.invariant as u8, self.invariant, self.what
+        )
     }
 }
 
@@ -97,10 +101,14 @@ impl Checker {
         for write in &writes[self.writes_seen.min(writes.len())..] {
             let key = write.key.to_lowercase();
             let maker = self.made_by.get(&key).cloned();
-            if let (Actor::Provider { resource, origin }, Some(Actor::Outside), Op::Update(_) | Op::Delete) =
-                (&write.actor, &maker, &write.op)
+            if let (
+                Actor::Provider { resource, origin },
+                Some(Actor::Outside),
+                Op::Update(_) | Op::Delete,
+            ) = (&write.actor, &maker, &write.op)
             {
-                let took_over = self.imported.contains(&key) && origin.as_deref() == Some("imported");
+                let took_over =
+                    self.imported.contains(&key) && origin.as_deref() == Some("imported");
                 if !took_over {
                     found.push(Violation {
                         invariant: Invariant::OutsideUntouched,
@@ -115,7 +123,8 @@ impl Checker {
                 (&write.actor, &maker, &write.op)
             {
                 let listed = self.previews.get(&key).cloned().unwrap_or_default();
-                let unlisted: Vec<&String> = fields.iter().filter(|f| !listed.contains(*f)).collect();
+                let unlisted: Vec<&String> =
+                    fields.iter().filter(|f| !listed.contains(*f)).collect();
                 if !unlisted.is_empty() {
                     found.push(Violation {
                         invariant: Invariant::TakeoverAsPreviewed,
@@ -130,7 +139,10 @@ impl Checker {
                 if claims(maker) && claims(&write.actor) {
                     found.push(Violation {
                         invariant: Invariant::CreatedKept,
-                        what: format!("{:?} deleted {}, which the claim created", write.actor, write.key),
+                        what: format!(
+                            "{:?} deleted {}, which the claim created",
+                            write.actor, write.key
+                        ),
                     });
                 }
             }
@@ -138,7 +150,10 @@ impl Checker {
                 if !key.starts_with(prefix.as_str()) {
                     found.push(Violation {
                         invariant: Invariant::WithinAllowedKeys,
-                        what: format!("{:?} made {:?} to {} outside `{prefix}*`", write.actor, write.op, write.key),
+                        what: format!(
+                            "{:?} made {:?} to {} outside `{prefix}*`",
+                            write.actor, write.op, write.key
+                        ),
                     });
                 }
             }
@@ -186,12 +201,17 @@ impl Checker {
 
     /// What a call published: imports seen, previews, phases and the results that name them.
     pub fn reconciled(&mut self, status: &Value, results: &[FnResult]) {
-        let items = status["repositories"].as_array().cloned().unwrap_or_default();
+        let items = status["repositories"]
+            .as_array()
+            .cloned()
+            .unwrap_or_default();
         let mut entries = BTreeMap::new();
         for item in &items {
-            let (Some(name), Some(key), Some(phase)) =
-                (item["name"].as_str(), item["key"].as_str(), item["phase"].as_str())
-            else {
+            let (Some(name), Some(key), Some(phase)) = (
+                item["name"].as_str(),
+                item["key"].as_str(),
+                item["phase"].as_str(),
+            ) else {
                 continue;
             };
             let lower = key.to_lowercase();
@@ -217,8 +237,13 @@ impl Checker {
             };
             // A consequence (`ConsequentialChange`) names the entry but says nothing of why it
             // stands still.
-            for result in results.iter().filter(|r| r.reason.as_deref() != Some("ConsequentialChange")) {
-                if result.message.contains(name) || result.message.to_lowercase().contains(&key.to_lowercase()) {
+            for result in results
+                .iter()
+                .filter(|r| r.reason.as_deref() != Some("ConsequentialChange"))
+            {
+                if result.message.contains(name)
+                    || result.message.to_lowercase().contains(&key.to_lowercase())
+                {
                     watch.named = true;
                     watch.warned |= result.severity == Severity::Warning as i32;
                 }
@@ -252,7 +277,11 @@ impl Checker {
                         "{name} ({}) stays {} and no {} names it",
                         watch.key,
                         watch.phase,
-                        if watch.phase == "creating" { "Warning" } else { "result" }
+                        if watch.phase == "creating" {
+                            "Warning"
+                        } else {
+                            "result"
+                        }
                     ),
                 })
             })
@@ -300,7 +329,10 @@ mod tests {
             write(Actor::Outside, "payments-libs", Op::Create),
             write(provider(Some("moved")), "PAYMENTS-LIBS", Op::Delete),
         ];
-        assert_eq!(kinds(&checker.writes(&writes)), [Invariant::OutsideUntouched]);
+        assert_eq!(
+            kinds(&checker.writes(&writes)),
+            [Invariant::OutsideUntouched]
+        );
         // Imported, then taken over: allowed.
         let mut checker = Checker::new(None);
         checker.writes(&writes[..1]);
@@ -318,8 +350,14 @@ mod tests {
             updates: false,
             deletes: true,
         };
-        assert_eq!(kinds(&checker.armed(&[armed.clone()])), [Invariant::OutsideUntouched]);
-        let observed = Armed { deletes: false, ..armed };
+        assert_eq!(
+            kinds(&checker.armed(&[armed.clone()])),
+            [Invariant::OutsideUntouched]
+        );
+        let observed = Armed {
+            deletes: false,
+            ..armed
+        };
         assert_eq!(checker.armed(&[observed]), []);
     }
 
@@ -361,7 +399,10 @@ mod tests {
         checker.reconciled(&status, &[result("creating libs", Severity::Normal)]);
         assert_eq!(
             kinds(&checker.at_rest()),
-            [Invariant::NothingStuckSilently, Invariant::NothingStuckSilently]
+            [
+                Invariant::NothingStuckSilently,
+                Invariant::NothingStuckSilently
+            ]
         );
         // Named by a Warning since: nothing stuck silently.
         let warnings = [
@@ -379,7 +420,10 @@ mod tests {
             write(provider(Some("creating")), "TEAM1-libs", Op::Create),
             write(provider(Some("creating")), "payments-libs", Op::Create),
         ];
-        assert_eq!(kinds(&checker.writes(&writes)), [Invariant::WithinAllowedKeys]);
+        assert_eq!(
+            kinds(&checker.writes(&writes)),
+            [Invariant::WithinAllowedKeys]
+        );
     }
 
     #[test]
@@ -387,7 +431,9 @@ mod tests {
         let checker = Checker::new(None);
         assert!(checker.fatal("key cannot change", true).is_none());
         assert_eq!(
-            checker.fatal("class and package type cannot change", false).map(|v| v.invariant),
+            checker
+                .fatal("class and package type cannot change", false)
+                .map(|v| v.invariant),
             Some(Invariant::NoUnmeantFatal)
         );
     }

@@ -113,14 +113,18 @@ pub fn set_condition(
     message: Option<&str>,
     now: &str,
 ) {
-    let mut condition = json!({"type": type_, "status": status, "reason": reason, "lastTransitionTime": now});
+    let mut condition =
+        json!({"type": type_, "status": status, "reason": reason, "lastTransitionTime": now});
     if let Some(message) = message {
         condition["message"] = json!(message);
     }
     if !object["status"].is_object() {
         object["status"] = json!({});
     }
-    let conditions = object["status"]["conditions"].as_array().cloned().unwrap_or_default();
+    let conditions = object["status"]["conditions"]
+        .as_array()
+        .cloned()
+        .unwrap_or_default();
     let mut kept: Vec<Value> = Vec::new();
     let mut found = false;
     for c in conditions {
@@ -150,7 +154,11 @@ pub fn condition<'a>(object: &'a Value, type_: &str) -> Option<&'a Value> {
 /// The management policies (absent: the CRD's default, `*`).
 fn policies(object: &Value) -> Vec<String> {
     match object["spec"]["managementPolicies"].as_array() {
-        Some(list) => list.iter().filter_map(Value::as_str).map(str::to_owned).collect(),
+        Some(list) => list
+            .iter()
+            .filter_map(Value::as_str)
+            .map(str::to_owned)
+            .collect(),
         None => vec!["*".to_owned()],
     }
 }
@@ -183,7 +191,12 @@ fn seconds(text: Option<&str>) -> i64 {
 impl Provider {
     /// One reconcile of `managed`; `false` once its finalizer is gone (the resource is deleted
     /// from the cluster).
-    pub fn reconcile(&mut self, managed: &mut Managed, artifactory: &mut Artifactory, now: &str) -> bool {
+    pub fn reconcile(
+        &mut self,
+        managed: &mut Managed,
+        artifactory: &mut Artifactory,
+        now: &str,
+    ) -> bool {
         let object = &mut managed.object;
         let key = annotation(object, EXTERNAL_NAME)
             .unwrap_or_default()
@@ -215,7 +228,8 @@ impl Provider {
         // `ExternalCreateIncomplete` (meta.go:346-362): upjet sets no deterministic external
         // name, so the reconciler stops (reconciler.go:1104-1110).
         let pending = seconds(annotation(object, CREATE_PENDING));
-        let done = seconds(annotation(object, CREATE_SUCCEEDED)).max(seconds(annotation(object, CREATE_FAILED)));
+        let done = seconds(annotation(object, CREATE_SUCCEEDED))
+            .max(seconds(annotation(object, CREATE_FAILED)));
         if annotation(object, CREATE_PENDING).is_some() && pending > done {
             set_condition(object, "Synced", "False", "ReconcileError", Some("cannot determine creation result - remove the crossplane.io/external-create-pending annotation if it is safe to proceed"), now);
             return true;
@@ -223,7 +237,14 @@ impl Provider {
         let Some(live) = artifactory.get(&key).cloned() else {
             if !allows(object, "Create") {
                 // reconciler.go:65,71,1203-1205 @ v2.5.0-rc.0.
-                set_condition(object, "Synced", "False", "ReconcileError", Some("observe failed: external resource does not exist"), now);
+                set_condition(
+                    object,
+                    "Synced",
+                    "False",
+                    "ReconcileError",
+                    Some("observe failed: external resource does not exist"),
+                    now,
+                );
                 return true;
             }
             // reconciler.go:1355 (`!ResourceExists && ShouldCreate`), :1363 pending and a full
@@ -231,7 +252,9 @@ impl Provider {
             // (external.go:384-385, workspace.go:165-186 @ v2.2.0), so :1437 writes
             // succeeded, Ready False `Creating`, Synced True.
             annotate(object, CREATE_PENDING, now);
-            managed.apply = Some(Apply::Create { fault: self.next_fault.take() });
+            managed.apply = Some(Apply::Create {
+                fault: self.next_fault.take(),
+            });
             annotate(object, CREATE_SUCCEEDED, now);
             set_condition(object, "Ready", "False", "Creating", None, now);
             set_condition(object, "Synced", "True", "ReconcileSuccess", None, now);
@@ -253,11 +276,16 @@ impl Provider {
         let desired: BTreeMap<String, Value> = FIELDS
             .iter()
             .map(|(name, default)| {
-                let value = for_provider.get(*name).cloned().unwrap_or_else(|| default.value());
+                let value = for_provider
+                    .get(*name)
+                    .cloned()
+                    .unwrap_or_else(|| default.value());
                 (name.to_string(), value)
             })
             .collect();
-        let up_to_date = desired.iter().all(|(name, value)| live.fields.get(name) == Some(value));
+        let up_to_date = desired
+            .iter()
+            .all(|(name, value)| live.fields.get(name) == Some(value));
         if self.client == Client::NoFork && up_to_date {
             // The no-fork clients reset a failed apply once the live state equals the spec
             // (external_async_tfpluginfw.go:173-176 @ v2.2.0); the CLI client never does.
@@ -310,7 +338,10 @@ impl Provider {
         let fields: BTreeMap<String, Value> = FIELDS
             .iter()
             .map(|(name, default)| {
-                let value = object["spec"]["forProvider"].get(*name).cloned().unwrap_or_else(|| default.value());
+                let value = object["spec"]["forProvider"]
+                    .get(*name)
+                    .cloned()
+                    .unwrap_or_else(|| default.value());
                 (name.to_string(), value)
             })
             .collect();
@@ -340,7 +371,14 @@ impl Provider {
         match error {
             Some(detail) => {
                 let (reason, message) = failure(self.client, detail);
-                set_condition(object, "LastAsyncOperation", "False", reason, Some(&message), now);
+                set_condition(
+                    object,
+                    "LastAsyncOperation",
+                    "False",
+                    reason,
+                    Some(&message),
+                    now,
+                );
             }
             None => set_condition(object, "LastAsyncOperation", "True", "Success", None, now),
         }
