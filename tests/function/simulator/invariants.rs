@@ -351,7 +351,7 @@ mod tests {
             deletes: true,
         };
         assert_eq!(
-            kinds(&checker.armed(&[armed.clone()])),
+            kinds(&checker.armed(std::slice::from_ref(&armed))),
             [Invariant::OutsideUntouched]
         );
         let observed = Armed {

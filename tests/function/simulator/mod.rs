@@ -537,6 +537,41 @@ fn index(pool: &[&str], item: &str) -> usize {
 
 use Event::{Composite, ProviderAll};
 
+/// The claim adds a maven entry `name`, with `key` given or computed.
+fn add(name: &str, key: Option<&str>) -> Event {
+    Event::Add {
+        name: index(&NAMES, name),
+        package: 0,
+        key: key.map(|k| index(&KEYS, k)),
+    }
+}
+
+/// An outside actor makes `key` (with `handleSnapshots: snapshots`).
+fn outside(key: &str, snapshots: bool) -> Event {
+    Event::OutsideCreate {
+        key: index(&KEYS, key),
+        snapshots,
+    }
+}
+
+/// The claim renames its first entry `name`, keeping its key.
+fn rename(name: &str) -> Event {
+    Event::Rename {
+        slot: 0,
+        name: index(&NAMES, name),
+    }
+}
+
+/// Asserts that `events` break `invariant` with a violation that says `says`: an expected
+/// failure, which names the issue that is to make it hold.
+fn finds(invariant: Invariant, events: &[Event], says: &str, issue: &str) {
+    let found = violations_of(invariant, false, events);
+    assert!(
+        found.iter().any(|v| v.what.contains(says)),
+        "the simulator finds {issue}'s hole (an expected failure until it lands): {found:?}"
+    );
+}
+
 /// Issue 54, item 1: a move hands over any key. `a-libs` under project `team1`, then `libs`
 /// under `team1-a` (the same key: a move), then project `payments`: `libs` is rendered for
 /// `payments-libs`, which another team made (with `handleSnapshots: false`, which the
@@ -544,16 +579,9 @@ use Event::{Composite, ProviderAll};
 #[test]
 fn regression_54_1_a_move_hands_over_another_teams_key() {
     let events = [
-        Event::OutsideCreate {
-            key: index(&KEYS, "payments-libs"),
-            snapshots: false,
-        },
+        outside("payments-libs", false),
         Event::ProjectKey(Some(index(&PROJECT_KEYS, "team1"))),
-        Event::Add {
-            name: index(&NAMES, "a-libs"),
-            package: 0,
-            key: None,
-        },
+        add("a-libs", None),
         Composite,
         ProviderAll,
         ProviderAll,
@@ -561,10 +589,7 @@ fn regression_54_1_a_move_hands_over_another_teams_key() {
         Composite,
         // One edit: project team1-a, entry `a-libs` renamed `libs` (key team1-a-libs kept).
         Event::ProjectKey(Some(index(&PROJECT_KEYS, "team1-a"))),
-        Event::Rename {
-            slot: 0,
-            name: index(&NAMES, "libs"),
-        },
+        rename("libs"),
         Event::ReKey { slot: 0, key: None },
         Composite,
         // `libs` is moving; before the old resource is released, project `payments`.
@@ -575,10 +600,11 @@ fn regression_54_1_a_move_hands_over_another_teams_key() {
         ProviderAll,
         Composite,
     ];
-    let found = violations_of(Invariant::OutsideUntouched, false, &events);
-    assert!(
-        !found.is_empty(),
-        "the simulator finds issue 54.1's hole (until issue 54 lands)"
+    finds(
+        Invariant::OutsideUntouched,
+        &events,
+        "may update and delete payments-libs",
+        "issue 54.1",
     );
 }
 
@@ -587,24 +613,14 @@ fn regression_54_1_a_move_hands_over_another_teams_key() {
 #[test]
 fn regression_54_2_renaming_a_held_entry_takes_it_over() {
     let events = [
-        Event::OutsideCreate {
-            key: index(&KEYS, "payments-libs"),
-            snapshots: true,
-        },
-        Event::Add {
-            name: index(&NAMES, "libs"),
-            package: 0,
-            key: Some(index(&KEYS, "payments-libs")),
-        },
+        outside("payments-libs", true),
+        add("libs", Some("payments-libs")),
         Composite,
         ProviderAll,
         Composite,
         Composite,
         // Renamed, with the same key.
-        Event::Rename {
-            slot: 0,
-            name: index(&NAMES, "docs"),
-        },
+        rename("docs"),
         Composite,
         ProviderAll,
         ProviderAll,
@@ -620,10 +636,11 @@ fn regression_54_2_renaming_a_held_entry_takes_it_over() {
         ProviderAll,
         ProviderAll,
     ];
-    let found = violations_of(Invariant::OutsideUntouched, false, &events);
-    assert!(
-        !found.is_empty(),
-        "the simulator finds issue 54.2's hole (until issue 54 lands)"
+    finds(
+        Invariant::OutsideUntouched,
+        &events,
+        "payments-libs",
+        "issue 54.2",
     );
 }
 
@@ -632,21 +649,18 @@ fn regression_54_2_renaming_a_held_entry_takes_it_over() {
 #[test]
 fn regression_54_3_a_create_that_fails_after_the_repository_was_made() {
     let events = [
-        Event::Add {
-            name: index(&NAMES, "libs"),
-            package: 0,
-            key: None,
-        },
+        add("libs", None),
         Composite,
         Event::CreateFails { after_made: true },
         ProviderAll,
         ProviderAll,
         Composite,
     ];
-    let found = violations_of(Invariant::NothingStuckSilently, false, &events);
-    assert!(
-        found.iter().any(|v| v.what.contains("stays creating")),
-        "the simulator finds issue 54.3's hole (until issue 54 lands): {found:?}"
+    finds(
+        Invariant::NothingStuckSilently,
+        &events,
+        "libs (libs) stays creating",
+        "issue 54.3",
     );
 }
 
@@ -655,20 +669,9 @@ fn regression_54_3_a_create_that_fails_after_the_repository_was_made() {
 #[test]
 fn the_simulated_provider_confirms_a_create_and_holds_a_taken_key() {
     let events = [
-        Event::OutsideCreate {
-            key: index(&KEYS, "docs"),
-            snapshots: true,
-        },
-        Event::Add {
-            name: index(&NAMES, "libs"),
-            package: 0,
-            key: None,
-        },
-        Event::Add {
-            name: index(&NAMES, "docs"),
-            package: 0,
-            key: None,
-        },
+        outside("docs", true),
+        add("libs", None),
+        add("docs", None),
         Composite,
         ProviderAll,
         ProviderAll,
@@ -713,11 +716,7 @@ fn the_simulated_provider_confirms_a_create_and_holds_a_taken_key() {
 #[test]
 fn regression_54_8_reusing_a_retiring_name_is_fatal() {
     let events = [
-        Event::Add {
-            name: index(&NAMES, "libs"),
-            package: 0,
-            key: Some(index(&KEYS, "team1-libs")),
-        },
+        add("libs", Some("team1-libs")),
         Composite,
         ProviderAll,
         ProviderAll,
@@ -726,17 +725,14 @@ fn regression_54_8_reusing_a_retiring_name_is_fatal() {
         Composite,
         Event::Remove { slot: 0 },
         Composite,
-        Event::Add {
-            name: index(&NAMES, "libs"),
-            package: 0,
-            key: None,
-        },
+        add("libs", None),
         Composite,
     ];
-    let found = violations_of(Invariant::NoUnmeantFatal, false, &events);
-    assert!(
-        found.iter().any(|v| v.what.contains("keys are immutable")),
-        "the simulator finds issue 54.8's fatal (until issue 54 lands): {found:?}"
+    finds(
+        Invariant::NoUnmeantFatal,
+        &events,
+        "keys are immutable",
+        "issue 54.8",
     );
 }
 
@@ -745,11 +741,7 @@ fn regression_54_8_reusing_a_retiring_name_is_fatal() {
 fn race(client: Client) -> (World, Vec<Violation>) {
     let mut world = World::new(Setup { bounded: false }, client);
     let mut found = Vec::new();
-    found.extend(world.step(&Event::Add {
-        name: index(&NAMES, "libs"),
-        package: 0,
-        key: None,
-    }));
+    found.extend(world.step(&add("libs", None)));
     found.extend(world.step(&Composite));
     found.extend(world.step(&ProviderAll));
     world
