@@ -351,33 +351,33 @@ fn edit(claim: &mut Claim, event: &Event) {
                 entry.key = Some(key);
             }
         }
-        Event::ReKey { slot: s, key } => {
-            if let Some(i) = slot(s) {
-                claim.entries[i].key = key.map(|k| KEYS[k].to_owned());
-            }
-        }
-        Event::Import { slot: s, on } => {
-            if let Some(i) = slot(s) {
-                claim.entries[i].import = on;
-            }
-        }
-        Event::Policies { slot: s, policies } => {
-            if let Some(i) = slot(s) {
-                claim.entries[i].policies = policies.map(|p| POLICIES[p]);
-            }
-        }
-        Event::Deletion { slot: s, delete } => {
-            if let Some(i) = slot(s) {
-                claim.entries[i].delete = delete;
-            }
-        }
-        Event::Describe { slot: s, text } => {
-            if let Some(i) = slot(s) {
-                claim.entries[i].description = text.map(|t| DESCRIPTIONS[t]);
-            }
-        }
+        Event::ReKey { slot: s, key } => set(
+            claim,
+            s,
+            Box::new(move |e| e.key = key.map(|k| KEYS[k].to_owned())),
+        ),
+        Event::Import { slot: s, on } => set(claim, s, Box::new(move |e| e.import = on)),
+        Event::Policies { slot: s, policies } => set(
+            claim,
+            s,
+            Box::new(move |e| e.policies = policies.map(|p| POLICIES[p])),
+        ),
+        Event::Deletion { slot: s, delete } => set(claim, s, Box::new(move |e| e.delete = delete)),
+        Event::Describe { slot: s, text } => set(
+            claim,
+            s,
+            Box::new(move |e| e.description = text.map(|t| DESCRIPTIONS[t])),
+        ),
         Event::ProjectKey(project) => claim.project_key = project.map(|p| PROJECT_KEYS[p]),
         _ => {}
+    }
+}
+
+/// Changes the entry `slot` picks (modulo their count); nothing when there is none.
+fn set(claim: &mut Claim, slot: usize, change: Box<dyn FnOnce(&mut Entry)>) {
+    let count = claim.entries.len();
+    if count > 0 {
+        change(&mut claim.entries[slot % count]);
     }
 }
 
