@@ -546,6 +546,19 @@ fn add(name: &str, key: Option<&str>) -> Event {
     }
 }
 
+/// The composite and the provider reconcile until a new entry's create is confirmed and the
+/// entry is `managed`: the create, its apply, the Observe that finds it; `created`, `managed`.
+fn created() -> Vec<Event> {
+    vec![
+        Composite,
+        ProviderAll,
+        ProviderAll,
+        ProviderAll,
+        Composite,
+        Composite,
+    ]
+}
+
 /// An outside actor makes `key` (with `handleSnapshots: snapshots`).
 fn outside(key: &str, snapshots: bool) -> Event {
     Event::OutsideCreate {
@@ -669,16 +682,10 @@ fn regression_54_3_a_create_that_fails_after_the_repository_was_made() {
 #[test]
 fn the_simulated_provider_confirms_a_create_and_holds_a_taken_key() {
     let events = [
-        outside("docs", true),
-        add("libs", None),
-        add("docs", None),
-        Composite,
-        ProviderAll,
-        ProviderAll,
-        ProviderAll,
-        Composite,
-        Composite,
-    ];
+        vec![outside("docs", true), add("libs", None), add("docs", None)],
+        created(),
+    ]
+    .concat();
     let mut world = World::new(Setup { bounded: false }, Client::TerraformCli);
     for event in &events {
         assert_eq!(world.step(event), [], "{event:?}");
@@ -716,18 +723,16 @@ fn the_simulated_provider_confirms_a_create_and_holds_a_taken_key() {
 #[test]
 fn regression_54_8_reusing_a_retiring_name_is_fatal() {
     let events = [
-        add("libs", Some("team1-libs")),
-        Composite,
-        ProviderAll,
-        ProviderAll,
-        ProviderAll,
-        Composite,
-        Composite,
-        Event::Remove { slot: 0 },
-        Composite,
-        add("libs", None),
-        Composite,
-    ];
+        vec![add("libs", Some("team1-libs"))],
+        created(),
+        vec![
+            Event::Remove { slot: 0 },
+            Composite,
+            add("libs", None),
+            Composite,
+        ],
+    ]
+    .concat();
     finds(
         Invariant::NoUnmeantFatal,
         &events,
