@@ -149,7 +149,7 @@ pub fn outside_key(index: usize) -> &'static str {
         .unwrap_or_else(|| NAMES[(index - KEYS.len()) % NAMES.len()])
 }
 
-/// Whether the function input sets `allowedKeys`, and which provider client runs.
+/// Whether the function input sets `allowedKeys` (`{claimNamespace}-*`).
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Setup {
     pub bounded: bool,

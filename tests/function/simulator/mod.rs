@@ -428,6 +428,7 @@ fn config(cases: u32) -> ProptestConfig {
     ProptestConfig {
         cases,
         failure_persistence: crate::support::seeds_beside_the_file(),
+        source_file: Some(file!()),
         max_shrink_iters: 2_000,
         ..ProptestConfig::default()
     }
