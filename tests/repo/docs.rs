@@ -279,7 +279,8 @@ fn indexed_files(index: &str) -> BTreeSet<String> {
         .collect()
 }
 
-/// The modules each test binary declares in `tests/<area>/main.rs`, as `tests/<area>/<module>.rs`.
+/// The modules each test binary declares in `tests/<area>/main.rs`, as `tests/<area>/<module>.rs`
+/// (or `tests/<area>/<module>/mod.rs` for a module that is a folder).
 /// A module with a `#[path]` attribute is not the binary's own: the shared `tests/support/`.
 fn test_modules() -> BTreeSet<String> {
     let mut modules = BTreeSet::new();
@@ -299,7 +300,13 @@ fn test_modules() -> BTreeSet<String> {
                 .and_then(|rest| rest.strip_suffix(';'))
             {
                 if !elsewhere {
-                    modules.insert(format!("tests/{area}/{name}.rs"));
+                    // A module with files of its own is a folder: `<module>/mod.rs`.
+                    let folder = format!("tests/{area}/{name}/mod.rs");
+                    modules.insert(if root().join(&folder).is_file() {
+                        folder
+                    } else {
+                        format!("tests/{area}/{name}.rs")
+                    });
                 }
                 elsewhere = false;
             }
