@@ -96,18 +96,26 @@ fn run(
         meta: &meta,
         api,
     };
-    let mut repositories = plan_repositories(request, &ctx, findings);
-    check_live_changes(&repositories, &ctx, findings);
     // What the previous call said, for results about changes, and the phases a key went
     // through: a new key is created, never taken over (docs/design.md, "Adoption").
     let previous = PreviousStatus::read(composite);
-    let guard = input.create_guard;
+    let mut repositories = plan_repositories(request, &ctx, &previous, findings);
+    check_live_changes(&repositories, &ctx, findings);
+    // Repositories gone from the spec are retired without deleting them by accident; a key
+    // that moves to a renamed entry is observed only, as what it was, until its old resource
+    // is gone.
+    let retirements = retire(request, &input, &repositories);
+    let moves = retirement::moves(&retirements, &repositories, |name| {
+        let live = observed_resource(request, name).map(Observed::read)?;
+        Origin::parse(live.annotations.origin?)
+    });
     adoption::decide_phases(
         &mut repositories,
         &adoption::Context {
-            guard,
+            guard: input.create_guard,
             previous: previous.phases(),
         },
+        &moves,
     );
     words::warn_stuck(&repositories, findings);
 
@@ -151,11 +159,6 @@ fn run(
         return fatal(request, response, findings);
     }
 
-    // Repositories gone from the spec are retired without deleting them by accident; a key
-    // that moves to a renamed entry waits until its old resource is gone.
-    let retirements = retire(request, &input, &repositories);
-    let moves = retirement::moves(&retirements, &repositories);
-    adoption::wait_for_moves(&mut repositories, &moves);
     takeover::preview_takeovers(&mut repositories);
     let consequential = consequences::consequences(&repositories);
     let desired = response.desired.get_or_insert_with(State::default);
@@ -202,6 +205,7 @@ fn run(
 fn plan_repositories<'c>(
     request: &'c RunFunctionRequest,
     ctx: &plan::Context<'c>,
+    previous: &PreviousStatus,
     findings: &mut Findings,
 ) -> Vec<Repository<'c>> {
     let mut planned = plan::plan(ctx, findings);
@@ -215,7 +219,7 @@ fn plan_repositories<'c>(
         .into_iter()
         .map(|p| {
             let live = observed_resource(request, p.name).map(Observed::read);
-            Repository::new(p, live)
+            Repository::new(p, live, previous)
         })
         .collect()
 }
@@ -359,7 +363,7 @@ fn retire(
 }
 
 /// Each rendered resource into the desired state, with its readiness; an entry that waits
-/// (a moved key, a new virtual's members) is left out.
+/// (for its name, or a new virtual's members) is left out.
 fn insert_rendered(desired: &mut State, repositories: &mut [Repository]) {
     for r in repositories {
         if r.adoption.phase.is_waiting() {

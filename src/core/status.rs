@@ -134,11 +134,15 @@ fn write_preview(item: &mut ObjectWriter, preview: &Preview) {
 /// else False (Creating). With no entries, True, unless repositories are still retiring.
 pub(crate) fn repositories_condition(report: &Report) -> Condition {
     let repositories = report.repositories;
-    let not_ready: Vec<&str> = repositories
+    let not_ready: Vec<&Repository> = repositories
         .iter()
         .filter(|r| !is_ready(r.observed.as_ref(), &r.adoption.phase))
-        .map(|r| r.planned.key.as_str())
         .collect();
+    // A claim of imports is adopting, not creating, until the provider has observed them.
+    let adopting = not_ready
+        .iter()
+        .all(|r| matches!(r.adoption.phase, Phase::Adopted { .. }));
+    let not_ready: Vec<&str> = not_ready.iter().map(|r| r.planned.key.as_str()).collect();
     let held = repositories.iter().find_map(|r| match &r.adoption.phase {
         Phase::Held(hold) => Some((&r.planned, hold)),
         Phase::Creating
@@ -146,6 +150,7 @@ pub(crate) fn repositories_condition(report: &Report) -> Condition {
         | Phase::Adopted { .. }
         | Phase::TakingOver
         | Phase::Managed
+        | Phase::Moving
         | Phase::Waiting(_) => None,
     });
     let retiring = report
@@ -188,7 +193,7 @@ pub(crate) fn repositories_condition(report: &Report) -> Condition {
     } else {
         (
             Status::ConditionFalse,
-            "Creating",
+            if adopting { "Adopting" } else { "Creating" },
             format!("not ready yet: {}", list(&not_ready)),
         )
     };

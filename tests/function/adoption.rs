@@ -657,38 +657,6 @@ async fn resources_composed_before_the_guard_are_left_as_they_are() {
 }
 
 #[tokio::test]
-async fn a_moved_key_is_taken_over_by_its_new_resource_without_a_hold() {
-    let mut function = Function::start().await;
-    for api in APIS {
-        let renamed =
-            json!([{"name": "libs-new", "rclass": "local", "packageType": "maven", "key": "libs"}]);
-        // Call 1: the old resource still observed (orphaned already): released; the new one waits.
-        let orphaned = api
-            .local_resource("libs", Some("created"), None)
-            .created()
-            .orphaned(api)
-            .value();
-        let response = function
-            .call(
-                api.request(spec(renamed.clone()))
-                    .observed("libs", orphaned),
-            )
-            .await;
-        assert!(!desired_resources(&response).contains_key("libs-new"));
-        assert_eq!(status_repositories(&response)[0]["phase"], "moving");
-        // Call 2: the old resource is gone; the new one takes the key over at once.
-        let previous = json!({"repositories": [{"name": "libs-new", "phase": "moving"}]});
-        let response = function
-            .call(with_status(previous, api.request(spec(renamed))))
-            .await;
-        let resources = validated(api, &response);
-        assert_eq!(policies(&resources["libs-new"]), &Value::Null);
-        assert_eq!(origin(&resources["libs-new"]), "moved");
-        assert_eq!(status_repositories(&response)[0]["phase"], "managed");
-    }
-}
-
-#[tokio::test]
 async fn a_provider_without_management_policies_is_recognised() {
     let mut function = Function::start().await;
     for api in APIS {
@@ -1484,4 +1452,287 @@ fn response_status(response: &RunFunctionResponse) -> Value {
         .as_ref()
         .unwrap();
     composite.resource.as_ref().unwrap().clone().into_value()["status"].clone()
+}
+
+// ---- a move carries its key and its origin (issue 54, items 1 and 2) --------------------
+
+/// The old resource of a move as it retires: what its origin says it was, as observed.
+fn retiring_resource(api: Api, origin: &str) -> Value {
+    let live = match origin {
+        "created" => api
+            .local_resource("libs", Some(origin), None)
+            .created()
+            .orphaned(api),
+        // Held or adopted: observed only, never created by us.
+        _ => api
+            .local_resource("libs", Some(origin), Some(json!(["Observe"])))
+            .observed_existing(),
+    };
+    live.value()
+}
+
+/// An entry renamed with its key kept: its new resource observes the repository meanwhile,
+/// holding the key for the claim (its key label is what another composite's lookup meets), and
+/// carries the old resource's origin; once the old resource is gone, that origin decides, as
+/// at any call: a key the claim created is managed, a held key stays held (renaming a held
+/// entry takes nothing over), an import stays adopted until its takeover is previewed.
+#[tokio::test]
+async fn a_moved_key_carries_what_it_was_to_the_claim() {
+    let mut function = Function::start().await;
+    let renamed =
+        || json!([{"name": "libs-new", "rclass": "local", "packageType": "maven", "key": "libs"}]);
+    for api in APIS {
+        for (was, carried, then) in [
+            ("created", "moved", "managed"),
+            ("taken", "taken", "held"),
+            ("imported", "imported", "adopted"),
+        ] {
+            let case = format!("{} {was}", api.folder);
+            let response = function
+                .call(
+                    api.request(spec(renamed()))
+                        .observed("libs", retiring_resource(api, was)),
+                )
+                .await;
+            let resources = validated(api, &response);
+            let moving = &resources["libs-new"];
+            assert_eq!(policies(moving), &json!(["Observe"]), "{case}");
+            assert_eq!(origin(moving), carried, "{case}");
+            assert_eq!(
+                moving["metadata"]["labels"]["artifactory.fn.crossplane.io/key"], "libs",
+                "{case}"
+            );
+            assert_eq!(
+                status_repositories(&response)[0]["phase"],
+                "moving",
+                "{case}"
+            );
+            assert_eq!(results(&response, "RepositoryMoving").len(), 1, "{case}");
+
+            // The old resource gone, the new one observed as the provider shows it.
+            let observed = api
+                .local_resource("libs", Some(carried), Some(json!(["Observe"])))
+                .observed_existing()
+                .value();
+            let previous = json!({"repositories": [{"name": "libs-new", "phase": "moving"}]});
+            let response = function
+                .call(with_status(
+                    previous,
+                    api.request(spec(renamed())).observed("libs-new", observed),
+                ))
+                .await;
+            let resources = validated(api, &response);
+            assert_eq!(status_repositories(&response)[0]["phase"], then, "{case}");
+            let own = if then == "managed" {
+                Value::Null
+            } else {
+                json!(["Observe"])
+            };
+            assert_eq!(policies(&resources["libs-new"]), &own, "{case}");
+        }
+    }
+}
+
+/// Issue 54, item 1, as written there: `a-libs` under project `team1`, then `libs` under
+/// `team1-a` (the same key, so a move), then project `payments`: `libs` is never given
+/// `payments-libs`, a repository another team made. Its moving resource holds
+/// `team1-a-libs`, so the new project key is a key change, refused; before that resource is
+/// observed, `payments-libs` is only a new entry's, created or held by the guard.
+#[tokio::test]
+async fn a_move_hands_over_only_the_key_that_moved() {
+    let mut function = Function::start().await;
+    let libs_under = |project: &str, name: &str| json!({"projectKey": project, "repositories": [{"name": name, "rclass": "local", "packageType": "maven"}]});
+    for api in APIS {
+        let a_libs = api
+            .local_resource("team1-a-libs", Some("created"), None)
+            .created()
+            .value();
+        // Step 2: the move.
+        let response = function
+            .call(
+                api.request(libs_under("team1-a", "libs"))
+                    .observed("a-libs", a_libs.clone()),
+            )
+            .await;
+        let resources = validated(api, &response);
+        assert_eq!(
+            resources["libs"]["metadata"]["annotations"]["crossplane.io/external-name"],
+            "team1-a-libs"
+        );
+        assert_eq!(policies(&resources["libs"]), &json!(["Observe"]));
+        let moving = api
+            .local_resource("team1-a-libs", Some("moved"), Some(json!(["Observe"])))
+            .observed_existing()
+            .value();
+        let previous = json!({"repositories": [{"name": "libs", "phase": "moving"}]});
+
+        // Step 3, the moving resource observed: a key change, refused.
+        let response = function
+            .call(with_status(
+                previous.clone(),
+                api.request(libs_under("payments", "libs"))
+                    .observed("a-libs", a_libs.clone())
+                    .observed("libs", moving),
+            ))
+            .await;
+        let fatal = fatal_message(&response).expect("a key change is refused");
+        assert_has(&fatal, "team1-a-libs");
+
+        // Step 3 before the moving resource is observed: a new entry under the guard.
+        let response = function
+            .call(with_status(
+                previous,
+                api.request(libs_under("payments", "libs"))
+                    .observed("a-libs", a_libs),
+            ))
+            .await;
+        let resources = validated(api, &response);
+        let libs = &resources["libs"];
+        assert_eq!(
+            libs["metadata"]["annotations"]["crossplane.io/external-name"],
+            "payments-libs"
+        );
+        assert_eq!(
+            policies(libs),
+            &json!(["Observe", "Create"]),
+            "{}",
+            api.folder
+        );
+        assert_eq!(origin(libs), "creating");
+    }
+}
+
+// ---- a name reused while its old resource goes (issue 54, item 8) -------------------------
+
+/// An entry removed and another added under its name while the old resource still retires:
+/// the new entry waits, said once, and the old one goes on being released; not a refused
+/// change of key or kind.
+#[tokio::test]
+async fn a_name_reused_while_its_resource_retires_waits_for_it() {
+    let mut function = Function::start().await;
+    for api in APIS {
+        let old = api
+            .local_resource("team1-libs", Some("created"), None)
+            .created()
+            .orphaned(api)
+            .value();
+        let previous = json!({"retiring": [{"name": "libs", "key": "team1-libs"}]});
+        let response = function
+            .call(with_status(
+                previous,
+                api.request(spec(json!([libs()]))).observed("libs", old),
+            ))
+            .await;
+        assert_eq!(fatal_message(&response), None, "{}", api.folder);
+        let resources = validated(api, &response);
+        assert!(!resources.contains_key("libs"), "{resources:?}");
+        assert_eq!(status_repositories(&response)[0]["phase"], "waiting");
+        let waiting = results(&response, "RepositoryWaiting");
+        assert_eq!(waiting.len(), 1, "{:#?}", response.results);
+        assert_has(&waiting[0].message, "(key team1-libs) left the spec");
+        assert_eq!(results(&response, "RepositoryReleased").len(), 1);
+    }
+}
+
+/// A resource of the entry's name that is being deleted is not the entry's: its finalizer
+/// acts with the deletion it has, so rendering the entry's own policies onto it would let the
+/// finalizer delete a repository the claim lists. The entry waits until it is gone.
+#[tokio::test]
+async fn an_entry_waits_while_a_resource_of_its_name_is_deleted() {
+    let mut function = Function::start().await;
+    for api in APIS {
+        let mut going = api
+            .local_resource("libs", Some("creating"), Some(json!(["Observe", "Create"])))
+            .created()
+            .value();
+        going["metadata"]["deletionTimestamp"] = json!("2026-11-01T10:00:00Z");
+        let response = function
+            .call(api.request(spec(json!([libs()]))).observed("libs", going))
+            .await;
+        let resources = validated(api, &response);
+        assert!(!resources.contains_key("libs"), "{resources:?}");
+        assert_eq!(status_repositories(&response)[0]["phase"], "waiting");
+    }
+}
+
+/// A create that fails again in the same words keeps the first failure's time on
+/// `LastAsyncOperation` (crossplane-runtime keeps an equal condition as it was), while
+/// `AsyncOperation` Finished moves at every apply (upjet `external.go:238-240`, `api.go:142-143`
+/// @ v2.2.0): the failure is read as the latest create's, not left `creating` in silence.
+#[tokio::test]
+async fn a_create_that_fails_again_in_the_same_words_is_read() {
+    let mut function = Function::start().await;
+    for api in APIS {
+        let again = |finished: &str| {
+            let mut live = api
+                .local_resource("libs", Some("creating"), Some(json!(["Observe", "Create"])))
+                .annotate(
+                    "crossplane.io/external-create-pending",
+                    "2026-11-01T10:05:00Z",
+                )
+                .annotate(
+                    "crossplane.io/external-create-succeeded",
+                    "2026-11-01T10:05:00Z",
+                )
+                .observed_existing()
+                .condition(
+                    "LastAsyncOperation",
+                    "False",
+                    "ApplyFailure",
+                    Some(APPLY_TIMED_OUT),
+                )
+                .condition("AsyncOperation", "True", "Finished", None)
+                .value();
+            live["status"]["conditions"][3]["lastTransitionTime"] = json!(finished);
+            api.request(spec(json!([libs()]))).observed("libs", live)
+        };
+        // An apply finished after the latest create began: its failure is that create's.
+        let response = function.call(again("2026-11-01T10:06:00Z")).await;
+        assert_eq!(
+            status_repositories(&response)[0]["phase"],
+            "held",
+            "{}",
+            api.folder
+        );
+        assert_has(
+            &warning(&response, "RepositoryHeld"),
+            "the provider's create failed",
+        );
+        // None has since: the failure is an earlier attempt's, and the create goes on.
+        let response = function.call(again("2026-11-01T10:00:00Z")).await;
+        assert_eq!(status_repositories(&response)[0]["phase"], "creating");
+    }
+}
+
+/// A held key deleted by its owner: crossplane-runtime leaves `Ready` as it was when `Observe`
+/// fails, so the resource shows a stale `Ready` True beside "external resource does not
+/// exist". The key is free: the entry goes back to `creating`, and one whose own policies
+/// cannot create is told so, instead of turning between `held` and `creating`.
+#[tokio::test]
+async fn a_held_key_deleted_by_its_owner_is_free_despite_a_stale_ready() {
+    let mut function = Function::start().await;
+    for api in APIS {
+        let gone = |origin: &str| {
+            api.local_resource("libs", Some(origin), Some(json!(["Observe"])))
+                .condition("Ready", "True", "Available", None)
+                .condition("Synced", "False", "ReconcileError", Some(NOT_FOUND))
+                .value()
+        };
+        let entry = json!({"name": "libs", "rclass": "local", "packageType": "maven", "managementPolicies": ["Observe"]});
+        for origin in ["taken", "creating"] {
+            let response = function
+                .call(
+                    api.request(spec(json!([entry.clone()])))
+                        .observed("libs", gone(origin)),
+                )
+                .await;
+            let case = format!("{} {origin}", api.folder);
+            assert_eq!(
+                status_repositories(&response)[0]["phase"],
+                "creating",
+                "{case}"
+            );
+            assert_has(&warning(&response, "CannotCreate"), NOT_FOUND);
+        }
+    }
 }

@@ -263,9 +263,12 @@ fn a_renamed_entry_retires_the_old_name() {
             .run(),
     );
     assert_eq!(resources["libs"]["spec"]["deletionPolicy"], "Orphan");
-    // The key moves: the new name takes it once the old resource is gone (see the test below),
-    // never two managed resources on one repository.
-    assert!(!resources.contains_key("libs-new"));
+    // The key moves: the new name only observes until the old resource is gone (see the test
+    // below), never two managed resources acting on one repository.
+    assert_eq!(
+        resources["libs-new"]["spec"]["managementPolicies"],
+        json!(["Observe"])
+    );
 }
 
 #[test]
@@ -413,13 +416,15 @@ fn a_key_owned_by_another_composite_is_a_conflict() {
 }
 
 /// An entry renamed with its key kept is a move: the old resource is orphaned and released
-/// first (even without deletion protection), the new one is held back until the old one is
-/// gone, so two managed resources never act on one repository; then it takes the key over.
+/// first (even without deletion protection); the new one meanwhile only observes, carrying
+/// what the key was (`moved`: the claim's), so two managed resources never act on one
+/// repository and no other composite can take the key; then it takes the key over.
 #[test]
 fn renaming_an_entry_with_its_key_moves_the_repository_in_two_phases() {
     let renamed =
         json!([{"name": "libs-new", "key": "libs", "rclass": "local", "packageType": "maven"}]);
     let old = live(LOCAL_MAVEN, "MavenRepository", "libs", true);
+    let mut moving = Value::Null;
     for protection in [true, false] {
         let first = request(composite(spec(renamed.clone())))
             .input(input(json!({"deletionProtection": protection})))
@@ -427,10 +432,16 @@ fn renaming_an_entry_with_its_key_moves_the_repository_in_two_phases() {
             .run();
         assert_eq!(fatal_message(&first), None);
         let resources = desired_resources(&first);
-        assert_eq!(resources.len(), 1, "{protection}: {resources:?}");
+        assert_eq!(resources.len(), 2, "{protection}: {resources:?}");
         assert_eq!(
             resources["libs-old"]["spec"]["deletionPolicy"], "Orphan",
             "{protection}"
+        );
+        moving = resources["libs-new"].clone();
+        assert_eq!(moving["spec"]["managementPolicies"], json!(["Observe"]));
+        assert_eq!(
+            moving["metadata"]["annotations"]["artifactory.fn.crossplane.io/origin"],
+            "moved"
         );
         let normal = results(&first, Severity::Normal);
         assert!(
@@ -438,25 +449,40 @@ fn renaming_an_entry_with_its_key_moves_the_repository_in_two_phases() {
             "{normal:?}"
         );
         assert!(
-            !normal.iter().any(|r| r.contains("creating libs-new")),
+            !normal.iter().any(|r| r.contains("creating libs")),
             "{normal:?}"
         );
     }
+    // The new resource as the provider shows it: observing the repository.
+    moving["status"] = old["status"].clone();
 
     // The orphaning applied: the old resource is left out (Crossplane deletes it, the
-    // repository stays) and the new one is still held back.
+    // repository stays) and the new one still only observes.
     let mut orphaned = old;
     orphaned["spec"]["deletionPolicy"] = json!("Orphan");
     let second = request(composite(spec(renamed.clone())))
         .observed("libs-old", orphaned)
+        .observed("libs-new", moving.clone())
         .run();
-    assert!(desired_resources(&second).is_empty());
+    let resources = desired_resources(&second);
+    assert_eq!(resources.len(), 1, "{resources:?}");
+    assert_eq!(
+        resources["libs-new"]["spec"]["managementPolicies"],
+        json!(["Observe"])
+    );
 
-    // The old resource gone: the new one takes the key.
-    let third = request(composite(spec(renamed))).run();
+    // The old resource gone: the new one takes the key, with the entry's own policies.
+    let third = request(composite(spec(renamed)))
+        .observed("libs-new", moving)
+        .run();
     let resources = desired_resources(&third);
     assert_eq!(
         resources["libs-new"]["metadata"]["annotations"]["crossplane.io/external-name"],
         "libs"
     );
+    assert_eq!(
+        resources["libs-new"]["spec"]["managementPolicies"],
+        Value::Null
+    );
+    assert_eq!(resources["libs-new"]["spec"]["deletionPolicy"], Value::Null);
 }

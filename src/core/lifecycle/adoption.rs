@@ -51,7 +51,7 @@ use crate::core::lifecycle::Repository;
 use crate::core::plan::Planned;
 use crate::core::policy;
 use std::borrow::Cow;
-use std::collections::{HashMap, HashSet};
+use std::collections::HashMap;
 
 /// What the adoption decided for one entry.
 #[derive(Debug, Clone, PartialEq)]
@@ -98,11 +98,19 @@ pub(crate) struct Context<'a> {
 }
 
 /// Decides every entry's phase, then sets the management policies it is rendered with (and the
-/// deletion that follows) in its plan.
-pub(crate) fn decide_phases(repositories: &mut [Repository], ctx: &Context) {
+/// deletion that follows) in its plan. `moves` are this call's: keys that move to an entry from
+/// a retiring resource of this composite.
+pub(crate) fn decide_phases(repositories: &mut [Repository], ctx: &Context, moves: &[Move]) {
     for r in repositories.iter_mut() {
-        r.adoption = decide(&r.planned, r.observed.as_ref(), ctx);
+        r.adoption = match &r.name_retiring {
+            Some(key) => Adoption {
+                phase: Phase::Waiting(Wait::NameRetiring { key: key.clone() }),
+                ..Adoption::default()
+            },
+            None => decide(&r.planned, r.observed.as_ref(), ctx),
+        };
     }
+    move_keys(repositories, moves);
     if ctx.guard {
         hold_virtuals(repositories);
     }
@@ -111,18 +119,26 @@ pub(crate) fn decide_phases(repositories: &mut [Repository], ctx: &Context) {
     }
 }
 
-/// The move's transition: an entry whose key moves to it from a retiring resource waits, not
-/// rendered, until the old resource is gone; the call after, it takes the key over
-/// ([`decide`], `PhaseName::Moving` at the previous call).
-pub(crate) fn wait_for_moves(repositories: &mut [Repository], moves: &[Move]) {
+/// The move's transition: an entry whose key moves to it from a retiring resource is observed
+/// only, and carries the old resource's origin, until the old resource is gone. Its resource
+/// holds the key for the claim meanwhile (another composite asking for it meets it), and
+/// records what the key was: once the old resource is gone, the new one's origin decides its
+/// phase, as at any call. A key the entry no longer asks for is no move: the entry is judged
+/// as a new one, and a live resource of another key is refused by the key guard.
+fn move_keys(repositories: &mut [Repository], moves: &[Move]) {
     if moves.is_empty() {
         return;
     }
-    let held_back: HashSet<&str> = moves.iter().map(|m| m.to).collect();
+    let by_entry: HashMap<&str, &Move> = moves.iter().map(|m| (m.to, m)).collect();
     for r in repositories.iter_mut() {
-        if held_back.contains(r.planned.name) {
-            r.adoption.phase = Phase::Waiting(Wait::Moving);
-        }
+        let Some(m) = by_entry.get(r.planned.name) else {
+            continue;
+        };
+        r.adoption = Adoption {
+            phase: Phase::Moving,
+            origin: Some(Origin::carried(m.origin)),
+            ..r.adoption.clone()
+        };
     }
 }
 
@@ -142,11 +158,9 @@ fn decide(p: &Planned, live: Option<&Observed>, ctx: &Context) -> Adoption {
         .and_then(|l| l.annotations.origin)
         .and_then(Origin::parse);
     let Some(live) = live else {
-        let moved_here = ctx.previous.get(p.name) == Some(&PhaseName::Moving);
-        return match (moved_here, ctx.guard) {
-            (true, _) => adoption(Phase::Managed, Some(Origin::Moved)),
-            (false, true) => adoption(Phase::Creating, Some(Origin::Creating)),
-            (false, false) => adoption(Phase::Creating, None),
+        return match ctx.guard {
+            true => adoption(Phase::Creating, Some(Origin::Creating)),
+            false => adoption(Phase::Creating, None),
         };
     };
     match origin {
@@ -164,9 +178,10 @@ fn decide(p: &Planned, live: Option<&Observed>, ctx: &Context) -> Adoption {
         Some(Origin::Imported) => adoption(Phase::Managed, Some(Origin::Imported)),
         // A held key whose repository is gone (its owner deleted it) is free again: the entry
         // goes back to creating it, under the guard.
-        Some(Origin::Taken) if ctx.guard && missing_message(live).is_some() => {
-            adoption(Phase::Creating, Some(Origin::Creating))
-        }
+        Some(Origin::Taken) if ctx.guard && missing_message(live).is_some() => Adoption {
+            stuck: cannot_create(p, live),
+            ..adoption(Phase::Creating, Some(Origin::Creating))
+        },
         Some(Origin::Taken) if ctx.guard => {
             adoption(Phase::Held(Hold::Existed), Some(Origin::Taken))
         }
@@ -195,7 +210,7 @@ fn decide(p: &Planned, live: Option<&Observed>, ctx: &Context) -> Adoption {
                 ..adoption(Phase::Creating, Some(Origin::Creating))
             },
             Outcome::Pending => Adoption {
-                stuck: missing_message(live).map(|m| Stuck::CannotCreate(m.to_owned())),
+                stuck: cannot_create(p, live),
                 ..adoption(Phase::Creating, Some(Origin::Creating))
             },
         },
@@ -312,8 +327,26 @@ fn later_or_equal(a: Option<&str>, b: Option<&str>) -> bool {
 }
 
 /// The provider observes the repository: upjet sets `Ready` True when `Observe` finds it.
+/// crossplane-runtime leaves `Ready` as it was when `Observe` fails, so a repository deleted
+/// since shows a stale `Ready` True beside `Synced` False "external resource does not exist":
+/// that one is gone.
 pub(crate) fn exists(live: &Observed) -> bool {
-    live.ready.is_some_and(|c| c.is("True"))
+    live.ready.is_some_and(|c| c.is("True")) && missing_message(live).is_none()
+}
+
+/// A `creating` entry whose key is free while its resource only observes: the entry's own
+/// policies cannot create (with the guard's, the provider would be creating it), so it is
+/// said, in the provider's words.
+fn cannot_create(p: &Planned, live: &Observed) -> Option<Stuck> {
+    let message = missing_message(live)?;
+    (!own_policies_create(p)).then(|| Stuck::CannotCreate(message.to_owned()))
+}
+
+/// The entry's own policies (`None`: the provider's default, `*`) let the provider create.
+fn own_policies_create(p: &Planned) -> bool {
+    p.management_policies
+        .as_deref()
+        .is_none_or(|own| own.iter().any(|x| x == "*" || x == "Create"))
 }
 
 /// The failed create's messages about the latest attempt: the asynchronous apply's
@@ -324,15 +357,23 @@ pub(crate) fn exists(live: &Observed) -> bool {
 /// `LastAsyncOperation` in `Observe` (`pkg/controller/external.go` @ v2.2.0): only the next
 /// apply's callback overwrites it (`pkg/controller/api.go:127`). So a False condition from
 /// before the latest create attempt (its `lastTransitionTime` earlier than
-/// `crossplane.io/external-create-pending`) is about an earlier attempt, and is not read.
+/// `crossplane.io/external-create-pending`) is about an earlier attempt, and is not read,
+/// unless an apply has finished since that create began: crossplane-runtime keeps an equal
+/// condition as it was (`ConditionedStatus.SetConditions`, `apis/common/v1/condition.go`), so a
+/// second failure in the same words keeps the first one's time, while `AsyncOperation`, Ongoing
+/// while an apply runs and Finished after it (`external.go:224-229`, `external.go:238-240`,
+/// `api.go:142-143` @ v2.2.0), moves at every apply.
 fn failed_create_messages<'a>(live: &Observed<'a>) -> impl Iterator<Item = &'a str> + 'a {
     let pending = live.annotations.create_pending;
     let current = move |c: &Condition| {
         c.last_transition_time.is_none() || later_or_equal(c.last_transition_time, pending)
     };
+    let applied_since = live
+        .async_operation
+        .is_some_and(|c| c.is("True") && c.last_transition_time.is_some() && current(&c));
     let apply = live
         .last_async_operation
-        .filter(|c| c.is("False") && current(c));
+        .filter(|c| c.is("False") && (current(c) || applied_since));
     let create = live.synced.filter(|c| {
         c.is("False") && current(c) && c.message.is_some_and(|m| m.starts_with("create failed"))
     });
@@ -406,24 +447,36 @@ fn hold_virtuals(repositories: &mut [Repository]) {
         let mut changed = false;
         for i in 0..repositories.len() {
             let r = &repositories[i];
-            if r.planned.kind.rclass != Rclass::Virtual || r.adoption.phase.is_held() {
+            // Held, moving or waiting for its name: not a new virtual whose members decide; an
+            // import observed only aggregates nothing it did not already.
+            let phase = &r.adoption.phase;
+            let settled = phase.is_held()
+                || phase.name() == PhaseName::Moving
+                || matches!(phase, Phase::Adopted { .. })
+                || matches!(phase, Phase::Waiting(Wait::NameRetiring { .. }));
+            if r.planned.kind.rclass != Rclass::Virtual || settled {
                 continue;
             }
             let members =
                 member_names(&r.planned).filter_map(|name| Some((name, *by_name.get(name)?)));
             let (mut held, mut pending) = (Vec::new(), Vec::new());
-            for (name, member) in members {
-                let phase = &repositories[member].adoption.phase;
-                if phase.is_held() {
-                    held.push(name.to_owned());
+            // Named by key, once each: a virtual may list a member and deploy to it too.
+            for (_, member) in members {
+                let member = &repositories[member];
+                let (phase, key) = (&member.adoption.phase, &member.planned.key);
+                let list = if phase.is_held() {
+                    &mut held
                 } else if !phase.is_ours() {
-                    pending.push(name.to_owned());
+                    &mut pending
+                } else {
+                    continue;
+                };
+                if !list.contains(key) {
+                    list.push(key.clone());
                 }
             }
             let phase = match (r.observed.is_some(), held.first()) {
-                (true, Some(first)) => Phase::Held(Hold::Member {
-                    name: first.clone(),
-                }),
+                (true, Some(first)) => Phase::Held(Hold::Member { key: first.clone() }),
                 (false, Some(_)) => Phase::Waiting(Wait::HeldMembers(held)),
                 (false, None) if !pending.is_empty() => Phase::Waiting(Wait::Members(pending)),
                 _ => continue,
@@ -457,11 +510,7 @@ fn apply(p: &mut Planned, adoption: &Adoption) {
         // `createGuard: false`: the entry's own policies at once.
         Rendering::Guard if adoption.origin.is_none() => return,
         Rendering::Guard => {
-            let creates = p
-                .management_policies
-                .as_deref()
-                .is_none_or(|own| own.iter().any(|x| x == "*" || x == "Create"));
-            if creates {
+            if own_policies_create(p) {
                 &GUARD_POLICIES
             } else {
                 &OBSERVE_ONLY

@@ -42,6 +42,8 @@ use crate::core::plan::Planned;
 use crate::proto::Struct;
 use adoption::Adoption;
 use observed::{leak_suspected, Observed};
+use previous::PreviousStatus;
+use retirement::still_retiring;
 use takeover::Preview;
 
 /// One repository of the claim through the call: what the plan made of its entry, what is live
@@ -67,11 +69,26 @@ pub(crate) struct Repository<'a> {
     pub preview: Option<Preview>,
     /// Whether the provider may have created the repository without recording it.
     pub leak: bool,
+    /// The key of a resource of the entry's name that is still retiring, or being deleted
+    /// (`retirement::still_retiring`): the entry waits until it is gone. Its observed resource
+    /// is then `None`: that resource is not the entry's.
+    pub name_retiring: Option<String>,
 }
 
 impl<'a> Repository<'a> {
-    pub(crate) fn new(planned: Planned<'a>, observed: Option<Observed<'a>>) -> Self {
+    pub(crate) fn new(
+        planned: Planned<'a>,
+        observed: Option<Observed<'a>>,
+        previous: &PreviousStatus,
+    ) -> Self {
+        let (observed, name_retiring) = match observed {
+            Some(live) if still_retiring(&planned, &live, previous) => {
+                (None, Some(live.key().unwrap_or_default().to_owned()))
+            }
+            observed => (observed, None),
+        };
         Repository {
+            name_retiring,
             planned,
             observed,
             adoption: Adoption::default(),

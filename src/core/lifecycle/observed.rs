@@ -25,6 +25,9 @@ pub(crate) struct Observed<'a> {
     pub name: Option<&'a str>,
     /// `metadata.generation`.
     pub generation: Option<i64>,
+    /// `metadata.deletionTimestamp` is set: the resource is going, and its finalizer may still
+    /// act on the repository with the deletion it had.
+    pub deleting: bool,
     /// The annotations the function reads.
     pub annotations: Annotations<'a>,
     /// The key label (`keys::KEY_LABEL`): the function's own resources carry it.
@@ -77,9 +80,15 @@ impl<'a> Observed<'a> {
         let [api_version, kind, metadata, spec, status] =
             object.get_all(["apiVersion", "kind", "metadata", "spec", "status"]);
         let metadata = metadata.and_then(View::as_object);
-        let [name, generation, annotations, labels] = match metadata {
-            Some(metadata) => metadata.get_all(["name", "generation", "annotations", "labels"]),
-            None => [None; 4],
+        let [name, generation, annotations, labels, deletion] = match metadata {
+            Some(metadata) => metadata.get_all([
+                "name",
+                "generation",
+                "annotations",
+                "labels",
+                "deletionTimestamp",
+            ]),
+            None => [None; 5],
         };
         let status = status.and_then(View::as_object);
         let conditions = Conditions::read(status);
@@ -89,6 +98,7 @@ impl<'a> Observed<'a> {
             kind: kind.and_then(View::as_str).unwrap_or_default(),
             name: name.and_then(View::as_str),
             generation: generation.and_then(View::as_i64),
+            deleting: deletion.and_then(View::as_str).is_some(),
             annotations: annotations
                 .and_then(View::as_object)
                 .map(read_annotations)

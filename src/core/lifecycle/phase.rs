@@ -48,6 +48,20 @@ impl Origin {
             _ => return None,
         })
     }
+
+    /// The origin a key's new resource carries while the key moves to it from `old`'s: what
+    /// the key was to the claim, so that a move neither takes a held key over nor skips the
+    /// adoption of an import. A key this claim created (or that the function found composed
+    /// before the create guard) is `moved`; one whose create was never confirmed stays
+    /// `creating`, so the create guard judges it again.
+    pub(crate) fn carried(old: Option<Origin>) -> Origin {
+        match old {
+            Some(Origin::Taken) => Origin::Taken,
+            Some(Origin::Imported) => Origin::Imported,
+            Some(Origin::Creating) => Origin::Creating,
+            Some(Origin::Created | Origin::Moved) | None => Origin::Moved,
+        }
+    }
 }
 
 /// Where an entry stands, with what the call found about it (why it is held, what it waits
@@ -67,6 +81,11 @@ pub(crate) enum Phase {
     TakingOver,
     /// Managed with the entry's own policies.
     Managed,
+    /// Its key moves to it from another composed resource of this composite, which is
+    /// released first: observed only meanwhile, carrying the old resource's origin
+    /// ([`Origin::carried`]), so that the key stays this claim's and is handed over as what it
+    /// was.
+    Moving,
     /// Not rendered yet.
     Waiting(Wait),
 }
@@ -86,15 +105,16 @@ pub(crate) enum Hold {
     ImportMissing(String),
     /// The imported repository's package type is not the entry's.
     ImportMismatch { live: String },
-    /// A virtual lists an entry that is held.
-    Member { name: String },
+    /// A virtual lists an entry that is held: its key.
+    Member { key: String },
 }
 
 /// Why an entry is not rendered yet.
 #[derive(Debug, Clone, PartialEq)]
 pub(crate) enum Wait {
-    /// Its key moves to it from another composed resource, which is released first.
-    Moving,
+    /// Its name is still a resource's that left the spec and is retiring (or one being
+    /// deleted): the new entry is made once that resource is gone. Its key.
+    NameRetiring { key: String },
     /// A new virtual waits until this claim has created or adopted these members.
     Members(Vec<String>),
     /// A new virtual would aggregate these held entries.
@@ -116,9 +136,11 @@ pub enum PhaseName {
     TakingOver,
     /// `managed`: the entry's own policies.
     Managed,
-    /// `waiting`: a new virtual whose members are not the claim's yet; not rendered.
+    /// `waiting`: not rendered yet: a new virtual whose members are not the claim's yet, or a
+    /// name whose old resource is still retiring.
     Waiting,
-    /// `moving`: the key moves here from another composed resource; not rendered.
+    /// `moving`: the key moves here from another composed resource; observed only until that
+    /// one is gone.
     Moving,
 }
 
@@ -185,11 +207,11 @@ impl PhaseName {
     pub fn rendering(self) -> Rendering {
         match self {
             PhaseName::Creating => Rendering::Guard,
-            PhaseName::Held | PhaseName::Adopted => Rendering::ObserveOnly,
+            PhaseName::Held | PhaseName::Adopted | PhaseName::Moving => Rendering::ObserveOnly,
             PhaseName::Created | PhaseName::TakingOver | PhaseName::Managed => {
                 Rendering::OwnPolicies
             }
-            PhaseName::Waiting | PhaseName::Moving => Rendering::NotRendered,
+            PhaseName::Waiting => Rendering::NotRendered,
         }
     }
 
@@ -212,8 +234,7 @@ impl PhaseName {
         match self {
             PhaseName::Creating => &["RepositoriesCreating", "CreateFailed", "CannotCreate"],
             PhaseName::Created => &[],
-            // A key moved here renders a new managed resource once the old one is gone.
-            PhaseName::Managed => &["RepositoriesCreating"],
+            PhaseName::Managed => &[],
             PhaseName::Held => &["RepositoryHeld", "TakeoverPreview"],
             PhaseName::Adopted => &["RepositoriesCreating", "TakeoverPreview"],
             PhaseName::TakingOver => &["TakingOver"],
@@ -246,8 +267,8 @@ impl Phase {
             Phase::Adopted { .. } => PhaseName::Adopted,
             Phase::TakingOver => PhaseName::TakingOver,
             Phase::Managed => PhaseName::Managed,
-            Phase::Waiting(Wait::Moving) => PhaseName::Moving,
-            Phase::Waiting(Wait::Members(_) | Wait::HeldMembers(_)) => PhaseName::Waiting,
+            Phase::Moving => PhaseName::Moving,
+            Phase::Waiting(_) => PhaseName::Waiting,
         }
     }
 
@@ -271,7 +292,11 @@ impl Phase {
                 Hold::Existed | Hold::CreateRefused(_) | Hold::CreateUnconfirmed(_) => true,
                 Hold::ImportMissing(_) | Hold::ImportMismatch { .. } | Hold::Member { .. } => false,
             },
-            Phase::Creating | Phase::Created | Phase::Managed | Phase::Waiting(_) => false,
+            Phase::Creating
+            | Phase::Created
+            | Phase::Managed
+            | Phase::Moving
+            | Phase::Waiting(_) => false,
         }
     }
 
@@ -284,7 +309,7 @@ impl Phase {
         match self {
             Phase::Created | Phase::Managed | Phase::TakingOver => true,
             Phase::Adopted { verified } => *verified,
-            Phase::Creating | Phase::Held(_) | Phase::Waiting(_) => false,
+            Phase::Creating | Phase::Held(_) | Phase::Moving | Phase::Waiting(_) => false,
         }
     }
 }
@@ -314,9 +339,13 @@ mod tests {
         }
         assert_eq!(PhaseName::parse("Managed"), None);
         assert_eq!(
-            Phase::Waiting(Wait::Moving).name(),
+            Phase::Moving.name(),
             PhaseName::Moving,
             "a move is its own row"
+        );
+        assert_eq!(
+            Phase::Waiting(Wait::NameRetiring { key: "libs".into() }).name(),
+            PhaseName::Waiting
         );
     }
 }

@@ -7,7 +7,10 @@ use crate::core::catalog::{catalog, ProviderApi};
 use crate::core::compose::EXTERNAL_NAME;
 use crate::core::keys::{key_label_value, KEY_LABEL};
 use crate::core::lifecycle::observed::Observed;
+use crate::core::lifecycle::phase::Origin;
+use crate::core::lifecycle::previous::PreviousStatus;
 use crate::core::lifecycle::Repository;
+use crate::core::plan::Planned;
 use crate::core::policy::{effective_deletion, Deletion, DeletionPolicy};
 use crate::proto::{ObjectView, View};
 use foldhash::fast::RandomState;
@@ -45,13 +48,21 @@ pub(crate) fn retire<'a>(
 ) -> Vec<Retirement> {
     // Built when first needed: a first call observes nothing of ours, and nothing retires in
     // most calls after it. foldhash, not SipHash: every reconcile looks up every resource.
+    // An entry that waits for its name (`Repository::name_retiring`) does not claim the
+    // resource of that name: the resource goes on retiring.
     let mut names: Option<HashSet<&str, RandomState>> = None;
     let mut keys = None;
     observed
         .into_iter()
         .filter(|(name, _)| {
             !names
-                .get_or_insert_with(|| repositories.iter().map(|r| r.planned.name).collect())
+                .get_or_insert_with(|| {
+                    repositories
+                        .iter()
+                        .filter(|r| r.name_retiring.is_none())
+                        .map(|r| r.planned.name)
+                        .collect()
+                })
                 .contains(name.as_str())
                 && !earlier_steps.contains_key(name.as_str())
         })
@@ -90,15 +101,23 @@ pub(crate) struct Move<'r> {
     pub from: &'r str,
     pub to: &'r str,
     pub key: &'r str,
+    /// The retiring resource's origin: what the key was to the claim, which the new resource
+    /// carries (`Origin::carried`).
+    pub origin: Option<Origin>,
 }
 
 /// The moves among the retirements: each retiring resource whose key a planned entry takes.
 /// The entry's resource is held back until the old one is gone, so that two managed resources
 /// never act on one repository; the old one is orphaned first, whatever deletion protection
 /// says, so that the repository stays.
+///
+/// `origin_of` gives a retiring resource's origin by its name. A name reused for the same key
+/// (an entry removed and added back while its old resource still retires) is no move: the
+/// entry waits for its name.
 pub(crate) fn moves<'r, 'a: 'r>(
     retirements: &'r [Retirement],
     repositories: &[Repository<'a>],
+    origin_of: impl Fn(&str) -> Option<Origin>,
 ) -> Vec<Move<'r>> {
     if retirements.is_empty() {
         return Vec::new();
@@ -109,9 +128,29 @@ pub(crate) fn moves<'r, 'a: 'r>(
         .filter_map(|retirement| {
             let (from, key) = retirement.name_and_key();
             let to = *keys.get(key)?;
-            Some(Move { from, to, key })
+            (from != to).then(|| Move {
+                from,
+                to,
+                key,
+                origin: origin_of(from),
+            })
         })
         .collect()
+}
+
+/// Whether the observed resource of an entry's name is not the entry's: it is being deleted
+/// (its finalizer would act on the repository with the deletion it had, whatever is rendered
+/// now), or the previous call retired it and it is of another key or kind (an entry removed
+/// and another added under its name). The entry then waits until it is gone, and it goes on
+/// retiring.
+pub(crate) fn still_retiring(p: &Planned, live: &Observed, previous: &PreviousStatus) -> bool {
+    live.deleting
+        || (previous.retiring.contains(p.name)
+            && (live.key() != Some(p.key.as_str())
+                || !catalog().same_crd(
+                    (live.api_version, live.kind),
+                    (&p.kind.api_version, &p.kind.kind),
+                )))
 }
 
 impl Retirement {
@@ -128,6 +167,8 @@ impl Retirement {
 fn retire_one(name: &str, live: &Observed, protection: bool) -> Retirement {
     let key = live.key().unwrap_or_default().to_owned();
     let name = name.to_owned();
+    // A resource being deleted is past orphaning: its finalizer acts with the deletion it has.
+    let protection = protection && !live.deleting;
     match (live_deletion(live), protection) {
         (Deletion::Orphan, _) => Retirement::Released { name, key },
         (Deletion::Delete, false) => Retirement::Deleted { name, key },
@@ -203,6 +244,12 @@ fn orphaning_desired(live: &Observed) -> Value {
     annotations.insert(EXTERNAL_NAME.into(), json!(key));
     if let Some(paused) = live.annotations.paused {
         annotations.insert(crate::core::compose::PAUSED.into(), json!(paused));
+    }
+    // What the key is to the claim stays written: an entry added back under this name, or a
+    // key moving to another entry, reads it (server-side apply would remove an annotation the
+    // desired resource leaves out).
+    if let Some(origin) = live.annotations.origin {
+        annotations.insert(crate::core::compose::ORIGIN.into(), json!(origin));
     }
     json!({
         "apiVersion": live.api_version,

@@ -4,7 +4,7 @@
 
 use crate::core::lifecycle::adoption::Stuck;
 use crate::core::lifecycle::guards;
-use crate::core::lifecycle::phase::{Hold, Phase, PhaseName, Wait};
+use crate::core::lifecycle::phase::{Hold, Phase, PhaseName, Rendering, Wait};
 use crate::core::lifecycle::previous::PreviousStatus;
 use crate::core::lifecycle::retirement::{Move, Retirement};
 use crate::core::lifecycle::takeover::Preview;
@@ -104,9 +104,18 @@ fn adoption_results(r: &Repository, previous: &PreviousStatus) -> Vec<FnResult> 
             ));
         }
         // Said once, where the phase begins.
-        Phase::Held(_) | Phase::Waiting(Wait::Members(_) | Wait::HeldMembers(_)) => {}
+        Phase::Waiting(Wait::NameRetiring { key }) if entered => results.push(phase_result(
+            phase,
+            Severity::Normal,
+            "RepositoryWaiting",
+            format!(
+                "{entry} waits: the managed resource named {} (key {key}) left the spec and is still being released, its repository kept; the entry's resource is made once that one is gone",
+                p.name
+            ),
+        )),
+        Phase::Held(_) | Phase::Waiting(_) => {}
         // Said by `move_result`, for as long as the move lasts.
-        Phase::Waiting(Wait::Moving) => {}
+        Phase::Moving => {}
         // A create that does not go on is said once, with what to do; `RepositoriesCreating`
         // names new entries together.
         Phase::Creating => {
@@ -130,9 +139,14 @@ fn adoption_results(r: &Repository, previous: &PreviousStatus) -> Vec<FnResult> 
                 1 => "would change 1 field".to_owned(),
                 n => format!("would change {n} fields"),
             };
+            // Nothing to change is news, not a warning.
+            let severity = match total {
+                0 => Severity::Normal,
+                _ => Severity::Warning,
+            };
             results.push(phase_result(
                 phase,
-                Severity::Warning,
+                severity,
                 "TakeoverPreview",
                 format!("{entry} is observed only: taking it over {what} (status.repositories[].takeover)"),
             ));
@@ -197,8 +211,8 @@ pub(crate) fn held_message(p: &Planned, hold: &Hold) -> String {
             "{entry} is held: the imported repository is of package type {live}, and the entry says {}; correct packageType (or rclass) to what Artifactory holds",
             p.kind.package_type
         ),
-        Hold::Member { name } => format!(
-            "{entry} is held: it aggregates {name}, which is held, and a virtual never aggregates a repository nobody chose to adopt; resolve {name} first"
+        Hold::Member { key } => format!(
+            "{entry} is held: it aggregates {key}, which is held, and a virtual never aggregates a repository nobody chose to adopt; resolve {key} first"
         ),
     }
 }
@@ -246,28 +260,57 @@ fn describe_changes(preview: &Preview) -> String {
 /// "2 new repositories: creating a (local maven), adopting b (remote npm)",
 /// written into one string: at the first call, every repository is new.
 fn creating_message(repositories: &[Repository]) -> Option<String> {
-    let mut new = repositories
-        .iter()
-        .filter(|r| r.observed.is_none() && !r.adoption.phase.is_waiting())
-        .inspect(|r| debug_assert_said(r.adoption.phase.name(), "RepositoriesCreating"))
-        .map(|r| &r.planned)
-        .peekable();
-    new.peek()?;
+    let first_seen = || {
+        repositories
+            .iter()
+            .filter(|r| {
+                r.observed.is_none()
+                    && r.adoption.phase.name().rendering() != Rendering::NotRendered
+            })
+            // A key that moves is said by `move_result`.
+            .filter(|r| r.adoption.phase.name() != PhaseName::Moving)
+            .inspect(|r| debug_assert_said(r.adoption.phase.name(), "RepositoriesCreating"))
+            .map(|r| &r.planned)
+    };
+    // Imports are not new: they are adopted, said apart.
+    let created = listed(first_seen().filter(|p| !p.entry.import), "creating ");
+    let adopted = listed(first_seen().filter(|p| p.entry.import), "");
+    let created = created.map(|(count, list)| {
+        let noun = if count == 1 {
+            "repository"
+        } else {
+            "repositories"
+        };
+        format!("{count} new {noun}: {list}")
+    });
+    let adopted = adopted.map(|(count, list)| {
+        let noun = if count == 1 {
+            "repository"
+        } else {
+            "repositories"
+        };
+        format!("adopting {count} {noun}: {list}")
+    });
+    match (created, adopted) {
+        (Some(created), Some(adopted)) => Some(format!("{created}; {adopted}")),
+        (one, other) => one.or(other),
+    }
+}
+
+/// "creating libs (local maven), creating docs (local generic)" and how many: pieces pushed as
+/// they are, no formatting machinery (a claim's first call may list thousands).
+fn listed<'p, 'a: 'p>(
+    planned: impl Iterator<Item = &'p Planned<'a>>,
+    verb: &str,
+) -> Option<(usize, String)> {
     let mut list = String::new();
     let mut count = 0;
-    for p in new {
-        let verb = if p.entry.import {
-            "adopting"
-        } else {
-            "creating"
-        };
+    for p in planned {
         if count > 0 {
             list.push_str(", ");
         }
-        // "creating libs (local maven)": pieces pushed as they are, no formatting machinery.
         for piece in [
             verb,
-            " ",
             &p.key,
             " (",
             p.kind.rclass.as_str(),
@@ -279,12 +322,7 @@ fn creating_message(repositories: &[Repository]) -> Option<String> {
         }
         count += 1;
     }
-    let noun = if count == 1 {
-        "repository"
-    } else {
-        "repositories"
-    };
-    Some(format!("{count} new {noun}: {list}"))
+    (count > 0).then_some((count, list))
 }
 
 fn retirement_result(retirement: &Retirement, previous: &PreviousStatus) -> Option<FnResult> {

@@ -81,6 +81,13 @@ pub struct Checker {
     /// The fields each key's last published takeover preview listed.
     previews: HashMap<String, BTreeSet<String>>,
     entries: BTreeMap<String, Watch>,
+    /// Keys whose repository the claim made, deleted outside since.
+    deleted_ours: HashSet<String>,
+    /// Keys whose repository the claim made, deleted and made again outside: Artifactory names
+    /// a repository by its key alone, so the provider cannot tell the new one from its own
+    /// (a resource with `*` would have re-made it itself had it observed the gap). Invariant 1
+    /// does not count them as made outside.
+    replaced_ours: HashSet<String>,
 }
 
 fn claims(actor: &Actor) -> bool {
@@ -100,7 +107,9 @@ impl Checker {
         let mut found = Vec::new();
         for write in &writes[self.writes_seen.min(writes.len())..] {
             let key = write.key.to_lowercase();
+            self.follow_replacements(write, &key);
             let maker = self.made_by.get(&key).cloned();
+            let maker = maker.filter(|_| !self.replaced_ours.contains(&key));
             if let (
                 Actor::Provider { resource, origin },
                 Some(Actor::Outside),
@@ -171,12 +180,31 @@ impl Checker {
         found
     }
 
+    /// Follows [`Checker::replaced_ours`].
+    fn follow_replacements(&mut self, write: &Write, key: &str) {
+        let ours = self.made_by.get(key).is_some_and(claims);
+        match (&write.actor, &write.op) {
+            (Actor::Outside, Op::Delete) if ours => {
+                self.deleted_ours.insert(key.to_owned());
+            }
+            (Actor::Outside, Op::Create) if self.deleted_ours.remove(key) => {
+                self.replaced_ours.insert(key.to_owned());
+            }
+            (Actor::Provider { .. }, Op::Create) => {
+                self.deleted_ours.remove(key);
+                self.replaced_ours.remove(key);
+            }
+            _ => {}
+        }
+    }
+
     /// Invariant 1 before any write: a managed resource that would let the provider update or
     /// delete a repository made outside, which the claim never imported and took over.
     pub fn armed(&self, resources: &[Armed]) -> Vec<Violation> {
         resources
             .iter()
             .filter(|r| r.updates || r.deletes)
+            .filter(|r| !self.replaced_ours.contains(&r.key.to_lowercase()))
             .filter(|r| self.made_by.get(&r.key.to_lowercase()) == Some(&Actor::Outside))
             .filter(|r| {
                 !(self.imported.contains(&r.key.to_lowercase())
