@@ -1736,3 +1736,76 @@ async fn a_held_key_deleted_by_its_owner_is_free_despite_a_stale_ready() {
         }
     }
 }
+
+// ---- imports are not new (issue 54, item 7) -----------------------------------------------
+
+/// A claim of imports, a virtual among them that lists the others: the virtual is adopted at
+/// the first call (observed only, it aggregates nothing it did not already), nothing is called
+/// new, and the claim is adopting, not creating; an import whose preview is empty is news, not a
+/// warning.
+#[tokio::test]
+async fn a_claim_of_imports_is_adopting_not_creating() {
+    let mut function = Function::start().await;
+    let entries = json!([
+        {"name": "local", "key": "libs-release-local", "rclass": "local", "packageType": "maven", "import": true},
+        {"name": "release", "key": "libs-release", "rclass": "virtual", "packageType": "maven", "import": true,
+         "repositories": ["local"], "defaultDeploymentRepo": "local"},
+    ]);
+    for api in APIS {
+        let response = function.call(api.request(spec(entries.clone()))).await;
+        let resources = validated(api, &response);
+        let case = api.folder;
+        assert_eq!(policies(&resources["release"]), &json!(["Observe"]), "{case}");
+        let phases: Vec<&Value> = status_repositories(&response)
+            .iter()
+            .map(|r| &r["phase"])
+            .collect();
+        assert_eq!(phases, [&json!("adopted"), &json!("adopted")], "{case}");
+        let said = results(&response, "RepositoriesCreating");
+        assert_eq!(said.len(), 1, "{case}: {:#?}", response.results);
+        assert_eq!(
+            said[0].message,
+            "adopting 2 repositories: libs-release-local (local maven), libs-release (virtual maven)"
+        );
+        assert!(results(&response, "RepositoryWaiting").is_empty(), "{case}");
+        let condition = &response.conditions[0];
+        assert_eq!(condition.reason, "Adopting", "{case}");
+
+        // Both observed, nothing to change: the previews are said as Normal results.
+        let local = api
+            .local_resource("libs-release-local", Some("imported"), Some(json!(["Observe"])))
+            .observed_existing()
+            .value();
+        let response = function
+            .call(
+                api.request(spec(json!([entries[0].clone()])))
+                    .observed("local", local),
+            )
+            .await;
+        let previews = results(&response, "TakeoverPreview");
+        assert_eq!(previews.len(), 1, "{case}: {:#?}", response.results);
+        assert_eq!(previews[0].severity, Severity::Normal as i32, "{case}");
+        assert_has(&previews[0].message, "would change nothing");
+    }
+}
+
+/// A new virtual that waits for members names them by key, once each, though it lists a
+/// member and deploys to it too.
+#[tokio::test]
+async fn a_waiting_virtual_names_its_members_by_key_once() {
+    let mut function = Function::start().await;
+    let entries = json!([
+        {"name": "local", "key": "libs-release-local", "rclass": "local", "packageType": "maven"},
+        {"name": "release", "rclass": "virtual", "packageType": "maven",
+         "repositories": ["local"], "defaultDeploymentRepo": "local"},
+    ]);
+    for api in APIS {
+        let response = function.call(api.request(spec(entries.clone()))).await;
+        let waiting = results(&response, "RepositoryWaiting");
+        assert_eq!(waiting.len(), 1, "{}: {:#?}", api.folder, response.results);
+        assert_has(
+            &waiting[0].message,
+            "created or adopted its members libs-release-local, so that",
+        );
+    }
+}
