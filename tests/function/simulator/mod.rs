@@ -201,7 +201,8 @@ impl World {
                         && !self.claim.entries.iter().any(|o| o.name == e.name)
                 });
                 self.claim = claim;
-                self.may_be_refused |= event.may_be_refused() || back;
+                let bounded = self.checker.allowed_prefix.is_some();
+                self.may_be_refused |= event.may_be_refused(bounded) || back;
             }
         }
         match *event {
@@ -398,12 +399,13 @@ fn run(setup: Setup, client: Client, events: &[Event]) -> (Vec<Violation>, Vec<S
 /// simulator finds them. Flip an entry once its issue lands.
 ///
 /// Invariant 4 (nothing stuck silently) holds since issue 54's failed creates and entries that
-/// cannot create are said (`CreateFailed`, `CannotCreate`, a held unconfirmed create).
-const KNOWN_OPEN: [(Invariant, u32); 5] = [
+/// cannot create are said (`CreateFailed`, `CannotCreate`, a held unconfirmed create);
+/// invariant 5 (within `allowedKeys`) since issue 57 checks computed keys too
+/// (`regression_57_a_computed_key_stays_inside_the_bound`).
+const KNOWN_OPEN: [(Invariant, u32); 4] = [
     (Invariant::OutsideUntouched, 54),
     (Invariant::TakeoverAsPreviewed, 56),
     (Invariant::CreatedKept, 54),
-    (Invariant::WithinAllowedKeys, 57),
     (Invariant::NoUnmeantFatal, 54),
 ];
 
@@ -586,6 +588,33 @@ fn finds(invariant: Invariant, events: &[Event], says: &str, issue: &str) {
     assert!(
         found.iter().any(|v| v.what.contains(says)),
         "the simulator finds {issue}'s hole (an expected failure until it lands): {found:?}"
+    );
+}
+
+/// Issue 57: under `allowedKeys: "{claimNamespace}-*"`, project `payments` made the computed
+/// key `payments-libs`, which the claim then created. Now refused: no write outside `team1-`.
+#[test]
+fn regression_57_a_computed_key_stays_inside_the_bound() {
+    let mut events = vec![
+        Event::ProjectKey(Some(index(&PROJECT_KEYS, "payments"))),
+        add("libs", None),
+    ];
+    events.extend(created());
+    assert_eq!(
+        violations_of(Invariant::WithinAllowedKeys, true, &events),
+        []
+    );
+    // The refusal is one the edit asked for.
+    assert_eq!(violations_of(Invariant::NoUnmeantFatal, true, &events), []);
+    // The team's own project: created, inside the bound.
+    let mut events = vec![
+        Event::ProjectKey(Some(index(&PROJECT_KEYS, "team1"))),
+        add("libs", None),
+    ];
+    events.extend(created());
+    assert_eq!(
+        violations_of(Invariant::WithinAllowedKeys, true, &events),
+        []
     );
 }
 
