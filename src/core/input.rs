@@ -108,8 +108,8 @@ pub(crate) struct Input {
     pub create_guard: bool,
     /// `releaseFlat`: release the flat API's live resources, render none (the v0.7.0 group move).
     pub release_flat: bool,
-    /// The pattern that keys given in `key` or imported must match, with the claim's
-    /// placeholders, where the input sets one.
+    /// The pattern that every key a claim touches must match, with the claim's placeholders,
+    /// where the input sets one (`keys::Bound`).
     pub allowed_keys: Option<String>,
     /// Namespaces other than a claim's own whose Secrets a claim may reference
     /// (docs/design.md, "Credentials"); none by default.

@@ -27,7 +27,7 @@
 use crate::support;
 
 use function_artifactory::proto::v1::{
-    Ready, Result as FnResult, RunFunctionRequest, RunFunctionResponse, Severity, Target,
+    Ready, Result as FnResult, RunFunctionResponse, Severity, Target,
 };
 use serde_json::{json, Value};
 use std::collections::BTreeMap;
