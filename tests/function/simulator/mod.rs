@@ -592,30 +592,21 @@ fn finds(invariant: Invariant, events: &[Event], says: &str, issue: &str) {
 }
 
 /// Issue 57: under `allowedKeys: "{claimNamespace}-*"`, project `payments` made the computed
-/// key `payments-libs`, which the claim then created. Now refused: no write outside `team1-`.
+/// key `payments-libs`, which the claim then created. Now refused (an edit that may be): no
+/// write outside `team1-`. Under the team's own project the key is inside and created.
 #[test]
 fn regression_57_a_computed_key_stays_inside_the_bound() {
-    let mut events = vec![
-        Event::ProjectKey(Some(index(&PROJECT_KEYS, "payments"))),
-        add("libs", None),
-    ];
-    events.extend(created());
-    assert_eq!(
-        violations_of(Invariant::WithinAllowedKeys, true, &events),
-        []
-    );
-    // The refusal is one the edit asked for.
-    assert_eq!(violations_of(Invariant::NoUnmeantFatal, true, &events), []);
-    // The team's own project: created, inside the bound.
-    let mut events = vec![
-        Event::ProjectKey(Some(index(&PROJECT_KEYS, "team1"))),
-        add("libs", None),
-    ];
-    events.extend(created());
-    assert_eq!(
-        violations_of(Invariant::WithinAllowedKeys, true, &events),
-        []
-    );
+    for (project, refused) in [("payments", true), ("team1", false)] {
+        let mut events = vec![
+            Event::ProjectKey(Some(index(&PROJECT_KEYS, project))),
+            add("libs", None),
+        ];
+        events.extend(created());
+        let (found, trace) = run(Setup { bounded: true }, Client::TerraformCli, &events);
+        assert_eq!(found, [], "{project}: {}", trace.join("\n"));
+        let fatal = trace.iter().any(|line| line.starts_with("fatal: "));
+        assert_eq!(fatal, refused, "{project}: {}", trace.join("\n"));
+    }
 }
 
 /// Issue 54, item 1: a move hands over any key. `a-libs` under project `team1`, then `libs`
