@@ -265,13 +265,20 @@ pub(super) struct InputSchema {
     /// and no resource is left without a controller after the upgrade (default false).
     #[serde(default)]
     pub release_flat: Option<bool>,
-    /// A pattern that every key given in an entry's key, or imported, must match: * stands
-    /// for any run of characters, and the placeholders {claimName}, {claimNamespace},
-    /// {namespace}, {xrName} and {projectKey} take the composite's values, such as
-    /// {claimNamespace}-* (default: any key).
+    /// A pattern that every key a claim touches must match (its entries' keys, given,
+    /// imported or computed, and the keys its virtuals name outside it): * stands for any run
+    /// of characters, and the placeholders {claimNamespace}, {namespace}, {claimName},
+    /// {xrName} and {projectKey} take the composite's values, such as {claimNamespace}-*
+    /// (default: any key). Only {claimNamespace} and {namespace} are the platform's: the
+    /// claim's author chooses the others.
     #[serde(default)]
     #[schemars(length(min = 1))]
     pub allowed_keys: Option<String>,
+    /// Namespaces whose Secrets a claim may reference besides its own (a claim: a composite
+    /// with the crossplane.io/claim-namespace label, or a namespaced composite), for the
+    /// cluster-scoped provider APIs, whose Secret references name a namespace (default: none).
+    #[serde(default)]
+    pub allowed_secret_namespaces: Option<Vec<String>>,
     /// Render remote passwords as the provider's write-only fields (passwordWoSecretRef and
     /// passwordWoVersion, the Secret's resourceVersion) rather than passwordSecretRef
     /// (default false; cluster and namespaced provider APIs).

@@ -44,7 +44,7 @@ fn full_input() -> Value {
         "artifactoryUrl": "https://artifactory.example.com",
         "defaults": {"providerConfigRef": {"name": "default"}, "deletionPolicy": "Delete", "managementPolicies": ["*"]},
         "deletionProtection": true, "createGuard": true, "allowedKeys": "{claimNamespace}-*",
-        "writeOnlyPasswords": false, "ttl": "60s"
+        "allowedSecretNamespaces": ["vault"], "writeOnlyPasswords": false, "ttl": "60s"
     })
 }
 

@@ -108,9 +108,12 @@ pub(crate) struct Input {
     pub create_guard: bool,
     /// `releaseFlat`: release the flat API's live resources, render none (the v0.7.0 group move).
     pub release_flat: bool,
-    /// The pattern that keys given in `key` or imported must match, with the claim's
-    /// placeholders, where the input sets one.
+    /// The pattern that every key a claim touches must match, with the claim's placeholders,
+    /// where the input sets one (`keys::Bound`).
     pub allowed_keys: Option<String>,
+    /// Namespaces other than a claim's own whose Secrets a claim may reference
+    /// (docs/design.md, "Credentials"); none by default.
+    pub allowed_secret_namespaces: Vec<String>,
     /// Remote passwords as the provider's write-only fields (`passwordWoSecretRef`
     /// and `passwordWoVersion`), not `passwordSecretRef`.
     pub write_only_passwords: bool,
@@ -131,6 +134,7 @@ impl Default for Input {
             create_guard: true,
             release_flat: false,
             allowed_keys: None,
+            allowed_secret_namespaces: Vec::new(),
             write_only_passwords: false,
             ttl: Duration::from_secs(DEFAULT_TTL_SECONDS),
         }
@@ -190,6 +194,9 @@ pub(crate) fn read_input(
     }
     if let Some(pattern) = reader.string("allowedKeys") {
         input.allowed_keys = read_allowed_keys(pattern, &mut reader);
+    }
+    if let Some(namespaces) = reader.string_list("allowedSecretNamespaces") {
+        input.allowed_secret_namespaces = namespaces.into_iter().map(str::to_owned).collect();
     }
     if let Some(write_only) = reader.bool("writeOnlyPasswords") {
         input.write_only_passwords = write_only;

@@ -7,11 +7,14 @@
 
 use crate::core::catalog::{package_family, Rclass};
 use crate::core::composite::{CompositeMeta, Entry};
-use crate::core::input::{Input, SettingsAt};
+use crate::core::input::SettingsAt;
 use crate::core::problems::{Category, Findings};
 use sha2::{Digest, Sha256};
 use std::borrow::Cow;
 use std::fmt::{self, Write};
+
+mod bound;
+pub(crate) use bound::Bound;
 
 pub(crate) const PLACEHOLDERS: [&str; 8] = [
     "name",
@@ -252,106 +255,6 @@ fn report_missing_value(findings: &mut Findings, at: SettingsAt, format: &str, p
         &format!("uses {{{placeholder}}}, which has no value: {source}"),
         &format!("set what {{{placeholder}}} reads, or remove it from the format"),
     );
-}
-
-/// The longest key `allowedKeys` is matched against; a longer one does not match.
-const ALLOWED_KEY_CHARS: usize = 1_024;
-/// How much of a refused key its message quotes.
-const ALLOWED_KEY_SHOWN: usize = 128;
-
-/// `allowedKeys`: every key an entry gives in `key`, or imports, matches the input's pattern
-/// (its composite placeholders filled in, `*` any run of characters, case ignored as
-/// Artifactory ignores it), so that one team's claims keep to that team's keys. Keys computed
-/// by the naming format are the platform's own and are not checked.
-pub(crate) fn check_allowed_keys<'e, 'k>(
-    keys: impl Iterator<Item = (&'e Entry<'e>, &'k str)>,
-    input: &Input,
-    meta: &CompositeMeta,
-    project_key: Option<&str>,
-    findings: &mut Findings,
-) {
-    let Some(pattern) = input.allowed_keys.as_deref() else {
-        return;
-    };
-    let Some(filled) = fill_allowed(pattern, meta, project_key, input.at, findings) else {
-        return;
-    };
-    let lower = filled.to_lowercase();
-    for (entry, key) in keys.filter(|(entry, _)| entry.key.is_some() || entry.import) {
-        if key.len() > ALLOWED_KEY_CHARS || !glob_matches(&lower, &key.to_lowercase()) {
-            let shown: String = key.chars().take(ALLOWED_KEY_SHOWN).collect();
-            let cut = if shown.len() < key.len() { "…" } else { "" };
-            findings.problem(
-                Category::InvalidKey,
-                key_path(entry),
-                Some(entry.index),
-                format!(
-                    "{}: key \"{shown}{cut}\" is outside the keys this composite may use: the function's input allows only keys matching \"{pattern}\" (here \"{filled}\")",
-                    entry.label(),
-                ),
-                format!("use a key that matches \"{filled}\", or ask the platform team that owns the Composition to allow this one"),
-            );
-        }
-    }
-}
-
-/// The pattern with the composite's placeholders filled in; `None` (with a problem) where one
-/// is unknown or has no value.
-fn fill_allowed(
-    pattern: &str,
-    meta: &CompositeMeta,
-    project_key: Option<&str>,
-    at: SettingsAt,
-    findings: &mut Findings,
-) -> Option<String> {
-    let mut filled = String::with_capacity(pattern.len());
-    let mut rest = pattern;
-    while let Some(open) = rest.find('{') {
-        filled.push_str(&rest[..open]);
-        let close = rest[open..].find('}').map(|c| open + c);
-        let name = close.map(|close| &rest[open + 1..close]);
-        match name.and_then(|name| composite_value(name, meta, project_key)) {
-            Some(value) => filled.push_str(value),
-            None => {
-                findings.problem(
-                    Category::InvalidInput,
-                    at.path_of("allowedKeys"),
-                    None,
-                    format!("allowedKeys \"{pattern}\" has a placeholder that is unknown, unclosed or without a value for this composite"),
-                    "use only {claimName}, {claimNamespace}, {namespace}, {xrName} and {projectKey}, each closed and with a value, as in {claimNamespace}-*",
-                );
-                return None;
-            }
-        }
-        rest = &rest[close.unwrap_or(rest.len()) + 1..];
-    }
-    filled.push_str(rest);
-    Some(filled)
-}
-
-/// Whether `text` matches `pattern`, where `*` stands for any run of characters: the usual
-/// walk that returns to the last `*` on a mismatch, at most pattern × text steps.
-fn glob_matches(pattern: &str, text: &str) -> bool {
-    let (pattern, text): (Vec<char>, Vec<char>) =
-        (pattern.chars().collect(), text.chars().collect());
-    let (mut p, mut t) = (0, 0);
-    let mut star: Option<(usize, usize)> = None;
-    while t < text.len() {
-        if p < pattern.len() && pattern[p] == '*' {
-            star = Some((p, t));
-            p += 1;
-        } else if p < pattern.len() && pattern[p] == text[t] {
-            p += 1;
-            t += 1;
-        } else if let Some((star_p, star_t)) = star {
-            p = star_p + 1;
-            t = star_t + 1;
-            star = Some((star_p, star_t + 1));
-        } else {
-            return false;
-        }
-    }
-    pattern[p..].iter().all(|c| *c == '*')
 }
 
 /// The longest key Artifactory accepts for this class and package type.
@@ -738,23 +641,6 @@ fn is_label_value_classified(text: &str, classes: u8) -> bool {
         && bytes[0].is_ascii_alphanumeric()
         && bytes[bytes.len() - 1].is_ascii_alphanumeric()
         && classes & NOT_IN_LABEL == 0
-}
-
-#[cfg(test)]
-mod glob_tests {
-    use super::glob_matches;
-
-    #[test]
-    fn star_is_any_run_and_the_rest_is_literal() {
-        assert!(glob_matches("team1-*", "team1-libs"));
-        assert!(glob_matches("team1-*", "team1-"));
-        assert!(!glob_matches("team1-*", "team2-libs"));
-        assert!(glob_matches("*-release", "libs-release"));
-        assert!(glob_matches("a*b*c", "axxbyyc"));
-        assert!(!glob_matches("a*b*c", "axxbyy"));
-        assert!(glob_matches("exact", "exact"));
-        assert!(!glob_matches("exact", "exact-not"));
-    }
 }
 
 #[cfg(test)]

@@ -1,6 +1,6 @@
-//! Every example composite (`examples/{flat,cluster,namespaced,enterprise}/render.args`) renders
-//! without problems, for the provider API its composition chooses, and every rendered
-//! resource is valid against that API's provider CRDs. The examples the README installs ask
+//! Every example composite (`examples/{flat,cluster,namespaced,enterprise}/render.args`, and
+//! the two teams' of `examples/teams/`) renders without problems, for the provider API its
+//! composition chooses, and every rendered resource is valid against that API's provider CRDs. The examples the README installs ask
 //! nothing of Artifactory that a plain Pro instance lacks; the enterprise one says what it needs.
 
 use crate::support;
@@ -10,12 +10,14 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use support::requests::{assert_valid, desired_resources, request, status_repositories};
 
-/// Each example folder and the provider API it renders for.
-const EXAMPLES: [(&str, &str); 4] = [
-    ("flat", "flat"),
-    ("cluster", "cluster"),
-    ("namespaced", "namespaced"),
-    ("enterprise", "cluster"),
+/// Each example folder, the `.args` file of its composite, and the provider API it renders for.
+const EXAMPLES: [(&str, &str, &str); 6] = [
+    ("flat", "render.args", "flat"),
+    ("cluster", "render.args", "cluster"),
+    ("namespaced", "render.args", "namespaced"),
+    ("enterprise", "render.args", "cluster"),
+    ("teams", "team1.args", "namespaced"),
+    ("teams", "team2.args", "namespaced"),
 ];
 
 /// The examples that need no more than Artifactory Pro.
@@ -57,9 +59,9 @@ fn read_args(dir: &Path, name: &str) -> Args {
 #[test]
 fn every_example_renders_and_validates() {
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("examples");
-    for (example, example_api) in EXAMPLES {
+    for (example, args_file, example_api) in EXAMPLES {
         let dir = root.join(example);
-        let args = read_args(&dir, "render.args");
+        let args = read_args(&dir, args_file);
         let composite = documents(&args.composite).remove(0);
         let composition = documents(&args.composition).remove(0);
         let step = &composition["spec"]["pipeline"][0];

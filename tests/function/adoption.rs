@@ -26,19 +26,16 @@
 
 use crate::support;
 
-use function_artifactory::proto::v1::function_runner_service_client::FunctionRunnerServiceClient as Client;
 use function_artifactory::proto::v1::{
-    Ready, Result as FnResult, RunFunctionRequest, RunFunctionResponse, Severity, Target,
+    Ready, Result as FnResult, RunFunctionResponse, Severity, Target,
 };
-use prost::Message;
 use serde_json::{json, Value};
 use std::collections::BTreeMap;
 use support::requests::{
     assert_valid, composite, desired_resources, fatal_message, input, namespaced_composite,
     request, status_repositories, RequestBuilder,
 };
-use support::server::{insecure_channel, Server};
-use tonic::transport::Channel;
+use support::server::Function;
 
 /// One provider API: where its CRDs are, its composite and its input, and its kinds.
 #[derive(Clone, Copy)]
@@ -263,40 +260,6 @@ impl Live {
 
 /// The asynchronous create failed because Artifactory has the key (in another case).
 const KEY_EXISTS: &str = "async create failed: resource creation call returned error diags: Unable to Create Resource: An unexpected error occurred while creating the resource update request. Please report this issue to the provider developers.\n\nError: {\"errors\":[{\"status\":400,\"message\":\"Case insensitive repository key already exists\"}]}";
-
-/// Calls the server over gRPC and checks that it answered what the core answers.
-struct Function {
-    _server: Server,
-    client: Client<Channel>,
-}
-
-impl Function {
-    async fn start() -> Function {
-        let server = Server::start(&["--insecure"]);
-        let client = Client::new(insecure_channel(&server).await);
-        Function {
-            _server: server,
-            client,
-        }
-    }
-
-    async fn call(&mut self, request: RequestBuilder) -> RunFunctionResponse {
-        let request: RunFunctionRequest = request.build();
-        let answered = self
-            .client
-            .run_function(request.clone())
-            .await
-            .expect("the server answers")
-            .into_inner();
-        let core = function_artifactory::run_function(&request);
-        assert_eq!(
-            answered.encode_to_vec(),
-            core.encode_to_vec(),
-            "the server answers the core's bytes"
-        );
-        answered
-    }
-}
 
 fn spec(entries: Value) -> Value {
     json!({"repositories": entries})
@@ -1118,36 +1081,6 @@ async fn a_field_that_forces_replacement_is_refused() {
     }
 }
 
-// ---- 7. a bound for teams ------------------------------------------------------
-
-#[tokio::test]
-async fn keys_given_or_imported_must_match_allowed_keys() {
-    let mut function = Function::start().await;
-    for api in APIS {
-        let entries = json!([
-            {"name": "mine", "rclass": "local", "packageType": "maven", "key": "team1-mine"},
-            {"name": "theirs", "rclass": "local", "packageType": "maven", "key": "team2-libs", "import": true},
-            {"name": "computed", "rclass": "local", "packageType": "maven"}
-        ]);
-        // The claim's namespace, or the namespaced composite's own.
-        let pattern = if api.namespaced {
-            "{namespace}-*"
-        } else {
-            "{claimNamespace}-*"
-        };
-        let response = function
-            .call(api.request_with(spec(entries), json!({"allowedKeys": pattern})))
-            .await;
-        let message = fatal_message(&response).unwrap();
-        assert_has(&message, &format!("spec.repositories[1].key: repository \"theirs\": key \"team2-libs\" is outside the keys this composite may use: the function's input allows only keys matching \"{pattern}\" (here \"team1-*\")"));
-        assert!(!message.contains("team1-mine"), "{message}");
-        assert!(
-            !message.contains("\"computed\""),
-            "computed keys are the platform's: {message}"
-        );
-    }
-}
-
 // ---- the preview's bounds ------------------------------------------------------
 
 /// 18 claimed fields that each differ from what is live.
@@ -1755,12 +1688,16 @@ async fn a_claim_of_imports_is_adopting_not_creating() {
         let response = function.call(api.request(spec(entries.clone()))).await;
         let resources = validated(api, &response);
         let case = api.folder;
-        assert_eq!(policies(&resources["release"]), &json!(["Observe"]), "{case}");
-        let phases: Vec<&Value> = status_repositories(&response)
+        assert_eq!(
+            policies(&resources["release"]),
+            &json!(["Observe"]),
+            "{case}"
+        );
+        let phases: Vec<Value> = status_repositories(&response)
             .iter()
-            .map(|r| &r["phase"])
+            .map(|r| r["phase"].clone())
             .collect();
-        assert_eq!(phases, [&json!("adopted"), &json!("adopted")], "{case}");
+        assert_eq!(phases, [json!("adopted"), json!("adopted")], "{case}");
         let said = results(&response, "RepositoriesCreating");
         assert_eq!(said.len(), 1, "{case}: {:#?}", response.results);
         assert_eq!(
@@ -1773,8 +1710,13 @@ async fn a_claim_of_imports_is_adopting_not_creating() {
 
         // Both observed, nothing to change: the previews are said as Normal results.
         let local = api
-            .local_resource("libs-release-local", Some("imported"), Some(json!(["Observe"])))
+            .local_resource(
+                "libs-release-local",
+                Some("imported"),
+                Some(json!(["Observe"])),
+            )
             .observed_existing()
+            .at_provider(json!({}))
             .value();
         let response = function
             .call(

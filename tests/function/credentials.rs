@@ -47,10 +47,12 @@ fn cluster_api_namespace_defaults_to_the_claims() {
     );
     assert!(fields.get("passwordWoSecretRef").is_none());
     assert!(assert_valid("cluster", &desired_resources(&response)));
-    // A namespace given wins.
+    // A namespace given wins where the platform allows it (a claim's own, else the input's
+    // allowedSecretNamespaces: tests/function/tenancy.rs).
     let response = request(composite(spec(
         json!({"secretRef": {"name": "upstream", "key": "password", "namespace": "vault"}}),
     )))
+    .input(input(json!({"allowedSecretNamespaces": ["vault"]})))
     .run();
     assert_eq!(
         for_provider(&response)["passwordSecretRef"]["namespace"],

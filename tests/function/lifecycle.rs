@@ -100,7 +100,8 @@ fn import_observes_first_unless_told_otherwise() {
     assert_eq!(status[0]["adopted"], true);
     assert_eq!(status[1]["phase"], "adopted");
     assert_eq!(status[0]["deletion"], "Orphan");
-    assert!(results(&response, Severity::Normal)[0].contains("adopting legacy-libs (local maven)"));
+    assert!(results(&response, Severity::Normal)[0]
+        .contains("adopting 2 repositories: legacy-libs (local maven), b (local maven)"));
 }
 
 #[test]

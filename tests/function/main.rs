@@ -33,6 +33,8 @@ mod rendering;
 /// The lifecycle simulator: Crossplane, the provider and Artifactory, random sequences, issue 55's
 /// invariants after every step.
 mod simulator;
+/// A claim stays inside its team: every key inside `allowedKeys`, Secrets from its namespace.
+mod tenancy;
 /// Upgrading without a dead end: renamed kinds, the group move, v1 claims to v2 composites.
 mod upgrading;
 /// The shared request/response vectors in `tests/vectors/`, natively and over gRPC.

@@ -1,7 +1,10 @@
 //! The built server as a child process on loopback, clients for it, and certificates for mTLS.
 #![allow(dead_code)] // Each test crate that includes `support` uses only some of these.
 
-use function_artifactory::proto::v1::{RequestMeta, RunFunctionRequest};
+use super::requests::RequestBuilder;
+use function_artifactory::proto::v1::function_runner_service_client::FunctionRunnerServiceClient;
+use function_artifactory::proto::v1::{RequestMeta, RunFunctionRequest, RunFunctionResponse};
+use prost::Message;
 use rcgen::{
     BasicConstraints, CertificateParams, CertifiedIssuer, DnType, ExtendedKeyUsagePurpose, IsCa,
     KeyPair, KeyUsagePurpose,
@@ -284,6 +287,41 @@ pub async fn insecure_channel(server: &Server) -> Channel {
         .connect()
         .await
         .expect("connect to the insecure server")
+}
+
+/// The server on loopback (insecure) and a client for it: each call is also run through the
+/// core, and the server must answer the core's bytes.
+pub struct Function {
+    _server: Server,
+    client: FunctionRunnerServiceClient<Channel>,
+}
+
+impl Function {
+    pub async fn start() -> Function {
+        let server = Server::start(&["--insecure"]);
+        let client = FunctionRunnerServiceClient::new(insecure_channel(&server).await);
+        Function {
+            _server: server,
+            client,
+        }
+    }
+
+    pub async fn call(&mut self, request: RequestBuilder) -> RunFunctionResponse {
+        let request: RunFunctionRequest = request.build();
+        let answered = self
+            .client
+            .run_function(request.clone())
+            .await
+            .expect("the server answers")
+            .into_inner();
+        let core = function_artifactory::run_function(&request);
+        assert_eq!(
+            answered.encode_to_vec(),
+            core.encode_to_vec(),
+            "the server answers the core's bytes"
+        );
+        answered
+    }
 }
 
 /// A TLS channel trusting `ca_pem`, presenting `client` when given.

@@ -45,6 +45,17 @@ pub(crate) struct CompositeMeta {
     pub claim_namespace: Option<String>,
 }
 
+impl CompositeMeta {
+    /// The namespace of the team that wrote the claim: a claim's (the claim-namespace label),
+    /// else a namespaced composite's own, which its team writes as it would a claim. `None`
+    /// for a cluster-scoped composite without a claim, which the platform writes itself.
+    pub(crate) fn claim_namespace_or_own(&self) -> Option<&str> {
+        self.claim_namespace
+            .as_deref()
+            .or(self.namespace.as_deref())
+    }
+}
+
 /// The composite's `spec`, borrowed from the view of the observed composite: a call reads
 /// every entry, and copying its strings would cost more than the rest of reading. `forProvider`
 /// stays a view, written into the resource from it; the `providerConfigRef`s and federated

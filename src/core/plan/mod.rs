@@ -10,7 +10,7 @@ use crate::core::keys::{self, KeyOrigin, Template};
 use crate::core::path::FieldPath;
 use crate::core::policy::{self, Deletion, DeletionPolicy};
 use crate::core::problems::{Category, Findings};
-pub(crate) use password::{plan_password, SecretUse};
+pub(crate) use password::{check_secret_references, plan_password, SecretUse};
 use serde_json::{Map, Value};
 use std::borrow::Cow;
 
@@ -72,13 +72,15 @@ pub(crate) fn plan<'a>(ctx: &Context<'a>, findings: &mut Findings) -> Vec<Planne
             .filter_map(|entry| plan_entry(ctx, entry, template.as_ref(), findings)),
     );
     keys::check_unique_keys(planned.iter().map(|p| (p.entry, p.key.as_str())), findings);
-    keys::check_allowed_keys(
-        planned.iter().map(|p| (p.entry, p.key.as_str())),
-        ctx.input,
-        ctx.meta,
-        project_key,
-        findings,
-    );
+    // Every key the claim touches, however it came, inside the platform's bound.
+    if let Some(bound) = keys::Bound::new(ctx.input, ctx.meta, project_key, findings) {
+        for p in &planned {
+            bound.check_key(p.entry, &p.key, key_origin(p.entry, format), findings);
+        }
+        for entry in entries {
+            bound.check_members(entry, findings);
+        }
+    }
     planned
 }
 
@@ -91,15 +93,16 @@ fn plan_entry<'a>(
     let (name, rclass, package_type) = (entry.name?, entry.rclass?, entry.package_type?);
     let kind = find_kind(ctx, entry, rclass, package_type, findings)?;
     let project_key = ctx.spec.project_key;
-    let (key, origin) = match (entry.key, template) {
-        (Some(key), _) => (key.to_owned(), KeyOrigin::Given),
-        (None, Some(template)) => (
-            template.fill(name, rclass, &kind.package_type, ctx.meta, project_key),
-            KeyOrigin::Format(&template.format),
-        ),
+    let key = match (entry.key, template) {
+        (Some(key), _) => key.to_owned(),
+        (None, Some(template)) => {
+            template.fill(name, rclass, &kind.package_type, ctx.meta, project_key)
+        }
         (None, None) => return None,
     };
+    let origin = key_origin(entry, template.map_or("", |t| t.format.as_str()));
     keys::check_key(&key, entry, rclass, &kind.package_type, origin, findings);
+    check_secret_references(entry, ctx.meta, ctx.input, findings);
     keys::key_warnings(&key, entry, project_key, findings);
     let management_policies = management_policies(ctx, entry);
     let deletion_policy = deletion_policy(ctx, entry);
@@ -116,14 +119,17 @@ fn plan_entry<'a>(
         deletion_policy,
         provider_config_ref: provider_config_ref(ctx, entry),
         deletion,
-        password: plan_password(
-            entry,
-            kind,
-            ctx.meta,
-            ctx.input.write_only_passwords,
-            findings,
-        ),
+        password: plan_password(entry, kind, ctx.meta, ctx.input, findings),
     })
+}
+
+/// Where an entry's key comes from: its `key`, else the naming format.
+fn key_origin<'f>(entry: &Entry, format: &'f str) -> KeyOrigin<'f> {
+    if entry.key.is_some() {
+        KeyOrigin::Given
+    } else {
+        KeyOrigin::Format(format)
+    }
 }
 
 fn find_kind(

@@ -94,16 +94,18 @@ impl Event {
     }
 
     /// A claim edit the function may refuse on purpose: one that changes or gives a key (a
-    /// live key cannot change; with `allowedKeys` a given or imported key must match).
-    pub fn may_be_refused(&self) -> bool {
-        matches!(
-            self,
-            Event::Add { key: Some(_), .. }
-                | Event::Rename { .. }
-                | Event::ReKey { .. }
-                | Event::Import { on: true, .. }
-                | Event::ProjectKey(_)
-        )
+    /// live key cannot change; with `allowedKeys`, `bounded`, every key must match, computed
+    /// ones too).
+    pub fn may_be_refused(&self, bounded: bool) -> bool {
+        matches!(self, Event::Add { .. }) && bounded
+            || matches!(
+                self,
+                Event::Add { key: Some(_), .. }
+                    | Event::Rename { .. }
+                    | Event::ReKey { .. }
+                    | Event::Import { on: true, .. }
+                    | Event::ProjectKey(_)
+            )
     }
 }
 
