@@ -265,6 +265,13 @@ pub(super) struct InputSchema {
     /// and no resource is left without a controller after the upgrade (default false).
     #[serde(default)]
     pub release_flat: Option<bool>,
+    /// The migration switch (docs/upgrading.md): render every repository so that deleting
+    /// its managed resource, or the claim, leaves the repository in Artifactory: deletion
+    /// Orphan and management policies without Delete, whatever the entries say; removed
+    /// entries are retired, orphaned first, whatever deletionProtection says. The composite's
+    /// status shows neverDelete: true (default false).
+    #[serde(default)]
+    pub never_delete: Option<bool>,
     /// A pattern that every key a claim touches must match (its entries' keys, given,
     /// imported or computed, and the keys its virtuals name outside it): * stands for any run
     /// of characters, and the placeholders {claimNamespace}, {namespace}, {claimName},

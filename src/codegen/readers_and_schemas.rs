@@ -43,7 +43,7 @@ fn full_input() -> Value {
         "metadata": {"name": "x"}, "providerApi": "auto", "naming": {"format": "{name}"},
         "artifactoryUrl": "https://artifactory.example.com",
         "defaults": {"providerConfigRef": {"name": "default"}, "deletionPolicy": "Delete", "managementPolicies": ["*"]},
-        "deletionProtection": true, "createGuard": true, "allowedKeys": "{claimNamespace}-*",
+        "deletionProtection": true, "createGuard": true, "neverDelete": false, "allowedKeys": "{claimNamespace}-*",
         "allowedSecretNamespaces": ["vault"], "writeOnlyPasswords": false, "ttl": "60s"
     })
 }

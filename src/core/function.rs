@@ -117,6 +117,11 @@ fn run(
         },
         &moves,
     );
+    if input.never_delete {
+        for r in &mut repositories {
+            retirement::never_delete(&mut r.planned);
+        }
+    }
     words::warn_stuck(&repositories, findings);
 
     // What this call asks Crossplane for: schemas, other composites' resources of the same
@@ -358,7 +363,7 @@ fn retire(
         observed_resources(request),
         earlier_steps,
         repositories,
-        input.deletion_protection || input.release_flat,
+        input.deletion_protection || input.release_flat || input.never_delete,
     )
 }
 

@@ -108,6 +108,9 @@ pub(crate) struct Input {
     pub create_guard: bool,
     /// `releaseFlat`: release the flat API's live resources, render none (the v0.7.0 group move).
     pub release_flat: bool,
+    /// `neverDelete`: every repository rendered so that no deletion reaches Artifactory (the
+    /// migration switch, docs/upgrading.md).
+    pub never_delete: bool,
     /// The pattern that every key a claim touches must match, with the claim's placeholders,
     /// where the input sets one (`keys::Bound`).
     pub allowed_keys: Option<String>,
@@ -133,6 +136,7 @@ impl Default for Input {
             deletion_protection: true,
             create_guard: true,
             release_flat: false,
+            never_delete: false,
             allowed_keys: None,
             allowed_secret_namespaces: Vec::new(),
             write_only_passwords: false,
@@ -191,6 +195,9 @@ pub(crate) fn read_input(
     }
     if let Some(release) = reader.bool("releaseFlat") {
         input.release_flat = release;
+    }
+    if let Some(never) = reader.bool("neverDelete") {
+        input.never_delete = never;
     }
     if let Some(pattern) = reader.string("allowedKeys") {
         input.allowed_keys = read_allowed_keys(pattern, &mut reader);

@@ -307,8 +307,10 @@ pub(crate) fn set_composite_status(desired: &mut State, report: &Report) {
             object.object("status", |status| {
                 status.merge(
                     earlier_status,
-                    &["repositories", "retiring"],
+                    &["neverDelete", "repositories", "retiring"],
                     |status, name| match name {
+                        "neverDelete" if report.input.never_delete => status.bool(name, true),
+                        "neverDelete" => {}
                         "repositories" => status.list(name, write_repositories),
                         _ if retiring.is_empty() => {}
                         _ => status.list(name, write_retiring),

@@ -1751,3 +1751,94 @@ async fn a_waiting_virtual_names_its_members_by_key_once() {
         );
     }
 }
+
+// ---- the migration switch (issue 54, item 5) ----------------------------------------------
+
+/// `neverDelete: true` renders every repository so that no deletion reaches Artifactory,
+/// whatever the entries say (their own `deletionPolicy: Delete`, `Delete` in their policies,
+/// the default `*`), retires removed entries orphaned first even with deletion protection off,
+/// and shows itself in the composite's status.
+#[tokio::test]
+async fn never_delete_renders_nothing_that_can_delete() {
+    let mut function = Function::start().await;
+    for api in APIS {
+        let case = api.folder;
+        // Deletion asked for explicitly where the API has a deletion policy; `*` elsewhere.
+        let mut libs = libs();
+        if !api.namespaced {
+            libs["deletionPolicy"] = json!("Delete");
+        }
+        let entries = json!([libs, {"name": "docs", "rclass": "local", "packageType": "maven",
+            "managementPolicies": ["Observe", "Create", "Update", "Delete"]}]);
+        let managed = |key: &str| {
+            api.local_resource(key, Some("created"), None)
+                .created()
+                .value()
+        };
+        let removed = api
+            .local_resource("old", Some("created"), None)
+            .created()
+            .value();
+        let fields = json!({"neverDelete": true, "deletionProtection": false});
+        let response = function
+            .call(
+                api.request_with(spec(entries.clone()), fields)
+                    .observed("libs", managed("libs"))
+                    .observed("docs", managed("docs"))
+                    .observed("old", removed),
+            )
+            .await;
+        let resources = validated(api, &response);
+        for name in ["libs", "docs"] {
+            let resource = &resources[name];
+            let policies = policies(resource).as_array().expect("policies spelled out");
+            assert!(
+                !policies.iter().any(|p| p == "Delete" || p == "*"),
+                "{case} {name}: {resource:#}"
+            );
+            if !api.namespaced {
+                assert_eq!(
+                    resource["spec"]["deletionPolicy"], "Orphan",
+                    "{case} {name}"
+                );
+            }
+        }
+        // The removed entry is orphaned first, as with deletion protection.
+        let old = &resources["old"];
+        if api.namespaced {
+            assert!(!policies(old)
+                .as_array()
+                .unwrap()
+                .iter()
+                .any(|p| p == "Delete" || p == "*"));
+        } else {
+            assert_eq!(old["spec"]["deletionPolicy"], "Orphan", "{case}");
+        }
+        let status = response_status(&response);
+        assert_eq!(status["neverDelete"], true, "{case}");
+        for item in status["repositories"].as_array().unwrap() {
+            assert_eq!(item["deletion"], "Orphan", "{case}: {item:#}");
+        }
+        assert_eq!(status["retiring"][0]["name"], "old", "{case}");
+        assert!(results(&response, "RepositoryDeleted").is_empty(), "{case}");
+
+        // Switched off again: the entries' own deletion comes back, and it is said.
+        let orphaned = api
+            .local_resource("libs", Some("created"), None)
+            .created()
+            .orphaned(api)
+            .value();
+        let response = function
+            .call(
+                api.request(spec(entries.clone()))
+                    .observed("libs", orphaned)
+                    .observed("docs", managed("docs")),
+            )
+            .await;
+        assert_eq!(response_status(&response)["neverDelete"], Value::Null);
+        assert_has(
+            &warning(&response, "ConsequentialChange"),
+            "repository libs (key libs): deleting the entry or the claim now deletes the repository",
+        );
+    }
+}

@@ -259,6 +259,30 @@ fn orphaning_desired(live: &Observed) -> Value {
     })
 }
 
+/// `neverDelete`, the migration switch: whatever the entry says, deleting its managed resource
+/// leaves the repository: deletion Orphan (the cluster and flat APIs' `deletionPolicy`) and
+/// policies without `Delete` (the only way in the namespaced API, and needed in the others:
+/// policies that list `Delete` delete whatever the deletion policy says, crossplane-runtime
+/// `pkg/reconciler/managed/policies.go`, `ShouldDelete`).
+pub(crate) fn never_delete(p: &mut Planned) {
+    let policies = p.management_policies.as_deref().unwrap_or(&[]);
+    let own = if policies.is_empty() {
+        without_delete(&["*".to_owned()])
+    } else {
+        without_delete(policies)
+    };
+    p.management_policies = Some(std::borrow::Cow::Owned(own));
+    if p.kind.api != ProviderApi::Namespaced {
+        p.deletion_policy = Some(DeletionPolicy::Orphan);
+    }
+    p.deletion = effective_deletion(
+        p.kind.api,
+        p.management_policies.as_deref(),
+        p.deletion_policy,
+    );
+    debug_assert_eq!(p.deletion, Deletion::Orphan);
+}
+
 /// The same management without the right to delete: `*` spelled out without Delete.
 fn without_delete(policies: &[String]) -> Vec<String> {
     if policies.iter().any(|p| p == "*") {
