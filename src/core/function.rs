@@ -119,7 +119,7 @@ fn run(
     );
     if input.never_delete {
         for r in &mut repositories {
-            retirement::never_delete(&mut r.planned);
+            retirement::orphan_on_delete(&mut r.planned, true);
         }
     }
     words::warn_stuck(&repositories, findings);

@@ -654,13 +654,18 @@ fn a_v1_claim_moves_to_a_v2_namespaced_composite_without_deleting_or_creating() 
     let taking_over = call(&two_entries(json!({})), &observed, &status);
     assert_eq!(phase_list(&taking_over), ["takingOver", "takingOver"]);
     let resources = desired_resources(&taking_over);
+    // Imported, so deletion stays Orphan unless an entry asks (issue 54, item 4): in the
+    // namespaced API, `*` without Delete.
     for name in ["libs", "npm"] {
         assert_eq!(
-            resources[name]["spec"].get("managementPolicies"),
-            None,
-            "{name}: *"
+            resources[name]["spec"]["managementPolicies"],
+            json!(["Observe", "Create", "Update", "LateInitialize"]),
+            "{name}"
         );
     }
+    assert!(support::requests::status_repositories(&taking_over)
+        .iter()
+        .all(|r| r["deletion"] == "Orphan"));
 }
 
 #[test]

@@ -46,7 +46,7 @@ use crate::core::lifecycle::observed::{Condition, Observed};
 use crate::core::lifecycle::phase::{
     Hold, Origin, Phase, PhaseName, Rendering, Wait, GUARD_POLICIES, OBSERVE_ONLY,
 };
-use crate::core::lifecycle::retirement::Move;
+use crate::core::lifecycle::retirement::{orphan_on_delete, Move};
 use crate::core::lifecycle::Repository;
 use crate::core::plan::Planned;
 use crate::core::policy;
@@ -517,6 +517,12 @@ fn apply(p: &mut Planned, adoption: &Adoption) {
             }
         }
         Rendering::ObserveOnly => &OBSERVE_ONLY,
+        // A repository imported and taken over keeps Orphan deletion unless its entry asks.
+        Rendering::OwnPolicies
+            if adoption.origin == Some(Origin::Imported) && !asks_for_deletion(p) =>
+        {
+            return orphan_on_delete(p, false);
+        }
         // The entry's own policies, as planned.
         Rendering::OwnPolicies | Rendering::NotRendered => return,
     };
@@ -526,6 +532,20 @@ fn apply(p: &mut Planned, adoption: &Adoption) {
         p.management_policies.as_deref(),
         p.deletion_policy,
     );
+}
+
+/// Whether the entry itself asks for its repository to be deleted with its managed resource:
+/// its own `deletionPolicy: Delete`, or `Delete` (or `*`) in its own `managementPolicies`. The
+/// default, and the composite's or the input's defaults, do not count: a repository that came
+/// under the claim by import was made by someone else, and deleting it with the claim must be
+/// asked for on the entry.
+fn asks_for_deletion(p: &Planned) -> bool {
+    let entry = p.entry;
+    entry.deletion_policy == Some(policy::DeletionPolicy::Delete)
+        || entry
+            .management_policies
+            .as_deref()
+            .is_some_and(|own| own.iter().any(|x| x == "Delete" || x == "*"))
 }
 
 fn owned(policies: &[&str]) -> Vec<String> {

@@ -259,19 +259,27 @@ fn orphaning_desired(live: &Observed) -> Value {
     })
 }
 
-/// `neverDelete`, the migration switch: whatever the entry says, deleting its managed resource
-/// leaves the repository: deletion Orphan (the cluster and flat APIs' `deletionPolicy`) and
-/// policies without `Delete` (the only way in the namespaced API, and needed in the others:
-/// policies that list `Delete` delete whatever the deletion policy says, crossplane-runtime
-/// `pkg/reconciler/managed/policies.go`, `ShouldDelete`).
-pub(crate) fn never_delete(p: &mut Planned) {
+/// Deleting the managed resource leaves the repository: deletion Orphan (the cluster and flat
+/// APIs' `deletionPolicy`) and policies without `Delete` (the only way in the namespaced API, and
+/// needed in the others: policies that list `Delete` delete whatever the deletion policy says,
+/// crossplane-runtime `pkg/reconciler/managed/policies.go`, `ShouldDelete`). For every entry
+/// under `neverDelete`, the migration switch (`everywhere`: no policies with `Delete` or `*` in
+/// any API), and for an import taken over whose entry does not ask for deletion (the policies
+/// change only where the deletion policy alone would not orphan).
+pub(crate) fn orphan_on_delete(p: &mut Planned, everywhere: bool) {
     let policies = p.management_policies.as_deref().unwrap_or(&[]);
-    let own = if policies.is_empty() {
-        without_delete(&["*".to_owned()])
-    } else {
-        without_delete(policies)
-    };
-    p.management_policies = Some(std::borrow::Cow::Owned(own));
+    let deletes = |x: &String| x == "Delete" || x == "*";
+    let strip = everywhere
+        || p.kind.api == ProviderApi::Namespaced
+        || policies.iter().any(|x| x == "Delete");
+    if strip && (policies.is_empty() || policies.iter().any(deletes)) {
+        let own = if policies.is_empty() {
+            without_delete(&["*".to_owned()])
+        } else {
+            without_delete(policies)
+        };
+        p.management_policies = Some(std::borrow::Cow::Owned(own));
+    }
     if p.kind.api != ProviderApi::Namespaced {
         p.deletion_policy = Some(DeletionPolicy::Orphan);
     }

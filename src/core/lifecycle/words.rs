@@ -100,7 +100,7 @@ fn adoption_results(r: &Repository, previous: &PreviousStatus) -> Vec<FnResult> 
                 phase,
                 Severity::Warning,
                 "TakingOver",
-                format!("{entry} is taken over at this call: from now on the claim's settings are written to it, and deleting it follows its policies; {changes}"),
+                format!("{entry} is taken over at this call: from now on the claim's settings are written to it; {}; {changes}", deletion_after_takeover(p)),
             ));
         }
         // Said once, where the phase begins.
@@ -399,6 +399,15 @@ pub(crate) fn consequential_result(lines: &[String]) -> Option<FnResult> {
         reason: Some("ConsequentialChange".to_owned()),
         target: Some(Target::CompositeAndClaim as i32),
     })
+}
+
+/// What deleting a repository taken over does: an import keeps Orphan deletion unless its entry
+/// asks for deletion (`adoption::asks_for_deletion`).
+fn deletion_after_takeover(p: &Planned) -> &'static str {
+    match p.deletion {
+        crate::core::policy::Deletion::Orphan => "its deletion stays Orphan, so deleting the entry or the claim leaves it in Artifactory (set deletionPolicy: Delete, or Delete in managementPolicies, on the entry to have it deleted with them)",
+        crate::core::policy::Deletion::Delete => "the entry asks for deletion, so deleting the entry or the claim deletes it and its artifacts",
+    }
 }
 
 /// A result about an entry in `phase`, whose reason the phase table lists for it.
