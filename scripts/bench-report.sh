@@ -1,19 +1,20 @@
 #!/usr/bin/env bash
 # Writes the top screen of BENCHMARKS.md: the figures of the packaged build, in one run.
-#   1. scripts/bench-e2e.sh: ours, the reply floor (the same bytes) and the Python and TypeScript
-#      SDK peers, plain and with live schemas, at 10 and 100 repositories;
-#   2. callgrind: instructions per call of decode, run and encode (benches/e2e/profile.rs) of the
+#   1. the two WebAssembly builds (scripts/build-component.sh, scripts/build-wasm.sh): bytes;
+#   2. scripts/bench-e2e.sh: ours, the reply floor (the same bytes) and the Python and TypeScript
+#      SDK peers, plain and with live schemas, at 10 and 100 repositories, once the builds are
+#      done (they would load the machine it measures);
+#   3. callgrind: instructions per call of decode, run and encode (benches/e2e/profile.rs) of the
 #      bodies that run wrote;
-#   3. the two WebAssembly builds (scripts/build-component.sh, scripts/build-wasm.sh): bytes;
 # then it replaces what lies between the `bench-report` markers of BENCHMARKS.md (or of --output
 # FILE) with a header naming this script and the commit, and the tables, and the README's line
 # after its `bench-report: headline` marker with the headline.
 #
 #   scripts/bench-report.sh [--output FILE] [--from-last-run] [bench-e2e.sh options]
 #
-# The default run is `--sizes 10,100 --requests 10000 --concurrency 8 --rounds 3 --scenarios
-# plain,live`, about 15 minutes on 2 cores; bench-e2e.sh options given here replace those
-# defaults one by one (`--requests 200 --rounds 1` to try the script out). The table needs both
+# The default run is `--sizes 10,100 --requests 2000 --concurrency 8 --rounds 3 --scenarios
+# plain,live` (2,000 calls a round, as ../shared/bench measures its peers); bench-e2e.sh options
+# given here replace those defaults one by one (`--requests 200 --rounds 1` to try the script out). The table needs both
 # sizes: a run without one of them leaves its cells "-", and tests/repo/benchmarks.rs fails on it.
 # `--from-last-run` measures nothing and writes the block again from the last run's figures
 # (target/bench-report/).
@@ -25,7 +26,7 @@ cd "$repo"
 
 output=BENCHMARKS.md
 reuse=no
-sizes=10,100 requests=10000 concurrency=8 rounds=3 scenarios=plain,live
+sizes=10,100 requests=2000 concurrency=8 rounds=3 scenarios=plain,live
 passed=()
 while [ $# -gt 0 ]; do
   case "$1" in
@@ -55,15 +56,23 @@ else
   commit=$(git rev-parse --short=7 HEAD)
   git diff --quiet HEAD -- src crates benches Cargo.toml Cargo.lock || commit="$commit with local changes"
   cpu=$(lscpu | sed -n 's/^Model name: *//p')
-  load_before=$(cut -d' ' -f1-3 /proc/loadavg)
   started=$(date -u '+%Y-%m-%d %H:%M UTC')
   e2e_line="${e2e_args[*]} ${passed[*]}"
 
-  echo "== 1/3 end to end: scripts/bench-e2e.sh ${e2e_args[*]} ${passed[*]}" >&2
+  echo "== 1/3 the WebAssembly builds" >&2
+  component=$(scripts/build-component.sh | sed -n 's/^target\/wasmfn\/function-artifactory.wasm: \([0-9]*\) bytes, \([0-9]*\) gzipped$/\1 \2/p')
+  npm=$(scripts/build-wasm.sh | sed -n 's/^pkg\/function_artifactory_bg.wasm: \([0-9]*\) bytes, \([0-9]*\) gzipped$/\1 \2/p')
+  if [ -z "$component" ] || [ -z "$npm" ]; then
+    echo "a WebAssembly build printed no size" >&2
+    exit 1
+  fi
+
+  load_before=$(cut -d' ' -f1-3 /proc/loadavg)
+  echo "== 2/3 end to end: scripts/bench-e2e.sh ${e2e_args[*]} ${passed[*]}" >&2
   scripts/bench-e2e.sh "${e2e_args[@]}" "${passed[@]}" | tee "$work/e2e.txt"
   load_after=$(cut -d' ' -f1-3 /proc/loadavg)
 
-  echo "== 2/3 instructions per call: callgrind of profile-call" >&2
+  echo "== 3/3 instructions per call: callgrind of profile-call" >&2
   install_debian "the instruction counts" "${DEBIAN_PROFILE[@]}" || { echo "bench-report needs valgrind" >&2; exit 1; }
   cargo build --quiet --profile profiling --features server --example profile-call >&2
   # Instructions of N calls of a body, the catalog's parse and the process's start included: the
@@ -87,13 +96,6 @@ else
   done
   cat "$work/callgrind.txt" >&2
 
-  echo "== 3/3 the WebAssembly builds" >&2
-  component=$(scripts/build-component.sh | sed -n 's/^target\/wasmfn\/function-artifactory.wasm: \([0-9]*\) bytes, \([0-9]*\) gzipped$/\1 \2/p')
-  npm=$(scripts/build-wasm.sh | sed -n 's/^pkg\/function_artifactory_bg.wasm: \([0-9]*\) bytes, \([0-9]*\) gzipped$/\1 \2/p')
-  if [ -z "$component" ] || [ -z "$npm" ]; then
-    echo "a WebAssembly build printed no size" >&2
-    exit 1
-  fi
   declare -p commit cpu load_before load_after started e2e_line component npm >"$work/run.sh"
 fi
 
