@@ -2,11 +2,11 @@
 # Fuzzes the core with cargo fuzz (libFuzzer) for a bounded time: each target in fuzz/ runs
 # SECONDS (default 60) on one core, starting from the committed corpus (fuzz/corpus/, seeded
 # from the examples and tests/vectors by the seed-corpus helper). Corpus entries the fuzzer
-# finds go to fuzz/corpus-new/ (not committed); a crash is written to fuzz/artifacts/TARGET/
+# finds go to fuzz/corpus-new/ (not committed); a crash is written to fuzz/artifacts/<target>/
 # and ends the run with a non-zero status. Minimise one with
-#   RUSTC_BOOTSTRAP=1 cargo fuzz tmin --fuzz-dir fuzz TARGET fuzz/artifacts/TARGET/crash-...
-# copy the minimised input to fuzz/regressions/TARGET/ (tests/function/regressions.rs replays it in
-# `cargo test`), and fix the core. Usage: scripts/fuzz.sh [SECONDS] [TARGET...]
+#   RUSTC_BOOTSTRAP=1 cargo fuzz tmin --fuzz-dir fuzz <target> fuzz/artifacts/<target>/crash-...
+# copy the minimised input to fuzz/regressions/<target>/ (tests/function/regressions.rs replays
+# it in `cargo test`), and fix the core. Usage: scripts/fuzz.sh [SECONDS] [TARGET...]
 set -euo pipefail
 cd "$(dirname "$0")/.."
 

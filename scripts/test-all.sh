@@ -67,15 +67,15 @@ cargo check --lib --no-default-features --target wasm32-unknown-unknown
 ran+=("the core builds for wasm32")
 
 step "tests"
-# crates/go-yaml/tests/go_yaml.rs and tests/go_yaml_render.rs compare render's YAML with Go's
+# crates/go-yaml/tests/go_yaml.rs and tests/cli/go_yaml_render.rs compare render's YAML with Go's
 # (the workspace's tests run both): where Go is installed they must not skip.
 if [ "$go_yaml" = yes ]; then export REQUIRE_GO_YAML=1; fi
 cargo test --workspace --all-features
 ran+=("cargo test --workspace --all-features (CRD validation against crds/ included)")
 if [ "$go_yaml" = yes ]; then
-  ran+=("render's YAML against Go's sigs.k8s.io/yaml (crates/go-yaml/tests/go_yaml.rs, tests/go_yaml_render.rs)")
+  ran+=("render's YAML against Go's sigs.k8s.io/yaml (crates/go-yaml/tests/go_yaml.rs, tests/cli/go_yaml_render.rs)")
 else
-  skipped+=("render's YAML against Go: ${DEBIAN_GO_YAML[*]} missing (crates/go-yaml/tests/go_yaml.rs and tests/go_yaml_render.rs printed SKIP)")
+  skipped+=("render's YAML against Go: ${DEBIAN_GO_YAML[*]} missing (crates/go-yaml/tests/go_yaml.rs and tests/cli/go_yaml_render.rs printed SKIP)")
 fi
 if [ "$package_tools" = yes ]; then
   ran+=("the package tests (amd64 and arm64 images: skopeo, umoci, qemu-user)")

@@ -23,7 +23,7 @@ DEBIAN_PROFILE=(valgrind)
 # The playground test in a real browser.
 DEBIAN_BROWSER=(chromium)
 # render's YAML compared byte for byte with Go's sigs.k8s.io/yaml (crates/go-yaml/tests/go_yaml.rs
-# and tests/go_yaml_render.rs).
+# and tests/cli/go_yaml_render.rs).
 DEBIAN_GO_YAML=(golang-go golang-k8s-sigs-yaml-dev)
 
 install_say() { printf 'install: %s\n' "$*" >&2; }

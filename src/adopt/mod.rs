@@ -2,24 +2,26 @@
 //! Crossplane, each entry `import: true` (docs/adopt.md).
 //!
 //! It reads the repository configurations from a saved answer (`--from`) or from Artifactory
-//! ([`live`]), lets the core turn them into claims (`inventory`), prints the claims as YAML on
+//! ([`live`]), turns them into claims ([`inventory`]), prints the claims as YAML on
 //! stdout and a summary on stderr.
 
+mod inventory;
 mod live;
+mod yaml;
 
 use crate::core::catalog::{catalog, ProviderApi, Rclass, ReleaseMatch};
-use crate::core::inventory::{self, Inventory, Options, REPOSITORIES_PER_CLAIM};
 use crate::core::time::parse_go_duration;
 use anyhow::{anyhow, bail, Context as _, Error};
-use go_yaml::to_yaml;
+use inventory::{shown, Adopter, Inventory, Options, ADMIN_FIELDS, REPOSITORIES_PER_CLAIM};
 use regex::Regex;
 use std::io::{Read as _, Write as _};
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Duration;
 
-/// A saved answer or a piped one is read up to this size, as a live answer is.
-pub(crate) const MAX_ANSWER_BYTES: u64 = 64 * 1024 * 1024;
+/// An answer (saved, piped or live) is read up to this many MiB unless `--max-answer-mib`
+/// says otherwise.
+pub(crate) const MAX_ANSWER_MIB: u64 = 64;
 
 /// How the claims are cut.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
@@ -70,9 +72,11 @@ pub struct AdoptArgs {
     /// The claim's namespace.
     #[arg(long, default_value = "default")]
     pub namespace: String,
-    /// The claim's apiVersion (examples/cluster/xrd.yaml).
-    #[arg(long, default_value = "platform.example.org/v1alpha1")]
-    pub api_version: String,
+    /// The claim's apiVersion; default the example XRD's for the provider API
+    /// (platform.example.org/v1alpha1, examples/cluster/xrd.yaml; for namespaced
+    /// artifactory.example.org/v1alpha1, examples/namespaced/xrd.yaml).
+    #[arg(long)]
+    pub api_version: Option<String>,
     /// The claim's kind (examples/cluster/xrd.yaml).
     #[arg(long, default_value = "Repositories")]
     pub kind: String,
@@ -89,6 +93,21 @@ pub struct AdoptArgs {
     /// How long each call to Artifactory may take (Go duration syntax, e.g. 30s).
     #[arg(long, default_value = "60s", value_parser = parse_go_duration)]
     pub timeout: Duration,
+    /// How long reading every configuration one key at a time (Artifactory before 7.61.3)
+    /// may take in all.
+    #[arg(long, default_value = "10m", value_parser = parse_go_duration)]
+    pub total_timeout: Duration,
+    /// The largest answer read, in MiB (the configurations call, the per-key answers together,
+    /// or --from).
+    #[arg(long, default_value_t = MAX_ANSWER_MIB, value_parser = clap::builder::RangedU64ValueParser::<u64>::new().range(1..=4096))]
+    pub max_answer_mib: u64,
+    /// A PEM file of CA certificates to trust besides the system's (an internal CA).
+    #[arg(long, value_name = "PATH")]
+    pub ca_file: Option<PathBuf>,
+    /// Allow a plain http:// URL: the token and the configurations cross the network
+    /// unencrypted. Only for a trusted network.
+    #[arg(long)]
+    pub allow_http: bool,
 }
 
 /// Runs the command: the claims on stdout and the summary on stderr, or an error and exit 1.
@@ -111,27 +130,53 @@ pub fn run(args: AdoptArgs) -> ExitCode {
 
 fn adopt(args: &AdoptArgs) -> Result<(String, String), Error> {
     let options = options(args)?;
-    let (configurations, source) = match &args.from {
-        Some(path) => (read_saved(path)?, format!("file {path}")),
+    let limits = live::Limits {
+        answer_bytes: args.max_answer_mib << 20,
+        timeout: args.timeout,
+        total: args.total_timeout,
+    };
+    let mut adopter = Adopter::new(&options);
+    let source = match &args.from {
+        Some(path) => {
+            read_saved(path, limits.answer_bytes, &mut adopter)?;
+            format!("file {}", shown(path))
+        }
         None => {
             let target = live::Target::from_args(args)?;
-            let source = target.base.clone();
-            (live::fetch(&target, args.timeout)?, source)
+            live::fetch(&target, args, &limits, &mut adopter)?
         }
     };
-    let inventory = inventory::adopt(&configurations, &options);
-    let mut yaml = String::new();
-    for claim in &inventory.claims {
-        yaml.push_str("---\n");
-        yaml.push_str(&to_yaml(claim).map_err(|e| anyhow!("cannot print a claim as YAML: {e}"))?);
-        if !yaml.ends_with('\n') {
-            yaml.push('\n');
-        }
+    let inventory = adopter.finish();
+    let (partial, count) = &inventory.partial;
+    if *count > 0 {
+        let keys: Vec<String> = partial.iter().map(|k| shown(k)).collect();
+        let more = more(*count, partial.len());
+        let fix = if args.from.is_some() {
+            "save the answer again with an admin's token"
+        } else {
+            "use an admin's access token (the provider's own token is one)"
+        };
+        bail!(
+            "{source} is a partial answer: {count} repositories lack {}, which Artifactory answers for every repository to an admin only (JFrog: non-admin users receive partial configuration data), so their claims would miss settings: {}{more}; fix: {fix}",
+            ADMIN_FIELDS.join(" or "),
+            keys.join(", ")
+        );
     }
-    Ok((
-        yaml,
-        summary(&inventory, configurations.len(), &source, args),
-    ))
+    let mut out = String::new();
+    for claim in &inventory.claims {
+        out.push_str("---\n");
+        out.push_str(&yaml::document(claim));
+    }
+    Ok((out, summary(&inventory, &source, args)))
+}
+
+/// ", and N more" where a list shows `shown` of `count`.
+fn more(count: usize, shown: usize) -> String {
+    if count > shown {
+        format!(", and {} more", count - shown)
+    } else {
+        String::new()
+    }
 }
 
 fn options(args: &AdoptArgs) -> Result<Options, Error> {
@@ -174,7 +219,13 @@ fn options(args: &AdoptArgs) -> Result<Options, Error> {
         api,
         release,
         naming_format: args.naming_format.clone(),
-        api_version: args.api_version.clone(),
+        api_version: args.api_version.clone().unwrap_or_else(|| {
+            match api {
+                ProviderApi::Namespaced => "artifactory.example.org/v1alpha1",
+                _ => "platform.example.org/v1alpha1",
+            }
+            .to_owned()
+        }),
         kind: args.kind.clone(),
         name: args.name.clone(),
         namespace: Some(args.namespace.clone()),
@@ -186,37 +237,38 @@ fn options(args: &AdoptArgs) -> Result<Options, Error> {
     })
 }
 
-/// Configurations saved from Artifactory (or piped, `-`).
-fn read_saved(path: &str) -> Result<Vec<serde_json::Value>, Error> {
+/// Configurations saved from Artifactory (or piped, `-`), given to `adopter`.
+fn read_saved(path: &str, limit: u64, adopter: &mut Adopter<'_>) -> Result<(), Error> {
+    let shown_path = shown(path);
     let mut text = String::new();
     let read = if path == "-" {
-        std::io::stdin()
-            .take(MAX_ANSWER_BYTES + 1)
-            .read_to_string(&mut text)
+        std::io::stdin().take(limit + 1).read_to_string(&mut text)
     } else {
-        std::fs::File::open(path)
-            .and_then(|file| file.take(MAX_ANSWER_BYTES + 1).read_to_string(&mut text))
+        std::fs::File::open(path).and_then(|file| file.take(limit + 1).read_to_string(&mut text))
     };
-    read.with_context(|| format!("cannot read --from {path}"))?;
-    if text.len() as u64 > MAX_ANSWER_BYTES {
+    read.with_context(|| {
+        format!("cannot read --from {shown_path}; fix: give a readable file of JSON (UTF-8)")
+    })?;
+    if text.len() as u64 > limit {
         bail!(
-            "--from {path} is larger than {} MiB; fix: select fewer repositories (--include, --project) when saving it",
-            MAX_ANSWER_BYTES >> 20
+            "--from {shown_path} is larger than {} MiB; fix: give a larger --max-answer-mib (adopt's memory is a small multiple of it: docs/adopt.md, \"Limits\")",
+            limit >> 20
         );
     }
-    inventory::read_configurations(&text).map_err(|e| {
-        anyhow!("--from {path} {e}; fix: save the answer of GET <artifactory>/api/repositories/configurations")
+    inventory::read_configurations(&text, &mut |config| adopter.add(config)).map_err(|e| {
+        anyhow!("--from {shown_path} {e}; fix: save the answer of GET <artifactory>/api/repositories/configurations")
     })
 }
 
 /// What was adopted, what was not and why, and what to do next.
-fn summary(inventory: &Inventory, read: usize, source: &str, args: &AdoptArgs) -> String {
+fn summary(inventory: &Inventory, source: &str, args: &AdoptArgs) -> String {
     use std::fmt::Write as _;
     let mut out = String::new();
     let total: usize = inventory.adopted.values().sum();
     let _ = writeln!(
         out,
-        "adopt: {read} repositories read from {source}; {total} in {} claim(s) of at most {} repositories",
+        "adopt: {} repositories read from {source}; {total} in {} claim(s) of at most {} repositories",
+        inventory.read,
         inventory.claims.len(),
         args.per_claim
     );
@@ -242,9 +294,16 @@ fn summary(inventory: &Inventory, read: usize, source: &str, args: &AdoptArgs) -
         );
     }
     if !inventory.skipped.is_empty() {
-        let _ = writeln!(out, "skipped ({}):", inventory.skipped.len());
+        let _ = writeln!(
+            out,
+            "skipped ({}):",
+            inventory.skipped.len() + inventory.skipped_more
+        );
         for skipped in &inventory.skipped {
-            let _ = writeln!(out, "  {}: {}", skipped.key, skipped.reason);
+            let _ = writeln!(out, "  {}: {}", shown(&skipped.key), skipped.reason);
+        }
+        if inventory.skipped_more > 0 {
+            let _ = writeln!(out, "  and {} more", inventory.skipped_more);
         }
     }
     if !inventory.unmapped.is_empty() {
@@ -252,27 +311,38 @@ fn summary(inventory: &Inventory, read: usize, source: &str, args: &AdoptArgs) -
             out,
             "settings that no field of the provider's kind holds (not in the claims; a takeover leaves them as Artifactory has them unless the Terraform provider resets them):"
         );
-        for (field, keys) in &inventory.unmapped {
-            let shown: Vec<&str> = keys.iter().take(5).map(String::as_str).collect();
-            let more = if keys.len() > 5 {
-                format!(", and {} more", keys.len() - 5)
-            } else {
-                String::new()
-            };
-            let _ = writeln!(out, "  {field}: {}{more}", shown.join(", "));
+        for (field, (keys, count)) in &inventory.unmapped {
+            let listed: Vec<String> = keys.iter().take(5).map(|k| shown(k)).collect();
+            let more = more(*count, listed.len());
+            let why = inventory::NOT_HELD
+                .iter()
+                .find(|(_, name, _)| name == field)
+                .map_or(String::new(), |(_, _, reason)| format!(" ({reason})"));
+            let _ = writeln!(out, "  {}: {}{more}{why}", shown(field), listed.join(", "));
+        }
+        if inventory.unmapped_more > 0 {
+            let _ = writeln!(
+                out,
+                "  and {} more of settings not listed",
+                inventory.unmapped_more
+            );
         }
     }
     if !inventory.secrets.is_empty() {
         let _ = writeln!(
             out,
             "Secrets to create in namespace {} before taking over (Artifactory never returns a remote's password):",
-            args.namespace
+            shown(&args.namespace)
         );
         for secret in &inventory.secrets {
             let _ = writeln!(
                 out,
                 "  kubectl -n {} create secret generic {} --from-literal={}=...   # {} (claim {})",
-                args.namespace, secret.name, secret.key, secret.repository, secret.claim
+                shown(&args.namespace),
+                secret.name,
+                secret.key,
+                shown(&secret.repository),
+                shown(&secret.claim)
             );
         }
     }

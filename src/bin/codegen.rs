@@ -6,7 +6,8 @@
 //!
 //! `codegen --provider-package provider-jfrog-artifactory-v0.15.0.xpkg --release v0.15.0`
 //!
-//! Its repository CRDs are written to `crds/v0.15.0/`, and the catalog is regenerated with it.
+//! Its repository CRDs are written to the folder `v0.15.0` of `crds/`, and the catalog is
+//! regenerated with it.
 
 use anyhow::{anyhow, Context as _};
 use function_artifactory::codegen;

@@ -70,7 +70,7 @@ pub fn releases(root: &Path) -> anyhow::Result<Vec<ReleaseCrds>> {
     Ok(releases)
 }
 
-/// The folders `crds/vX.Y.Z/`.
+/// The folders `vX.Y.Z` of `crds/`.
 fn release_folders(dir: &Path) -> anyhow::Result<Vec<PathBuf>> {
     let entries =
         std::fs::read_dir(dir).with_context(|| format!("cannot list {}", dir.display()))?;
@@ -521,8 +521,8 @@ mod tests {
     }
 
     /// What `codegen --provider-package` does, in a copy of the repository's `crds/`: the
-    /// package's CRDs land in `crds/v0.15.0/`, the release list gains it after the archive's,
-    /// and the catalog generated from that list names its kinds and its release.
+    /// package's CRDs land in the folder `v0.15.0` of `crds/`, the release list gains it after
+    /// the archive's, and the catalog generated from that list names its kinds and its release.
     #[test]
     fn an_imported_package_joins_the_releases_and_the_catalog() {
         let root = std::env::temp_dir().join(format!("fa-import-{}", std::process::id()));

@@ -19,13 +19,13 @@ use std::collections::BTreeMap;
 /// `passwordWoVersion`: in the schema the cluster serves (live schemas), else in the
 /// built-in schema of the release. Elsewhere the plain `passwordSecretRef` is rendered,
 /// with a warning.
-pub(crate) fn settle_write_only(
-    planned: &mut [Planned],
+pub(crate) fn settle_write_only<'p, 'a: 'p>(
+    planned: impl IntoIterator<Item = &'p mut Planned<'a>>,
     live: &LiveSchemas<'_>,
     findings: &mut Findings,
 ) {
     const FIELDS: [&str; 2] = ["passwordWoSecretRef", "passwordWoVersion"];
-    for p in planned.iter_mut() {
+    for p in planned {
         let kind = p.kind;
         let Some(secret) = p.password.as_mut().filter(|s| s.write_only) else {
             continue;
@@ -65,8 +65,10 @@ pub(crate) fn secret_requirement_name(p: &Planned) -> String {
 }
 
 /// Asks Crossplane for the Secret of every write-only password, by name in its namespace.
-pub(crate) fn secret_requirements(planned: &[Planned]) -> BTreeMap<String, ResourceSelector> {
-    sorted::map(planned.iter().filter_map(|p| {
+pub(crate) fn secret_requirements<'p, 'a: 'p>(
+    planned: impl IntoIterator<Item = &'p Planned<'a>>,
+) -> BTreeMap<String, ResourceSelector> {
+    sorted::map(planned.into_iter().filter_map(|p| {
         let secret = p.password.as_ref().filter(|s| s.write_only)?;
         let selector = ResourceSelector {
             api_version: "v1".to_owned(),
@@ -81,12 +83,12 @@ pub(crate) fn secret_requirements(planned: &[Planned]) -> BTreeMap<String, Resou
 /// Sets each write-only password's version from its Secret's `resourceVersion`,
 /// where Crossplane answered the requirement; a Secret that is answered missing
 /// is a problem (the provider could not read the password either).
-pub(crate) fn read_versions(
-    planned: &mut [Planned],
+pub(crate) fn read_versions<'p, 'a: 'p>(
+    planned: impl IntoIterator<Item = &'p mut Planned<'a>>,
     answered: &BTreeMap<String, Resources>,
     findings: &mut Findings,
 ) {
-    for p in planned.iter_mut() {
+    for p in planned {
         let name = secret_requirement_name(p);
         let Some(secret) = p.password.as_mut().filter(|s| s.write_only) else {
             continue;
@@ -122,7 +124,10 @@ pub(crate) fn read_versions(
 
 /// Without required resources the Secret's version cannot be read: rotating it
 /// would not re-send the password.
-pub(crate) fn warn_unversioned(planned: &[Planned], findings: &mut Findings) {
+pub(crate) fn warn_unversioned<'p, 'a: 'p>(
+    planned: impl IntoIterator<Item = &'p Planned<'a>>,
+    findings: &mut Findings,
+) {
     for p in planned {
         if p.password.as_ref().is_some_and(|s| s.write_only) {
             findings.warning(

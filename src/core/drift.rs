@@ -3,16 +3,15 @@
 //! becomes a warning (in the entry's status when it is about one entry) and a
 //! Warning result.
 
-use crate::core::adoption::Phase;
 use crate::core::catalog::{catalog, package_family, Rclass};
 use crate::core::input::Input;
 use crate::core::keys::has_project_prefix;
-use crate::core::observed::Observed;
+use crate::core::lifecycle::observed::Observed;
+use crate::core::lifecycle::Repository;
 use crate::core::plan::Planned;
 use crate::core::problems::{a_or_an, Findings};
 use crate::core::sorted;
-use crate::core::status;
-use crate::proto::v1::{Ready, Result as FnResult, Severity, Target};
+use crate::proto::v1::{Result as FnResult, Severity, Target};
 use crate::proto::View;
 use std::collections::BTreeSet;
 
@@ -24,10 +23,8 @@ const DNS_LABEL_MAX: usize = 63;
 const NAMED_ENTRIES_MAX: usize = 10;
 
 /// Adds the drift warnings of a call to `findings` and returns their Warning results.
-/// `live` is the observed resource of each planned repository.
 pub(crate) fn drift_warnings(
-    planned: &[Planned],
-    live: &[Option<Observed>],
+    repositories: &[Repository],
     input: &Input,
     project_key: Option<&str>,
     findings: &mut Findings,
@@ -35,12 +32,12 @@ pub(crate) fn drift_warnings(
     let mut results = Vec::new();
     if let Some(project_key) = project_key {
         results.extend(project_environments_warning(
-            planned,
+            repositories,
             input,
             project_key,
             findings,
         ));
-        results.extend(project_prefix_warning(planned, project_key));
+        results.extend(project_prefix_warning(repositories, project_key));
     }
     let mut warn = |p: &Planned, field: &str, reason: &str, message: String| {
         findings.warning(
@@ -56,7 +53,8 @@ pub(crate) fn drift_warnings(
         });
     };
     let saas_server = input.artifactory_url.as_deref().and_then(saas_server_name);
-    for (p, observed) in planned.iter().zip(live) {
+    for r in repositories {
+        let (p, observed) = (&r.planned, &r.observed);
         if let Some(server) = saas_server {
             let limit = DNS_LABEL_MAX.saturating_sub(server.len() + 1);
             if is_container_registry(&p.kind.package_type) && p.key.len() > limit {
@@ -78,7 +76,7 @@ pub(crate) fn drift_warnings(
                 p,
                 "repositories",
                 "VirtualMembersDropped",
-                dropped_message(p, &dropped, planned, live),
+                dropped_message(p, &dropped, repositories),
             );
         }
     }
@@ -88,13 +86,14 @@ pub(crate) fn drift_warnings(
 /// One warning for every entry whose kind has `projectEnvironments` and that does not set
 /// it: they share the cause (`spec.projectKey`) and the fix, so it is said once, naming them.
 fn project_environments_warning(
-    planned: &[Planned],
+    repositories: &[Repository],
     input: &Input,
     project_key: &str,
     findings: &mut Findings,
 ) -> Option<FnResult> {
-    let lacking: Vec<&str> = planned
+    let lacking: Vec<&str> = repositories
         .iter()
+        .map(|r| &r.planned)
         .filter(|p| lacks_project_environments(p, input))
         .map(|p| p.name)
         .collect();
@@ -118,9 +117,10 @@ fn project_environments_warning(
 
 /// One Warning result for the keys without the project key prefix, so that the claim's author
 /// sees it too: each entry's status has its own warning already (`keys::key_warnings`).
-fn project_prefix_warning(planned: &[Planned], project_key: &str) -> Option<FnResult> {
-    let lacking: Vec<String> = planned
+fn project_prefix_warning(repositories: &[Repository], project_key: &str) -> Option<FnResult> {
+    let lacking: Vec<String> = repositories
         .iter()
+        .map(|r| &r.planned)
         .filter(|p| !has_project_prefix(&p.key, project_key))
         .map(|p| format!("{} (key \"{}\")", p.name, p.key))
         .collect();
@@ -230,17 +230,12 @@ fn strings(value: View) -> Option<Vec<String>> {
 }
 
 /// What Artifactory left out and, member by member, the likely why and the fix.
-fn dropped_message(
-    p: &Planned,
-    dropped: &[String],
-    planned: &[Planned],
-    live: &[Option<Observed>],
-) -> String {
+fn dropped_message(p: &Planned, dropped: &[String], repositories: &[Repository]) -> String {
     let family = package_family(&p.kind.package_type);
     let reasons: Vec<String> = dropped
         .iter()
-        .map(|key| match planned.iter().zip(live).find(|(m, _)| m.key == *key) {
-            Some((m, observed)) if status::readiness(observed.as_ref(), &Phase::Managed) != Ready::True => format!(
+        .map(|key| match repositories.iter().find(|m| m.planned.key == *key).map(|m| (&m.planned, &m.observed)) {
+            Some((m, observed)) if !observed.as_ref().is_some_and(Observed::is_ready) => format!(
                 "\"{key}\" (entry {}) was not ready, and Artifactory leaves out a member that does not exist: the provider adds it at a later update once it is ready, nothing to do unless it stays unready",
                 m.name
             ),

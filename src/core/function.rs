@@ -5,22 +5,24 @@
 //! as a copy of the request's desired state and context, and this function
 //! adds only the resources and status it owns.
 
-use crate::core::adoption;
 use crate::core::catalog::{catalog, Kind, ProviderApi, Rclass};
 use crate::core::compose::Composer;
 use crate::core::composite::{self, CompositeMeta, CompositeSpec};
-use crate::core::consequences;
 use crate::core::credentials;
 use crate::core::drift;
 use crate::core::input::{read_input, ApiChoice, Input, SettingsAt};
-use crate::core::lifecycle::{self, Retirement};
-use crate::core::observed::Observed;
+use crate::core::lifecycle::observed::Observed;
+use crate::core::lifecycle::phase::{Origin, Phase};
+use crate::core::lifecycle::previous::PreviousStatus;
+use crate::core::lifecycle::retirement::{self, Retirement};
+use crate::core::lifecycle::{
+    adoption, conflicts, consequences, guards, takeover, words, Repository,
+};
 use crate::core::plan::{self, Planned};
 use crate::core::problems::{some_of, Category, Findings};
 use crate::core::size::ResponseSize;
 use crate::core::sorted;
 use crate::core::status;
-use crate::core::takeover;
 use crate::core::validation::live::{self, LiveSchema, LiveSchemas};
 use crate::core::wiring;
 use crate::proto::v1::{
@@ -30,7 +32,7 @@ use crate::proto::v1::{
 };
 use crate::proto::{ObjectView, Struct};
 use std::cell::OnceCell;
-use std::collections::{BTreeMap, BTreeSet, HashSet};
+use std::collections::{BTreeMap, BTreeSet};
 
 /// No desired resources: what a request without a desired state passes on.
 static NO_RESOURCES: BTreeMap<String, Resource> = BTreeMap::new();
@@ -77,8 +79,8 @@ fn run(
         return fatal(request, response, findings);
     };
 
-    // Plan keys, kinds and wiring for every entry, then check them against
-    // what is live: nothing may rename, replace or take over a repository.
+    // Plan keys, kinds and wiring for every entry, then check them against what is live:
+    // nothing may rename, replace or take over a repository.
     let meta = composite::read_meta(composite);
     let spec = composite::read_spec(composite, findings);
     // Every schema Crossplane sent, read once: found by its hash, compiled only if new.
@@ -94,66 +96,195 @@ fn run(
         meta: &meta,
         api,
     };
-    let mut planned = plan::plan(&ctx, findings);
-    wiring::wire(&mut planned, &spec.repositories, findings);
-    // The first step of the v0.7.0 group move: nothing of the flat API is rendered, and its
-    // live resources are retired below, orphaned first (docs/upgrading.md).
-    if input.release_flat {
-        planned.retain(|p| p.kind.api != ProviderApi::Flat);
-    }
-    let live: Vec<Option<Observed>> = planned
-        .iter()
-        .map(|p| observed_resource(request, p.name).map(Observed::read))
-        .collect();
-    let renamed_by_project_key =
-        lifecycle::check_project_key_change(&planned, &live, spec.project_key, findings)
-            || lifecycle::check_naming_format_change(
-                &planned,
-                &live,
-                &lifecycle::Naming {
-                    format: input
-                        .naming_format
-                        .as_deref()
-                        .unwrap_or(crate::core::keys::default_format(spec.project_key)),
-                    given: input.naming_format.is_some(),
-                    path: input.at.path_of("naming.format"),
-                    meta: &meta,
-                    project_key: spec.project_key,
-                },
-                findings,
-            );
-    lifecycle::check_group_move(&planned, &live, input.at.path_of("providerApi"), findings);
-    for (p, live) in planned.iter().zip(&live) {
-        if let Some(live) = live {
-            lifecycle::check_immutable(p, live, renamed_by_project_key, findings);
-        }
-    }
+    let mut repositories = plan_repositories(request, &ctx, findings);
+    check_live_changes(&repositories, &ctx, findings);
     // What the previous call said, for results about changes, and the phases a key went
     // through: a new key is created, never taken over (docs/design.md, "Adoption").
-    let previous = status::PreviousStatus::read(composite);
-    let mut adoptions = adoption::adopt(
-        &mut planned,
-        &live,
+    let previous = PreviousStatus::read(composite);
+    let guard = input.create_guard;
+    adoption::decide_phases(
+        &mut repositories,
         &adoption::Context {
-            guard: input.create_guard,
+            guard,
             previous: previous.phases(),
         },
     );
+    words::warn_stuck(&repositories, findings);
+
+    // What this call asks Crossplane for: schemas, other composites' resources of the same
+    // keys, Secrets. A first call gets only its requirements back: Crossplane calls again with
+    // the answers and keeps only the last answer. A call that found problems answers them in
+    // full, as it always did.
+    let asked = ask(
+        request,
+        &ctx,
+        &auto_kinds,
+        &schemas,
+        &mut repositories,
+        &mut response,
+        findings,
+    );
+    if asked == Asked::ForMore {
+        return response;
+    }
+
+    // Render and check every resource; any problem fails the whole call and leaves the
+    // desired state as it came in, so nothing is ever dropped. Resources are kept only while
+    // the response would still be small enough for Crossplane to read; past that, they are
+    // measured and dropped, and the call fails.
+    let mut composer = Composer::new(&input, spec.project_key).with_live(&schemas);
+    let mut size = ResponseSize::of(&response);
+    for r in &mut repositories {
+        let origin = r.adoption.origin.map(Origin::as_str);
+        let at_provider = r.observed.as_ref().and_then(Observed::at_provider);
+        let resource = composer.compose(&r.planned, origin, at_provider, findings);
+        if size.add(r.planned.name, &resource) {
+            r.resource = Some(resource);
+        }
+    }
+    size.check(findings);
+    check_name_collisions(request, &repositories, findings);
+    if !findings.has_problems() {
+        consequences::check_replacements(&repositories, findings);
+    }
+    if findings.has_problems() {
+        return fatal(request, response, findings);
+    }
+
+    // Repositories gone from the spec are retired without deleting them by accident; a key
+    // that moves to a renamed entry waits until its old resource is gone.
+    let retirements = retire(request, &input, &repositories);
+    let moves = retirement::moves(&retirements, &repositories);
+    adoption::wait_for_moves(&mut repositories, &moves);
+    takeover::preview_takeovers(&mut repositories);
+    let consequential = consequences::consequences(&repositories);
+    let desired = response.desired.get_or_insert_with(State::default);
+    insert_rendered(desired, &mut repositories);
+    insert_retiring(desired, request, &retirements);
+
+    // Readiness, status, conditions, and results for what changed.
+    // The input's warnings, taken before drift adds its own (which carry their own results).
+    let input_warnings: Vec<FnResult> = composite_warnings(findings).collect();
+    let drift_results = drift::drift_warnings(&repositories, &input, spec.project_key, findings);
+    let report = status::Report {
+        repositories: &repositories,
+        retirements: &retirements,
+        input: &input,
+        findings,
+    };
+    status::set_composite_status(desired, &report);
+    response
+        .conditions
+        .push(status::repositories_condition(&report));
+    let results = &mut response.results;
+    results.extend(words::change_results(
+        &repositories,
+        &retirements,
+        &previous,
+    ));
+    results.extend(moves.iter().map(words::move_result));
+    results.extend(words::renamed_result(&repositories));
+    results.extend(words::consequential_result(&consequential));
+    results.extend(input_warnings);
+    results.extend(drift_results);
+    if size.near_limit() {
+        size.measured(&response);
+        size.check(findings);
+        if findings.has_problems() {
+            return fatal(request, start_response(request, &input), findings);
+        }
+    }
+    findings.rendered = Some((api, repositories.len()));
+    response
+}
+
+/// One entry per repository: its key, kind and wiring planned, and its observed resource read.
+fn plan_repositories<'c>(
+    request: &'c RunFunctionRequest,
+    ctx: &plan::Context<'c>,
+    findings: &mut Findings,
+) -> Vec<Repository<'c>> {
+    let mut planned = plan::plan(ctx, findings);
+    wiring::wire(&mut planned, &ctx.spec.repositories, findings);
+    // The first step of the v0.7.0 group move: nothing of the flat API is rendered, and its
+    // live resources are retired, orphaned first (docs/upgrading.md).
+    if ctx.input.release_flat {
+        planned.retain(|p| p.kind.api != ProviderApi::Flat);
+    }
+    planned
+        .into_iter()
+        .map(|p| {
+            let live = observed_resource(request, p.name).map(Observed::read);
+            Repository::new(p, live)
+        })
+        .collect()
+}
+
+/// The guards on live repositories: a change of key (each cause said once: the claim's
+/// `spec.projectKey`, the Composition's naming format, or the entry), of kind, or of the
+/// provider's API group.
+fn check_live_changes(
+    repositories: &[Repository],
+    ctx: &plan::Context<'_>,
+    findings: &mut Findings,
+) {
+    let (input, project_key) = (ctx.input, ctx.spec.project_key);
+    let naming = guards::Naming {
+        format: input
+            .naming_format
+            .as_deref()
+            .unwrap_or(crate::core::keys::default_format(project_key)),
+        given: input.naming_format.is_some(),
+        path: input.at.path_of("naming.format"),
+        meta: ctx.meta,
+        project_key,
+    };
+    let renamed_by_project_key =
+        guards::check_project_key_change(repositories, project_key, findings)
+            || guards::check_naming_format_change(repositories, &naming, findings);
+    guards::check_group_move(repositories, input.at.path_of("providerApi"), findings);
+    for r in repositories {
+        if let Some(live) = &r.observed {
+            guards::check_immutable(&r.planned, live, renamed_by_project_key, findings);
+        }
+    }
+}
+
+/// Whether the call answers now, or only asks for more.
+#[derive(Debug, PartialEq, Eq)]
+enum Asked {
+    /// Everything asked for is in the request (or nothing is asked for).
+    Answered,
+    /// A first call: only the requirements go back.
+    ForMore,
+}
+
+/// Sets the call's requirements in `response` and reads the answers the request carries: the
+/// live schemas of the kinds rendered (and, for key lookups, of the other provider API's),
+/// the managed resources that carry the rendered keys, and the Secrets of write-only passwords.
+fn ask(
+    request: &RunFunctionRequest,
+    ctx: &plan::Context<'_>,
+    auto_kinds: &AutoKinds<'_, '_>,
+    schemas: &LiveSchemas<'_>,
+    repositories: &mut [Repository],
+    response: &mut RunFunctionResponse,
+    findings: &mut Findings,
+) -> Asked {
     // The kinds of the other provider API that could hold the same keys (a Crossplane v1
     // claim's resources next to a v2 composite's): looked up only where the cluster serves them.
-    let other_kinds: Vec<Option<&Kind>> = planned
-        .iter()
-        .map(|p| lifecycle::other_api_kind(p, input.provider_release))
-        .collect();
+    for r in repositories.iter_mut() {
+        r.other_kind = conflicts::other_api_kind(&r.planned, ctx.input.provider_release);
+    }
     // Their schemas tell whether they are served; asked for only when the lookup can be made.
     let looks_up_keys = advertises(request, Capability::RequiredResources);
     let schema_kinds = advertises(request, Capability::RequiredSchemas).then(|| {
-        let mut kinds = schema_kinds(&ctx, &planned, &auto_kinds);
+        let mut kinds = schema_kinds(ctx, repositories, auto_kinds);
         if looks_up_keys {
             kinds.extend(
-                other_kinds
+                repositories
                     .iter()
-                    .flatten()
+                    .filter_map(|r| r.other_kind)
                     .map(|k| (k.api_version.as_str(), k.kind.as_str())),
             );
         }
@@ -165,23 +296,21 @@ fn run(
             .get_or_insert_with(Requirements::default)
             .schemas = live::requirements(kinds.iter().copied());
     }
-    check_served(&planned, &schemas, findings);
-    credentials::settle_write_only(&mut planned, &schemas, findings);
-    let served_others: Vec<Option<&Kind>> = other_kinds
-        .iter()
-        .map(|other| other.filter(|kind| served(kind, &schemas, &input)))
-        .collect();
+    check_served(repositories, schemas, findings);
+    let planned = repositories.iter_mut().map(|r| &mut r.planned);
+    credentials::settle_write_only(planned, schemas, findings);
+    for r in repositories.iter_mut() {
+        r.other_kind = r.other_kind.filter(|kind| served(kind, schemas, ctx.input));
+    }
     let resources = looks_up_keys.then(|| {
-        let mut resources = lifecycle::key_requirements(&planned, &served_others);
-        resources.extend(credentials::secret_requirements(&planned));
+        let mut resources = conflicts::key_requirements(repositories);
+        resources.extend(credentials::secret_requirements(
+            repositories.iter().map(|r| &r.planned),
+        ));
         resources
     });
-
-    // A first call: Crossplane will call again with what this one asks for, and keeps only
-    // the last answer, so rendering now would be thrown away. Only the requirements go back.
-    // A call that found problems already answers them in full, as it always did.
     if !findings.has_problems()
-        && asks_for_more(request, &schemas, schema_kinds.as_ref(), resources.as_ref())
+        && asks_for_more(request, schemas, schema_kinds.as_ref(), resources.as_ref())
     {
         if let Some(resources) = resources {
             response
@@ -189,89 +318,64 @@ fn run(
                 .get_or_insert_with(Requirements::default)
                 .resources = resources;
         }
-        return response;
+        return Asked::ForMore;
     }
+    let answered = &request.required_resources;
     if let Some(resources) = resources {
-        credentials::read_versions(&mut planned, &request.required_resources, findings);
+        credentials::read_versions(
+            repositories.iter_mut().map(|r| &mut r.planned),
+            answered,
+            findings,
+        );
         response
             .requirements
             .get_or_insert_with(Requirements::default)
             .resources = resources;
-        for (p, other) in planned.iter().zip(&served_others) {
-            let found = request
-                .required_resources
-                .get(&lifecycle::requirement_name(p));
-            lifecycle::check_conflicts(p, found, &meta, findings);
-            if let Some(other) = other {
-                let found = request
-                    .required_resources
-                    .get(&lifecycle::other_requirement_name(p, other));
-                lifecycle::check_conflicts(p, found, &meta, findings);
-            }
-        }
+        conflicts::check_conflicts(repositories, answered, ctx.meta, findings);
     } else {
-        credentials::warn_unversioned(&planned, findings);
+        credentials::warn_unversioned(repositories.iter().map(|r| &r.planned), findings);
     }
+    Asked::Answered
+}
 
-    // Render and check every resource; any problem fails the whole call and
-    // leaves the desired state as it came in, so nothing is ever dropped.
-    // Resources are kept only while the response would still be small enough for Crossplane
-    // to read; past that, they are measured and dropped, and the call fails.
-    let mut composer = Composer::new(&input, spec.project_key).with_live(&schemas);
-    let mut size = ResponseSize::of(&response);
-    let mut resources: Vec<Struct> = Vec::with_capacity(planned.len());
-    for ((p, adoption), live) in planned.iter().zip(&adoptions).zip(&live) {
-        let origin = adoption.origin.map(adoption::Origin::as_str);
-        let at_provider = live.as_ref().and_then(Observed::at_provider);
-        let resource = composer.compose(p, origin, at_provider, findings);
-        if size.add(p.name, &resource) {
-            resources.push(resource);
-        }
-    }
-    size.check(findings);
-    check_name_collisions(request, &planned, findings);
-    if !findings.has_problems() {
-        consequences::check_replacements(&planned, &resources, &live, findings);
-    }
-    if findings.has_problems() {
-        return fatal(request, response, findings);
-    }
-
-    // Repositories gone from the spec are retired without deleting them by accident.
-    let observed = observed_resources(request);
+/// The managed resources of this function that no entry claims any more, and what becomes of
+/// each. Released flat resources are always orphaned first: their repositories stay.
+fn retire(
+    request: &RunFunctionRequest,
+    input: &Input,
+    repositories: &[Repository],
+) -> Vec<Retirement> {
     let earlier_steps = request
         .desired
         .as_ref()
         .map(|desired| &desired.resources)
         .unwrap_or(&NO_RESOURCES);
-    // Released flat resources are always orphaned first: their repositories stay.
-    let retirements = lifecycle::retire(
-        observed,
+    retirement::retire(
+        observed_resources(request),
         earlier_steps,
-        &planned,
+        repositories,
         input.deletion_protection || input.release_flat,
-    );
-    let moves = lifecycle::moves(&retirements, &planned);
-    let held_back: HashSet<&str> = moves.iter().map(|m| m.to).collect();
-    for (p, adoption) in planned.iter().zip(adoptions.iter_mut()) {
-        if held_back.contains(p.name) {
-            adoption.phase = adoption::Phase::Waiting(adoption::Wait::Moving);
+    )
+}
+
+/// Each rendered resource into the desired state, with its readiness; an entry that waits
+/// (a moved key, a new virtual's members) is left out.
+fn insert_rendered(desired: &mut State, repositories: &mut [Repository]) {
+    for r in repositories {
+        if r.adoption.phase.is_waiting() {
+            continue;
+        }
+        if let Some(resource) = r.resource.take() {
+            let ready = status::readiness(r.observed.as_ref(), &r.adoption.phase);
+            insert_desired(desired, r.planned.name, resource, ready);
         }
     }
-    let previews = takeover::previews(&planned, &resources, &live, &adoptions);
-    let consequential = consequences::consequences(&planned, &resources, &live, &adoptions);
-    let desired = response.desired.get_or_insert_with(State::default);
-    for (((p, resource), live), adoption) in
-        planned.iter().zip(resources).zip(&live).zip(&adoptions)
-    {
-        // A moved key is handed over once the old resource is gone; a new virtual waits for
-        // its members.
-        if !adoption.phase.is_waiting() {
-            let ready = status::readiness(live.as_ref(), &adoption.phase);
-            insert_desired(desired, p.name, resource, ready);
-        }
-    }
-    for retirement in &retirements {
+}
+
+/// A retiring resource stays in the desired state, unchanged but for its deletion, until the
+/// orphaning is applied.
+fn insert_retiring(desired: &mut State, request: &RunFunctionRequest, retirements: &[Retirement]) {
+    for retirement in retirements {
         if let Retirement::Orphaning {
             name,
             desired: resource,
@@ -283,52 +387,10 @@ fn run(
                 desired,
                 name,
                 Struct::from_value(resource.clone()),
-                status::readiness(live.as_ref(), &adoption::Phase::Managed),
+                status::readiness(live.as_ref(), &Phase::Managed),
             );
         }
     }
-
-    // Readiness, status, conditions, and results for what changed.
-    let leaks: Vec<bool> = live
-        .iter()
-        .map(|l| l.as_ref().is_some_and(lifecycle::leak_suspected))
-        .collect();
-    // The input's warnings, taken before drift adds its own (which carry their own results).
-    let input_warnings: Vec<FnResult> = composite_warnings(findings).collect();
-    let drift_results = drift::drift_warnings(&planned, &live, &input, spec.project_key, findings);
-    let report = status::Report {
-        planned: &planned,
-        live: &live,
-        adoptions: &adoptions,
-        leaks: &leaks,
-        retirements: &retirements,
-        previews: &previews,
-        input: &input,
-        findings,
-    };
-    status::set_composite_status(desired, &report);
-    response
-        .conditions
-        .push(status::repositories_condition(&report));
-    response
-        .results
-        .extend(status::change_results(&report, &previous));
-    response.results.extend(moves.iter().map(move_result));
-    response.results.extend(renamed_result(&planned, &live));
-    response
-        .results
-        .extend(consequential_result(&consequential));
-    response.results.extend(input_warnings);
-    response.results.extend(drift_results);
-    if size.near_limit() {
-        size.measured(&response);
-        size.check(findings);
-        if findings.has_problems() {
-            return fatal(request, start_response(request, &input), findings);
-        }
-    }
-    findings.rendered = Some((api, planned.len()));
-    response
 }
 
 /// Whether the request lacks an answer to something this call asks for: a schema (by its kind,
@@ -350,59 +412,6 @@ fn asks_for_more(
             .any(|name| !request.required_resources.contains_key(name))
     });
     lacks_schema || lacks_resource
-}
-
-/// A Normal result for a key that moves to a renamed entry.
-fn move_result(m: &lifecycle::Move) -> FnResult {
-    FnResult {
-        severity: Severity::Normal as i32,
-        message: format!(
-            "repository key \"{}\" moves from composed resource \"{}\" to \"{}\": \"{}\" is released first (the repository is kept), then \"{}\" takes the repository over",
-            m.key, m.from, m.to, m.from, m.to
-        ),
-        reason: Some("RepositoryMoving".to_owned()),
-        target: Some(Target::Composite as i32),
-    }
-}
-
-/// A Normal result for the live resources whose kind the provider renamed, rendered under the
-/// new name: the same managed resource, key and repository.
-fn renamed_result(planned: &[Planned], live: &[Option<Observed>]) -> Option<FnResult> {
-    let renamed: Vec<String> = planned
-        .iter()
-        .zip(live)
-        .filter_map(|(p, live)| lifecycle::renamed_kind(p, live.as_ref()?))
-        .collect();
-    if renamed.is_empty() {
-        return None;
-    }
-    Some(FnResult {
-        severity: Severity::Normal as i32,
-        message: format!(
-            "rendered under the kind names of the provider release targeted, the same managed resources, keys and repositories: {}",
-            some_of(&renamed)
-        ),
-        reason: Some("KindRenamed".to_owned()),
-        target: Some(Target::Composite as i32),
-    })
-}
-
-/// One Warning for every consequential change this answer makes (docs/design.md, "Lifecycle").
-fn consequential_result(lines: &[String]) -> Option<FnResult> {
-    const SHOWN: usize = 20;
-    if lines.is_empty() {
-        return None;
-    }
-    let mut message = lines[..lines.len().min(SHOWN)].join("; ");
-    if lines.len() > SHOWN {
-        message.push_str(&format!("; and {} more", lines.len() - SHOWN));
-    }
-    Some(FnResult {
-        severity: Severity::Warning as i32,
-        message,
-        reason: Some("ConsequentialChange".to_owned()),
-        target: Some(Target::CompositeAndClaim as i32),
-    })
 }
 
 /// Warnings about the whole call (the input's, such as a provider release the catalog has
@@ -624,14 +633,13 @@ fn entry_kinds(input: &Input, spec: &CompositeSpec<'_>, api: ProviderApi) -> Kin
 /// requirements do not change with what the answers decide.
 fn schema_kinds<'c>(
     ctx: &plan::Context<'_>,
-    planned: &[Planned<'c>],
+    repositories: &[Repository<'c>],
     auto_kinds: &AutoKinds<'_, '_>,
 ) -> BTreeSet<(&'c str, &'c str)> {
-    let mut kinds: BTreeSet<(&str, &str)> = sorted::set(
-        planned
-            .iter()
-            .map(|p| (p.kind.api_version.as_str(), p.kind.kind.as_str())),
-    );
+    let mut kinds: BTreeSet<(&str, &str)> = sorted::set(repositories.iter().map(|r| {
+        let kind = r.planned.kind;
+        (kind.api_version.as_str(), kind.kind.as_str())
+    }));
     if ctx.input.provider_api == ApiChoice::Auto && ctx.meta.namespace.is_none() {
         for api_kinds in auto_kinds.get() {
             kinds.extend(api_kinds.iter().copied());
@@ -653,17 +661,17 @@ fn served(kind: &Kind, schemas: &LiveSchemas<'_>, input: &Input) -> bool {
     }
     input
         .provider_release
-        .is_some_and(|release| lifecycle::serves_every_kind(release) && kind.in_release(release))
+        .is_some_and(|release| conflicts::serves_every_kind(release) && kind.in_release(release))
 }
 
 /// A kind the cluster does not serve fails the call, once per kind with every entry of it:
 /// the provider would never create those repositories.
-fn check_served(planned: &[Planned], live: &LiveSchemas<'_>, findings: &mut Findings) {
+fn check_served(repositories: &[Repository], live: &LiveSchemas<'_>, findings: &mut Findings) {
     if live.is_empty() {
         return;
     }
     let mut unserved: BTreeMap<(&str, &str), Vec<&Planned>> = BTreeMap::new();
-    for p in planned {
+    for p in repositories.iter().map(|r| &r.planned) {
         if let Some(LiveSchema::NotServed) = live.get(&p.kind.api_version, &p.kind.kind) {
             unserved
                 .entry((p.kind.api_version.as_str(), p.kind.kind.as_str()))
@@ -725,14 +733,15 @@ fn release_has_api(input: &Input, api: ProviderApi, findings: &mut Findings) -> 
 /// Our resources are named after the entries; an earlier step must not own one of those names.
 fn check_name_collisions(
     request: &RunFunctionRequest,
-    planned: &[Planned],
+    repositories: &[Repository],
     findings: &mut Findings,
 ) {
     let Some(desired) = request.desired.as_ref() else {
         return;
     };
-    for p in planned
+    for p in repositories
         .iter()
+        .map(|r| &r.planned)
         .filter(|p| desired.resources.contains_key(p.name))
     {
         findings.problem(

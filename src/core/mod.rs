@@ -2,35 +2,39 @@
 //! clock or transport. The server, `render` and the WebAssembly module are
 //! faces over [`run_function`].
 //!
-//! The modules follow the concepts of docs/design.md, in the order a call
-//! uses them (each names only modules above it):
+//! The modules follow the concepts of docs/design.md, in the order a call uses them:
 //!
-//! - what is read: [`path`], [`problems`], [`reader`], [`catalog`] (the
-//!   provider's kinds and schemas), [`policy`], [`input`], [`composite`];
+//! - [`path`]: field paths, as problems name them;
+//! - [`problems`]: a call's problems and warnings, each with its field path, value, rule and fix;
+//! - [`reader`]: a JSON object read field by field, unknown fields reported;
+//! - [`sorted`]: maps and sets built by inserting (one sort in the WebAssembly builds);
+//! - [`time`]: RFC 3339 times and Go durations, parsed;
+//! - [`catalog`]: the provider's kinds and schemas, for every release and API;
+//! - [`policy`]: management and deletion policies, and the deletion they give;
+//! - [`input`]: the step's input;
+//! - [`composite`]: what the function reads of the composite and its entries;
 //! - [`keys`]: the key of every repository;
-//! - [`plan`]: kind, key and settings of every entry, then [`wiring`]
-//!   (virtual members, federated URLs);
-//! - [`lifecycle`]: what is live must not be renamed, replaced or lost;
-//!   [`credentials`]: remote passwords from Secrets;
-//! - [`compose`]: the managed resources, as long as the response stays within
-//!   what Crossplane reads ([`size`]); [`status`] and [`drift`]: what the
-//!   claim's author sees;
-//! - [`function`]: the call, from request to response;
-//! - [`inventory`]: claims that adopt what a live Artifactory has (the `adopt` command).
+//! - [`validation`]: rendered resources checked against the catalog's and the cluster's schemas;
+//! - [`plan`]: kind, key and settings of every entry;
+//! - [`wiring`]: virtual members and federated URLs, resolved to keys;
+//! - [`compose`]: the managed resources;
+//! - [`size`]: the response kept within what Crossplane reads;
+//! - [`lifecycle`]: what happens to live repositories, one entry per repository through the
+//!   call (its `mod.rs` says which file keeps each rule);
+//! - [`credentials`]: remote passwords from Secrets;
+//! - [`status`]: readiness, the composite's status and the `RepositoriesReady` condition;
+//! - [`drift`]: settings the provider accepts but then reports drift on;
+//! - [`function`]: the call, from request to response.
 
-pub(crate) mod adoption;
 pub(crate) mod catalog;
 pub(crate) mod compose;
 pub(crate) mod composite;
-pub(crate) mod consequences;
 pub(crate) mod credentials;
 pub(crate) mod drift;
 pub(crate) mod function;
 pub(crate) mod input;
-pub(crate) mod inventory;
 pub(crate) mod keys;
 pub(crate) mod lifecycle;
-pub(crate) mod observed;
 pub(crate) mod path;
 pub(crate) mod plan;
 pub(crate) mod policy;
@@ -39,7 +43,6 @@ pub(crate) mod reader;
 pub(crate) mod size;
 pub(crate) mod sorted;
 pub(crate) mod status;
-pub(crate) mod takeover;
 pub(crate) mod time;
 pub(crate) mod validation;
 pub(crate) mod wiring;

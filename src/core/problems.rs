@@ -415,6 +415,15 @@ fn suggestion_of(mut scored: Vec<(f64, &str)>) -> String {
 /// How many items a message lists (entries, renames) before it says how many more there are.
 pub(crate) const LISTED_ITEMS: usize = 10;
 
+/// "1 repository", "2 repositories".
+pub(crate) fn count(n: usize, one: &str, many: &str) -> String {
+    if n == 1 {
+        format!("1 {one}")
+    } else {
+        format!("{n} {many}")
+    }
+}
+
 /// The first [`LISTED_ITEMS`] items joined with ", ", then "and N more": a message about every
 /// entry of a claim stays short however many entries it has.
 pub(crate) fn some_of(items: &[String]) -> String {

@@ -38,6 +38,7 @@ mod load;
 mod output;
 mod pipeline;
 mod secrets;
+mod time;
 mod xrd;
 
 use crate::core::time::parse_go_duration;
@@ -222,7 +223,7 @@ pub fn render_with(args: &RenderArgs, this: ThisFunction<'_>) -> Result<String> 
 
 /// One YAML document read as render reads its files and printed as render prints an object
 /// (without the `---` line), or the error either step gives; with `as_doubles` every number
-/// first becomes a double, as in a function's reply. For tests/go_yaml_render.rs, which
+/// first becomes a double, as in a function's reply. For tests/cli/go_yaml_render.rs, which
 /// compares both steps with Go's sigs.k8s.io/yaml byte for byte.
 #[doc(hidden)]
 pub fn reprint_yaml(document: &str, as_doubles: bool) -> std::result::Result<String, String> {

@@ -25,15 +25,15 @@ use support::requests::{
     request, status_repositories,
 };
 
-const TOKEN: &str = "tok-8d1e5c0a-do-not-print";
+pub(crate) const TOKEN: &str = "tok-8d1e5c0a-do-not-print";
 
-fn fixture() -> PathBuf {
+pub(crate) fn fixture() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/adopt/configurations.json")
 }
 
 /// Runs `function-artifactory adopt` with `args`, `stdin` piped in, and no Artifactory
 /// variables from the environment the tests run in.
-fn adopt(args: &[&str], env: &[(&str, &str)], stdin: Option<&str>) -> Output {
+pub(crate) fn adopt(args: &[&str], env: &[(&str, &str)], stdin: Option<&str>) -> Output {
     let mut command = Command::new(env!("CARGO_BIN_EXE_function-artifactory"));
     command.arg("adopt").args(args);
     for name in [
@@ -73,16 +73,16 @@ fn adopt(args: &[&str], env: &[(&str, &str)], stdin: Option<&str>) -> Output {
     child.wait_with_output().expect("the binary ends")
 }
 
-fn stdout(output: &Output) -> String {
+pub(crate) fn stdout(output: &Output) -> String {
     String::from_utf8(output.stdout.clone()).expect("UTF-8")
 }
 
-fn stderr(output: &Output) -> String {
+pub(crate) fn stderr(output: &Output) -> String {
     String::from_utf8(output.stderr.clone()).expect("UTF-8")
 }
 
 /// The claims printed on stdout.
-fn claims(output: &Output) -> Vec<Value> {
+pub(crate) fn claims(output: &Output) -> Vec<Value> {
     assert!(output.status.success(), "adopt failed:\n{}", stderr(output));
     let text = stdout(output);
     assert!(text.starts_with("---\n"), "{text}");
@@ -94,7 +94,7 @@ fn claims(output: &Output) -> Vec<Value> {
 
 /// The Terraform provider's names for JFrog's, this test's own table ("Repository
 /// Configuration JSON" against the CRDs' `forProvider`).
-fn provider_name(jfrog: &str) -> &str {
+pub(crate) fn provider_name(jfrog: &str) -> &str {
     match jfrog {
         "environments" => "projectEnvironments",
         "downloadRedirect" => "downloadDirect",
@@ -102,6 +102,10 @@ fn provider_name(jfrog: &str) -> &str {
             "retrievalCachePeriodSeconds"
         }
         "missedRetrievalCachePeriodSecs" => "missedCachePeriodSeconds",
+        "pyPIRegistryUrl" => "pypiRegistryUrl",
+        "pyPIRepositorySuffix" => "pypiRepositorySuffix",
+        "chartsBaseUrl" => "helmChartsBaseUrl",
+        "debianTrivialLayout" => "trivialLayout",
         "members" => "member",
         other => other,
     }
@@ -187,13 +191,17 @@ fn observed(entry_name: &str, config: &Value, api: ProviderApi) -> Value {
 /// round trip: every key is the live key, every entry observed only and adopted, nothing
 /// refused, every preview empty but for the password a remote with a username needs.
 /// Returns how many repositories were checked.
-fn round_trip(claims: &[Value], configurations: &[Value], naming: Option<&str>) -> usize {
+pub(crate) fn round_trip(
+    claims: &[Value],
+    configurations: &[Value],
+    naming: Option<&str>,
+) -> usize {
     round_trip_in(ProviderApi::Cluster, claims, configurations, naming)
 }
 
 /// [`round_trip`] for the claims of one provider API (the cluster API's composite is a
 /// claim's XR, the namespaced one's a namespaced XR).
-fn round_trip_in(
+pub(crate) fn round_trip_in(
     api: ProviderApi,
     claims: &[Value],
     configurations: &[Value],
@@ -291,7 +299,7 @@ fn round_trip_in(
     checked
 }
 
-fn fixture_configurations() -> Vec<Value> {
+pub(crate) fn fixture_configurations() -> Vec<Value> {
     let text = std::fs::read_to_string(fixture()).unwrap();
     let value: Value = serde_json::from_str(&text).unwrap();
     value
@@ -439,13 +447,16 @@ fn the_fixture_round_trips_in_the_flat_and_namespaced_apis() {
 }
 
 /// One configuration a package type of the catalog, every class, in JFrog's spelling.
-fn every_package_type() -> Vec<Value> {
+pub(crate) fn every_package_type() -> Vec<Value> {
     let mut configurations = Vec::new();
     for kind in catalog().kinds(ProviderApi::Cluster) {
         let pt = kind.package_type.as_str();
         let rclass = kind.rclass.as_str();
-        let mut config =
-            json!({"key": format!("{rclass}-{pt}"), "rclass": rclass, "packageType": pt});
+        // What an admin's answer always has (docs/adopt.md, "Partial answers").
+        let mut config = json!({
+            "key": format!("{rclass}-{pt}"), "rclass": rclass, "packageType": pt,
+            "includesPattern": "**/*", "repoLayoutRef": "simple-default"
+        });
         match (kind.rclass, pt) {
             (Rclass::Local, "dockerv1" | "dockerv2") => {
                 config["packageType"] = json!("docker");
@@ -668,37 +679,102 @@ fn bad_input_ends_with_what_to_do() {
 
 /// One answer of the loopback Artifactory.
 #[derive(Clone)]
-struct Reply {
-    status: u16,
-    body: String,
-    delay: Duration,
+pub(crate) struct Reply {
+    pub status: u16,
+    pub body: String,
+    pub delay: Duration,
+    /// Headers besides Content-Type, Content-Length and Connection.
+    pub headers: Vec<(String, String)>,
 }
 
-fn reply(status: u16, body: &str) -> Reply {
+pub(crate) fn reply(status: u16, body: &str) -> Reply {
     Reply {
         status,
         body: body.to_owned(),
         delay: Duration::ZERO,
+        headers: Vec::new(),
     }
 }
 
 /// A loopback HTTP/1.1 server that answers by path and records each request's path and
-/// Authorization header.
-struct Artifactory {
-    url: String,
-    requests: Arc<Mutex<Vec<(String, String)>>>,
+/// Authorization header; over TLS with the certificate and key given.
+pub(crate) struct Artifactory {
+    pub url: String,
+    pub requests: Arc<Mutex<Vec<(String, String)>>>,
 }
 
+/// A connection of the loopback server: plain or TLS.
+trait Connection: std::io::Read + std::io::Write + Send {}
+impl<T: std::io::Read + std::io::Write + Send> Connection for T {}
+
 impl Artifactory {
-    fn start(answer: impl Fn(&str) -> Reply + Send + 'static) -> Artifactory {
+    pub(crate) fn start(answer: impl Fn(&str) -> Reply + Send + 'static) -> Artifactory {
+        Artifactory::serve(None, answer)
+    }
+
+    /// The server over TLS: `tls` its certificate chain and key, in PEM.
+    pub(crate) fn start_tls(
+        tls: &support::server::Pem,
+        answer: impl Fn(&str) -> Reply + Send + 'static,
+    ) -> Artifactory {
+        use rustls::pki_types::pem::PemObject as _;
+        use rustls::pki_types::{CertificateDer, PrivateKeyDer};
+        let certs: Vec<CertificateDer<'static>> =
+            CertificateDer::pem_slice_iter(tls.cert.as_bytes())
+                .map(Result::unwrap)
+                .collect();
+        let key = PrivateKeyDer::from_pem_slice(tls.key.as_bytes()).unwrap();
+        let config = rustls::ServerConfig::builder_with_provider(Arc::new(
+            rustls::crypto::ring::default_provider(),
+        ))
+        .with_safe_default_protocol_versions()
+        .unwrap()
+        .with_no_client_auth()
+        .with_single_cert(certs, key)
+        .unwrap();
+        Artifactory::serve(Some(Arc::new(config)), answer)
+    }
+
+    fn serve(
+        tls: Option<Arc<rustls::ServerConfig>>,
+        answer: impl Fn(&str) -> Reply + Send + 'static,
+    ) -> Artifactory {
         let listener = TcpListener::bind("127.0.0.1:0").unwrap();
-        let url = format!("http://{}/artifactory", listener.local_addr().unwrap());
+        let scheme = if tls.is_some() { "https" } else { "http" };
+        let url = format!("{scheme}://{}/artifactory", listener.local_addr().unwrap());
         let requests = Arc::new(Mutex::new(Vec::new()));
         let seen = Arc::clone(&requests);
         std::thread::spawn(move || {
             for stream in listener.incoming() {
-                let Ok(mut stream) = stream else { continue };
-                let mut reader = BufReader::new(stream.try_clone().unwrap());
+                let Ok(stream) = stream else { continue };
+                let mut stream: Box<dyn Connection> = match &tls {
+                    Some(config) => {
+                        let Ok(connection) = rustls::ServerConnection::new(Arc::clone(config))
+                        else {
+                            continue;
+                        };
+                        Box::new(rustls::StreamOwned::new(connection, stream))
+                    }
+                    None => Box::new(stream),
+                };
+                let mut head = Vec::new();
+                let mut byte = [0u8; 1];
+                while !head.ends_with(b"\r\n\r\n") {
+                    match std::io::Read::read(&mut stream, &mut byte) {
+                        Ok(1) => head.push(byte[0]),
+                        _ => break,
+                    }
+                    // A TLS handshake on the plain server: answered as HTTP servers do.
+                    if tls.is_none() && head == [0x16] {
+                        let _ = stream
+                            .write_all(b"HTTP/1.1 400 Bad Request\r\nConnection: close\r\n\r\n");
+                        break;
+                    }
+                }
+                if head.is_empty() || head == [0x16] {
+                    continue;
+                }
+                let mut reader = BufReader::new(&head[..]);
                 let mut line = String::new();
                 if reader.read_line(&mut line).is_err() {
                     continue;
@@ -719,27 +795,63 @@ impl Artifactory {
                 seen.lock().unwrap().push((path.clone(), authorization));
                 let reply = answer(&path);
                 std::thread::sleep(reply.delay);
+                let headers: String = reply
+                    .headers
+                    .iter()
+                    .map(|(name, value)| format!("{name}: {value}\r\n"))
+                    .collect();
                 let _ = write!(
                     stream,
-                    "HTTP/1.1 {} X\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{}",
+                    "HTTP/1.1 {} X\r\nContent-Type: application/json\r\nContent-Length: {}\r\n{headers}Connection: close\r\n\r\n{}",
                     reply.status,
                     reply.body.len(),
                     reply.body
                 );
+                let _ = stream.flush();
             }
         });
         Artifactory { url, requests }
     }
 
-    fn run(&self, args: &[&str]) -> Output {
+    /// An Artifactory before 7.61.3: no configurations call, the list of keys, and each key's
+    /// configuration.
+    pub(crate) fn per_key(configurations: &[Value]) -> Artifactory {
+        let list: Vec<Value> = configurations
+            .iter()
+            .map(|c| json!({"key": c["key"], "type": c["rclass"].as_str().unwrap().to_uppercase(), "packageType": c["packageType"]}))
+            .collect();
+        let list = serde_json::to_string(&list).unwrap();
+        let by_key: BTreeMap<String, String> = configurations
+            .iter()
+            .map(|c| (c["key"].as_str().unwrap().to_owned(), c.to_string()))
+            .collect();
+        Artifactory::start(
+            move |path| match path.strip_prefix("/artifactory/api/repositories") {
+                Some("/configurations") => reply(404, "{\"errors\":[{\"status\":404}]}"),
+                Some("") => reply(200, &list),
+                Some(key) => by_key
+                    .get(key.trim_start_matches('/'))
+                    .map_or_else(|| reply(404, "{}"), |c| reply(200, c)),
+                None => reply(500, "{}"),
+            },
+        )
+    }
+
+    /// adopt against this server, with the token in the environment (and --allow-http for a
+    /// plain server: the tests' loopback).
+    pub(crate) fn run(&self, args: &[&str]) -> Output {
+        let mut all = args.to_vec();
+        if self.url.starts_with("http://") {
+            all.push("--allow-http");
+        }
         adopt(
-            args,
+            &all,
             &[("JFROG_URL", &self.url), ("JFROG_ACCESS_TOKEN", TOKEN)],
             None,
         )
     }
 
-    fn paths(&self) -> Vec<String> {
+    pub(crate) fn paths(&self) -> Vec<String> {
         self.requests
             .lock()
             .unwrap()
@@ -749,7 +861,7 @@ impl Artifactory {
     }
 }
 
-fn assert_no_token(output: &Output) {
+pub(crate) fn assert_no_token(output: &Output) {
     assert!(!stdout(output).contains(TOKEN) && !stderr(output).contains(TOKEN));
 }
 
@@ -787,26 +899,7 @@ fn live_reads_every_configuration_in_one_call_with_the_token_as_bearer() {
 #[test]
 fn live_falls_back_to_the_list_and_each_key_on_older_instances() {
     let configurations = fixture_configurations();
-    let list: Vec<Value> = configurations
-        .iter()
-        .map(|c| json!({"key": c["key"], "type": c["rclass"].as_str().unwrap().to_uppercase(), "packageType": c["packageType"]}))
-        .collect();
-    let list = serde_json::to_string(&list).unwrap();
-    let by_key: BTreeMap<String, String> = configurations
-        .iter()
-        .map(|c| (c["key"].as_str().unwrap().to_owned(), c.to_string()))
-        .collect();
-    let server =
-        Artifactory::start(
-            move |path| match path.strip_prefix("/artifactory/api/repositories") {
-                Some("/configurations") => reply(404, "{\"errors\":[{\"status\":404}]}"),
-                Some("") => reply(200, &list),
-                Some(key) => by_key
-                    .get(key.trim_start_matches('/'))
-                    .map_or_else(|| reply(404, "{}"), |c| reply(200, c)),
-                None => reply(500, "{}"),
-            },
-        );
+    let server = Artifactory::per_key(&configurations);
     let output = server.run(&["--name", "team1-repos", "--namespace", "team1"]);
     let claims = claims(&output);
     let adoptable: Vec<Value> = configurations
@@ -892,9 +985,8 @@ fn live_refuses_a_body_that_is_not_the_documented_json() {
 #[test]
 fn live_gives_up_on_a_slow_server() {
     let server = Artifactory::start(|_| Reply {
-        status: 200,
-        body: "{}".to_owned(),
         delay: Duration::from_secs(5),
+        ..reply(200, "{}")
     });
     let started = std::time::Instant::now();
     let output = server.run(&["--timeout", "1s"]);
@@ -917,6 +1009,7 @@ fn live_takes_the_token_from_a_file_or_the_providers_credentials() {
         &[
             "--url",
             &server.url,
+            "--allow-http",
             "--token-file",
             token_file.to_str().unwrap(),
         ],
@@ -933,7 +1026,11 @@ fn live_takes_the_token_from_a_file_or_the_providers_credentials() {
     )
     .unwrap();
     let output = adopt(
-        &["--credentials-file", credentials.to_str().unwrap()],
+        &[
+            "--credentials-file",
+            credentials.to_str().unwrap(),
+            "--allow-http",
+        ],
         &[],
         None,
     );

@@ -6,8 +6,12 @@
 mod support;
 
 /// `adopt`: claims from live repository configurations, and their round trip through the
-/// function (was `tests/adopt.rs`).
+/// function.
 mod adopt_command;
+/// `adopt` against instances as companies run them and as a hostile one answers (issue 59):
+/// internal CAs, partial answers, bounded work, redirects, forged output, exact YAML, and a
+/// 300-repository round trip.
+mod adopt_hostile;
 /// Every example composite renders without problems, valid against its API's CRDs.
 mod examples;
 /// `render` reads and prints the examples and function replies' numbers as Go's
@@ -16,7 +20,7 @@ mod go_yaml_render;
 /// Hostile files for `render`: a clear error in bounded time and memory.
 mod hostile_render;
 /// `render`: golden examples (`examples/**/*.args`) and pipelines that mix this function with
-/// functions served over gRPC (was `tests/render.rs`).
+/// functions served over gRPC.
 mod render_command;
 /// `render --function-credentials`, `--xrd`, `--debug` and repeated flags.
 mod render_flags;

@@ -894,13 +894,30 @@ async fn the_preview_lists_what_a_takeover_would_change_then_the_takeover_says_i
             .await;
         assert!(results(&response, "TakeoverPreview").is_empty());
 
-        // Taking over, by the entry's own policies: said at the call that does it, with the
-        // changes.
+        // Wider policies before any preview was published (issue 54, 8): adopted first, the
+        // preview said, nothing taken over.
         let response = function
             .call(
                 api.request(spec(json!([imported(Some(json!(["*"])))])))
                     .observed("libs", observed(json!(["Observe"]))),
             )
+            .await;
+        let resources = validated(api, &response);
+        assert_eq!(policies(&resources["libs"]), &json!(["Observe"]));
+        assert_eq!(status_repositories(&response)[0]["phase"], "adopted");
+        assert!(results(&response, "TakingOver").is_empty());
+        warning(&response, "TakeoverPreview");
+
+        // Taking over, by the entry's own policies, once the preview was published: said at the
+        // call that does it, with the changes.
+        let previous =
+            json!({"repositories": [{"name": "libs", "phase": "adopted", "takeoverChanges": 3}]});
+        let response = function
+            .call(with_status(
+                previous,
+                api.request(spec(json!([imported(Some(json!(["*"])))])))
+                    .observed("libs", observed(json!(["Observe"]))),
+            ))
             .await;
         let resources = validated(api, &response);
         assert_eq!(policies(&resources["libs"]), &json!(["*"]));
@@ -931,8 +948,13 @@ async fn removing_import_once_adopted_is_a_takeover_not_a_taken_key() {
             .value();
         let mut entry = imported(None);
         entry.as_object_mut().unwrap().remove("import");
+        let previous = json!({"repositories": [{"name": "libs", "phase": "adopted"}]});
         let response = function
-            .call(api.request(spec(json!([entry]))).observed("libs", adopted))
+            .call(with_status(
+                previous,
+                api.request(spec(json!([entry.clone()])))
+                    .observed("libs", adopted.clone()),
+            ))
             .await;
         let resources = validated(api, &response);
         assert_eq!(policies(&resources["libs"]), &Value::Null);
@@ -942,6 +964,73 @@ async fn removing_import_once_adopted_is_a_takeover_not_a_taken_key() {
         assert_eq!(status[0]["adopted"], true);
         let message = warning(&response, "TakingOver");
         assert_has(&message, "nothing in Artifactory changes");
+
+        // With own policies that only observe, removing import leaves it adopted, not taking
+        // over for good (issue 54, 8).
+        entry["managementPolicies"] = json!(["Observe"]);
+        let previous = json!({"repositories": [{"name": "libs", "phase": "adopted"}]});
+        let response = function
+            .call(with_status(
+                previous,
+                api.request(spec(json!([entry.clone()])))
+                    .observed("libs", adopted.clone()),
+            ))
+            .await;
+        assert_eq!(status_repositories(&response)[0]["phase"], "adopted");
+        assert!(results(&response, "TakingOver").is_empty());
+    }
+}
+
+#[tokio::test]
+async fn removing_import_from_a_held_import_takes_nothing_over() {
+    let mut function = Function::start().await;
+    for api in APIS {
+        let mut entry = imported(None);
+        entry.as_object_mut().unwrap().remove("import");
+        // Its key is missing: a plain entry now, which creates it under the guard.
+        let missing = api
+            .local_resource("legacy-libs", Some("imported"), Some(json!(["Observe"])))
+            .condition("Ready", "False", "Unavailable", None)
+            .condition("Synced", "False", "ReconcileError", Some(NOT_FOUND))
+            .value();
+        let previous = json!({"repositories": [{"name": "libs", "phase": "held"}]});
+        let response = function
+            .call(with_status(
+                previous.clone(),
+                api.request(spec(json!([entry.clone()])))
+                    .observed("libs", missing),
+            ))
+            .await;
+        let resources = validated(api, &response);
+        assert_eq!(policies(&resources["libs"]), &json!(["Observe", "Create"]));
+        assert_eq!(status_repositories(&response)[0]["phase"], "creating");
+        assert!(results(&response, "TakingOver").is_empty());
+
+        // It is a repository of another package type (a virtual reports it): held as a key
+        // taken.
+        let virtual_entry = json!({"name": "libs", "rclass": "virtual", "packageType": "maven",
+            "key": "legacy-libs"});
+        let other = Live::new(
+            api.virtual_,
+            "legacy-libs",
+            Some("imported"),
+            Some(json!(["Observe"])),
+        )
+        .observed_existing()
+        .at_provider(json!({"packageType": "npm", "id": "legacy-libs"}))
+        .value();
+        let response = function
+            .call(with_status(
+                previous,
+                api.request(spec(json!([virtual_entry])))
+                    .observed("libs", other),
+            ))
+            .await;
+        let resources = validated(api, &response);
+        assert_eq!(policies(&resources["libs"]), &json!(["Observe"]));
+        assert_eq!(origin(&resources["libs"]), "taken");
+        assert_eq!(status_repositories(&response)[0]["phase"], "held");
+        assert!(results(&response, "TakingOver").is_empty());
     }
 }
 
@@ -959,8 +1048,13 @@ async fn a_remote_taken_over_without_url_is_told_the_live_url() {
         .observed_existing()
         .at_provider(json!({"url": "https://repo1.maven.org/maven2"}))
         .value();
+        // Taken over: the call after the one that showed it adopted.
+        let previous = json!({"repositories": [{"name": "central", "phase": "adopted"}]});
         let response = function
-            .call(api.request(spec(json!([entry]))).observed("central", live))
+            .call(with_status(
+                previous,
+                api.request(spec(json!([entry]))).observed("central", live),
+            ))
             .await;
         let message = fatal_message(&response).unwrap();
         assert_has(&message, "fix: set it to \"https://repo1.maven.org/maven2\", the value the repository has in Artifactory (status.atProvider.url)");
@@ -1154,4 +1248,240 @@ async fn the_preview_is_bounded_per_repository_and_per_composite() {
     // The composite stays small: the whole status well under the API server's 1.5 MiB.
     let composite = support::requests::desired_composite(&response);
     assert!(composite.to_string().len() < 200_000);
+}
+
+// ---- 8. the guard in every order of edits (issue 54) ------------------------
+//
+// Observed resources here are shaped as upjet's Terraform-CLI client writes them, the client
+// every release of provider-jfrog-artifactory runs (`pkg/controller/external.go`): a failed apply
+// is `LastAsyncOperation` False, reason `ApplyFailure`, "apply failed: <summary>: <detail>"
+// (`pkg/terraform/workspace.go:173-176`, `pkg/terraform/errors/errors.go:90-91`,
+// `pkg/resource/conditions.go:43-50` @ v2.2.0), and `Observe` never clears it: only the next
+// apply's callback does (`pkg/controller/api.go:127`).
+
+/// A first apply that failed after Artifactory's PUT: the client timed out.
+const APPLY_TIMED_OUT: &str = "apply failed: failed to create the repository: Put \"https://artifactory.example.com/artifactory/api/repositories/libs\": context deadline exceeded (Client.Timeout exceeded while awaiting headers)";
+
+/// crossplane-runtime's observe-only error for a key Artifactory does not have
+/// (`pkg/reconciler/managed/reconciler.go:65,1203-1205` @ v2.5.0-rc.0).
+const NOT_FOUND: &str = "observe failed: external resource does not exist";
+
+fn failed_apply(api: Api, repository_exists: bool) -> Live {
+    let live = api
+        .local_resource("libs", Some("creating"), Some(json!(["Observe", "Create"])))
+        .create_called();
+    let live = if repository_exists {
+        live.observed_existing()
+    } else {
+        live.condition("Ready", "False", "Creating", None)
+            .condition("Synced", "True", "ReconcileSuccess", None)
+    };
+    live.condition(
+        "LastAsyncOperation",
+        "False",
+        "ApplyFailure",
+        Some(APPLY_TIMED_OUT),
+    )
+    .condition("AsyncOperation", "True", "Finished", None)
+}
+
+#[tokio::test]
+async fn a_create_that_failed_is_said_and_one_that_made_the_repository_is_held() {
+    let mut function = Function::start().await;
+    for api in APIS {
+        // The repository is not there: the provider tries again, and the claim is told why the
+        // entry stays in creating, once.
+        let request = || {
+            api.request(spec(json!([libs()])))
+                .observed("libs", failed_apply(api, false).value())
+        };
+        let response = function.call(request()).await;
+        let resources = validated(api, &response);
+        assert_eq!(policies(&resources["libs"]), &json!(["Observe", "Create"]));
+        let item = &status_repositories(&response)[0];
+        assert_eq!(item["phase"], "creating");
+        let message = warning(&response, "CreateFailed");
+        assert_has(
+            &message,
+            "repository libs (key libs): the provider's create failed",
+        );
+        assert_has(&message, "context deadline exceeded");
+        let said = item["warnings"][0].clone();
+        assert_has(said.as_str().unwrap(), "context deadline exceeded");
+        let previous =
+            json!({"repositories": [{"name": "libs", "phase": "creating", "warnings": [said]}]});
+        let response = function.call(with_status(previous, request())).await;
+        assert!(results(&response, "CreateFailed").is_empty(), "said once");
+        assert_eq!(status_repositories(&response)[0]["phase"], "creating");
+
+        // The repository is there: the failed create may have made it, or another actor did;
+        // the function cannot tell, so the key is held and an import offered.
+        let response = function
+            .call(
+                api.request(spec(json!([libs()])))
+                    .observed("libs", failed_apply(api, true).value()),
+            )
+            .await;
+        let resources = validated(api, &response);
+        assert_eq!(policies(&resources["libs"]), &json!(["Observe"]));
+        assert_eq!(origin(&resources["libs"]), "taken");
+        assert_eq!(status_repositories(&response)[0]["phase"], "held");
+        assert_eq!(status_repositories(&response)[0]["ready"], false);
+        let message = warning(&response, "RepositoryHeld");
+        assert_has(&message, "cannot tell whether the failed create made it");
+        assert_has(&message, "set import: true on the entry");
+        assert!(results(&response, "CreateFailed").is_empty());
+    }
+}
+
+#[tokio::test]
+async fn a_held_key_whose_repository_was_deleted_is_created_again() {
+    let mut function = Function::start().await;
+    for api in APIS {
+        let gone = api
+            .local_resource("libs", Some("taken"), Some(json!(["Observe"])))
+            .condition("Ready", "False", "Unavailable", None)
+            .condition("Synced", "False", "ReconcileError", Some(NOT_FOUND))
+            .value();
+        let previous = json!({"repositories": [{"name": "libs", "phase": "held"}]});
+        let response = function
+            .call(with_status(
+                previous,
+                api.request(spec(json!([libs()]))).observed("libs", gone),
+            ))
+            .await;
+        let resources = validated(api, &response);
+        assert_eq!(policies(&resources["libs"]), &json!(["Observe", "Create"]));
+        assert_eq!(origin(&resources["libs"]), "creating");
+        assert_eq!(status_repositories(&response)[0]["phase"], "creating");
+
+        // The create the provider then makes is judged on its own: the refusal that held the
+        // key is older than the new attempt (`Observe` left it, `api.go:127` overwrites it
+        // only when the new apply ends), so it neither holds the entry nor counts as a failure.
+        let recreating = api
+            .local_resource("libs", Some("creating"), Some(json!(["Observe", "Create"])))
+            .create_called()
+            .annotate(
+                "crossplane.io/external-create-pending",
+                "2026-11-01T10:05:00Z",
+            )
+            .annotate(
+                "crossplane.io/external-create-succeeded",
+                "2026-11-01T10:05:00Z",
+            )
+            .condition("Ready", "False", "Creating", None)
+            .condition("Synced", "True", "ReconcileSuccess", None)
+            .condition(
+                "LastAsyncOperation",
+                "False",
+                "ApplyFailure",
+                Some(KEY_EXISTS),
+            )
+            .condition("AsyncOperation", "False", "Ongoing", None)
+            .value();
+        let response = function
+            .call(
+                api.request(spec(json!([libs()])))
+                    .observed("libs", recreating),
+            )
+            .await;
+        assert_eq!(status_repositories(&response)[0]["phase"], "creating");
+        assert!(results(&response, "RepositoryHeld").is_empty());
+        assert!(results(&response, "CreateFailed").is_empty());
+    }
+}
+
+#[tokio::test]
+async fn an_entry_whose_policies_cannot_create_is_told_so_once() {
+    let mut function = Function::start().await;
+    for api in APIS {
+        let entry = json!({"name": "libs", "rclass": "local", "packageType": "maven",
+            "managementPolicies": ["Observe"]});
+        let missing = api
+            .local_resource("libs", Some("creating"), Some(json!(["Observe"])))
+            .condition("Ready", "False", "Unavailable", None)
+            .condition("Synced", "False", "ReconcileError", Some(NOT_FOUND))
+            .value();
+        let request = || {
+            api.request(spec(json!([entry.clone()])))
+                .observed("libs", missing.clone())
+        };
+        let response = function.call(request()).await;
+        let resources = validated(api, &response);
+        assert_eq!(policies(&resources["libs"]), &json!(["Observe"]));
+        let message = warning(&response, "CannotCreate");
+        assert_has(
+            &message,
+            "cannot create it: add Create to its managementPolicies",
+        );
+        let said = status_repositories(&response)[0]["warnings"][0].clone();
+        let previous =
+            json!({"repositories": [{"name": "libs", "phase": "creating", "warnings": [said]}]});
+        let response = function.call(with_status(previous, request())).await;
+        assert!(results(&response, "CannotCreate").is_empty(), "said once");
+    }
+}
+
+#[tokio::test]
+async fn retiring_a_resource_whose_policies_list_delete_orphans_it() {
+    let mut function = Function::start().await;
+    for api in APIS {
+        let own = json!(["Observe", "Create", "Update", "Delete"]);
+        let removed = api
+            .local_resource("old", Some("created"), Some(own))
+            .created()
+            .value();
+        let response = function
+            .call(api.request(spec(json!([libs()]))).observed("old", removed))
+            .await;
+        let resources = validated(api, &response);
+        let old = &resources["old"];
+        assert_eq!(
+            policies(old),
+            &json!(["Observe", "Create", "Update"]),
+            "{}",
+            api.folder
+        );
+        if !api.namespaced {
+            assert_eq!(old["spec"]["deletionPolicy"], "Orphan");
+        }
+        let retiring = &response_status(&response)["retiring"][0];
+        assert_eq!(retiring["deletion"], "Orphan");
+    }
+}
+
+#[tokio::test]
+async fn the_crds_default_provider_config_is_no_change() {
+    let mut function = Function::start().await;
+    for api in APIS {
+        let live = api
+            .local_resource("libs", Some("created"), None)
+            .created()
+            .spec("providerConfigRef", api.provider_config("default"))
+            .value();
+        let previous = json!({"repositories": [{"name": "libs", "phase": "managed"}]});
+        let response = function
+            .call(with_status(
+                previous,
+                api.request(spec(json!([libs()]))).observed("libs", live),
+            ))
+            .await;
+        assert!(
+            results(&response, "ConsequentialChange").is_empty(),
+            "{}: {:#?}",
+            api.folder,
+            response.results
+        );
+    }
+}
+
+fn response_status(response: &RunFunctionResponse) -> Value {
+    let composite = response
+        .desired
+        .as_ref()
+        .unwrap()
+        .composite
+        .as_ref()
+        .unwrap();
+    composite.resource.as_ref().unwrap().clone().into_value()["status"].clone()
 }

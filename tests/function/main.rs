@@ -16,7 +16,7 @@ mod credentials;
 mod drift;
 /// Hostile claims: what could freeze a call or balloon its memory, bounded.
 mod hostile_claims;
-/// Every key rule and every wiring error, with its exact message (was `tests/errors.rs`).
+/// Every key rule and every wiring error, with its exact message.
 mod keys_and_wiring;
 /// Lifecycle safety: immutable keys and kinds, import, deletion, two-phase protection.
 mod lifecycle;
@@ -30,6 +30,9 @@ mod regressions;
 mod releases;
 /// What the function renders for every kind of the three APIs, valid against the CRDs.
 mod rendering;
+/// The lifecycle simulator: Crossplane, the provider and Artifactory, random sequences, issue 55's
+/// invariants after every step.
+mod simulator;
 /// Upgrading without a dead end: renamed kinds, the group move, v1 claims to v2 composites.
 mod upgrading;
 /// The shared request/response vectors in `tests/vectors/`, natively and over gRPC.

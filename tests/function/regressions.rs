@@ -1,5 +1,5 @@
 //! The fuzz corpus (fuzz/corpus/, seeded from the examples and the vectors) and every input a
-//! fuzzer ever crashed on (fuzz/regressions/, none so far) replayed with the fuzz targets'
+//! fuzzer ever crashed on (fuzz/regressions/<target>/, none so far) replayed with the fuzz targets'
 //! checks, so `cargo test` keeps what fuzzing proved without a nightly toolchain: decoding
 //! never panics; a decoded request gets a response with its tag that survives encoding; the
 //! same request gives the same bytes.

@@ -7,7 +7,8 @@ mod support;
 
 /// BENCHMARKS.md's top screen is the one `scripts/bench-report.sh` wrote, every row in it.
 mod benchmarks;
-/// The README and docs: length, relative links and anchors, the index of test modules.
+/// The README and docs: length, relative links and anchors, paths that exist, the index of test
+/// modules.
 mod docs;
 /// Generated files are what the generators produce now.
 mod generated;

@@ -15,11 +15,11 @@ mod live_schemas;
 /// The Input CRD and the example XRDs: structural, met by the examples, refusing mistakes.
 mod published_schemas;
 /// Not a test: the validator as it was before it was compiled, the reference
-/// `validator_agreement` holds the compiled one to (was `tests/support/openapi_reference.rs`).
+/// `validator_agreement` holds the compiled one to.
 #[cfg(feature = "codegen")]
 mod reference_validator;
 /// CEL rules past the API server's limits, as the schema validator reports them (the limits
 /// themselves: crates/cel-rules/tests/cel_limits.rs).
 mod rule_limits;
-/// The compiled validator agrees with the reference, message for message (was `tests/openapi.rs`).
+/// The compiled validator agrees with the reference, message for message.
 mod validator_agreement;

@@ -9,8 +9,7 @@
 #[path = "../support/mod.rs"]
 mod support;
 
-/// The gRPC face over loopback: insecure, mTLS, v1/v1beta1, health, limits, SIGTERM
-/// (was `tests/server.rs`).
+/// The gRPC face over loopback: insecure, mTLS, v1/v1beta1, health, limits, SIGTERM.
 mod grpc;
 /// Content hashes keyed per process: one key in a process, another in the next.
 mod hash_key;

@@ -361,7 +361,7 @@ impl Pki {
     }
 }
 
-fn issuer(name: &str) -> CertifiedIssuer<'static, KeyPair> {
+pub fn issuer(name: &str) -> CertifiedIssuer<'static, KeyPair> {
     let mut params = CertificateParams::new(Vec::<String>::new()).expect("CA parameters");
     params.is_ca = IsCa::Ca(BasicConstraints::Unconstrained);
     params.distinguished_name.push(DnType::CommonName, name);
@@ -374,7 +374,7 @@ fn issuer(name: &str) -> CertifiedIssuer<'static, KeyPair> {
     CertifiedIssuer::self_signed(params, key).expect("a self-signed CA")
 }
 
-fn leaf(
+pub fn leaf(
     ca: &CertifiedIssuer<'static, KeyPair>,
     names: &[&str],
     usage: ExtendedKeyUsagePurpose,

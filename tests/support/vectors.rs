@@ -142,9 +142,13 @@ fn adoption_vectors() -> Vec<Vector> {
             name: "adoption-takeover",
             covers: "an import taken over: the preview, the takeover and its consequences",
             fatal_reason: None,
-            request: request(composite(spec(json!([
-                {"name": "legacy", "rclass": "local", "packageType": "maven", "import": true, "managementPolicies": ["*"]}
-            ]))))
+            // Taken over the call after one that showed it adopted, with its preview.
+            request: request(with_status(
+                composite(spec(json!([
+                    {"name": "legacy", "rclass": "local", "packageType": "maven", "import": true, "managementPolicies": ["*"]}
+                ]))),
+                json!({"repositories": [{"name": "legacy", "phase": "adopted", "takeoverChanges": 2}]}),
+            ))
             .observed("legacy", adopted)
             .build(),
         },

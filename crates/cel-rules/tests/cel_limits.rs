@@ -2,7 +2,7 @@
 //! hostile-input review is refused or stopped, in bounded time and memory; what the API server
 //! accepts still evaluates as before, as the `cel` crate's interpreter evaluates it; and the
 //! schemas' patterns give the answers they gave. (The words a schema validator reports these
-//! with are the caller's: the repository's tests/rule_limits.rs.)
+//! with are the caller's: the repository's tests/schemas/rule_limits.rs.)
 
 use cel_rules::{
     re2, Budget, Failure, RuleError, Subject, Verdict, MAX_DEPTH, OBJECT_BUDGET, PER_CALL_LIMIT,

@@ -7,7 +7,7 @@
 //! numbers, control characters, line folding) and cases generated from a fixed seed (plain and
 //! quoted scalars, strings of special characters, key pairs for go-yaml's key order, numbers of
 //! every magnitude). The function's own documents (its examples, numbers as a function's reply
-//! carries them) are compared by the workspace root's tests/go_yaml_render.rs.
+//! carries them) are compared by the workspace root's tests/cli/go_yaml_render.rs.
 //!
 //! The Go reference and its requirements (REQUIRE_GO_YAML=1 makes a missing Go a failure): see
 //! tests/support/mod.rs.

@@ -31,6 +31,8 @@ use base64::alphabet;
 use base64::engine::general_purpose::{GeneralPurpose, GeneralPurposeConfig, STANDARD};
 use base64::engine::DecodePaddingMode;
 use base64::Engine as _;
+// `adopt`'s messages name a JSON value's kind (feature `server`).
+#[cfg(feature = "server")]
 pub(crate) use read_write::kind;
 use read_write::*;
 use serde_json::{Map, Value};

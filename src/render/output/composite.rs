@@ -227,7 +227,7 @@ fn set_condition(list: &mut Vec<XpCondition>, new: XpCondition) {
 
 /// An RFC 3339 time as Kubernetes writes it back: in UTC, whole seconds.
 fn rfc3339_utc(text: &str) -> Option<String> {
-    crate::core::time::parse_rfc3339(text).map(|t| crate::core::time::format_utc(t.seconds))
+    crate::core::time::parse_rfc3339(text).map(|t| crate::render::time::format_utc(t.seconds))
 }
 
 #[cfg(test)]

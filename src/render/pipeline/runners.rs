@@ -2,10 +2,10 @@
 //! format, as a gRPC server would receive the request), any other over insecure gRPC at the
 //! development target its Function's annotations give, with Crossplane's beta fallback.
 
-use crate::core::time::format_go_duration;
 use crate::proto::v1::{self, RunFunctionRequest, RunFunctionResponse};
 use crate::proto::v1beta1;
 use crate::render::load::{Function, Step};
+use crate::render::time::format_go_duration;
 use crate::render::{Result, ThisFunction};
 use anyhow::Error;
 use prost::Message;

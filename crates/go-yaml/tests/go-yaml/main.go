@@ -1,5 +1,5 @@
 // Command go-yaml is the reference for the go-yaml crate's tests (tests/go_yaml.rs, and the
-// function's tests/go_yaml_render.rs): it reads YAML documents the way
+// function's tests/cli/go_yaml_render.rs): it reads YAML documents the way
 // `crossplane render` reads its files and prints each one the way `crossplane render` prints
 // objects, with Go's sigs.k8s.io/yaml (go-yaml v2 underneath), so that the crate's reader and
 // writer can be compared with it byte for byte.

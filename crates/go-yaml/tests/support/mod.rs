@@ -1,5 +1,5 @@
 //! The Go reference and the comparison with it, shared by the go-yaml crate's tests/go_yaml.rs
-//! and the function's tests/go_yaml_render.rs (which includes this file by its path): the Go
+//! and the function's tests/cli/go_yaml_render.rs (which includes this file by its path): the Go
 //! program in tests/go-yaml built once, documents compared byte for byte, the corpus, and the
 //! generator of cases both use.
 //!

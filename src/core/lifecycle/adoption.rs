@@ -23,13 +23,16 @@
 //!   `crossplane.io/external-create-pending` before it calls `Create`, and
 //!   `crossplane.io/external-create-succeeded` or `-failed` after; when `Observe` finds the
 //!   repository it never calls `Create`, so neither annotation is written;
-//! - upjet's Terraform clients set `Ready` True (reason `Available`) whenever `Observe` finds the
-//!   repository (`pkg/controller/external_tfpluginfw.go`, `external_tfpluginsdk.go`);
-//! - upjet's asynchronous clients (`external_async_tfpluginfw.go`) return from `Create` at once,
-//!   so `-succeeded` is written before Terraform has applied anything; the apply's outcome comes
-//!   later in the `LastAsyncOperation` condition (`pkg/resource/conditions.go`: False with reason
-//!   `ApplyFailure` and the message "async create failed: …" quoting Terraform's diagnostics),
-//!   and `AsyncOperation` is False with reason `Ongoing` while it runs;
+//! - upjet's Terraform-CLI client, which every release of this provider runs
+//!   (`pkg/controller/external.go`, `UseAsync` true by default in `pkg/config/common.go:92` @
+//!   v2.2.0), sets `Ready` True (reason `Available`) once `Observe` finds the repository
+//!   (`external.go:311-326`); its `Create` starts the apply and returns at once
+//!   (`external.go:384-385`), so `-succeeded` is written before Terraform has applied anything;
+//!   the apply's outcome comes later in the `LastAsyncOperation` condition (False with reason
+//!   `ApplyFailure` and "apply failed: <summary>: <detail>", `pkg/terraform/workspace.go:173-176`,
+//!   `pkg/resource/conditions.go:43-50`), which `Observe` never clears (only the next apply's
+//!   callback does, `api.go:127`), and `AsyncOperation` is False with reason `Ongoing` while it
+//!   runs (`external.go:224-229`);
 //! - Artifactory refuses to create a key that exists, whatever its case, with 400 "Case
 //!   insensitive repository key already exists";
 //! - an observe-only resource whose repository does not exist gets `Synced` False with
@@ -39,148 +42,16 @@
 //!   the feature is not enabled" (policies.go, `errFmtManagementPolicyNonDefault`).
 
 use crate::core::catalog::Rclass;
-use crate::core::observed::{Condition, Observed};
+use crate::core::lifecycle::observed::{Condition, Observed};
+use crate::core::lifecycle::phase::{
+    Hold, Origin, Phase, PhaseName, Rendering, Wait, GUARD_POLICIES, OBSERVE_ONLY,
+};
+use crate::core::lifecycle::retirement::Move;
+use crate::core::lifecycle::Repository;
 use crate::core::plan::Planned;
 use crate::core::policy;
 use std::borrow::Cow;
-use std::collections::HashMap;
-
-/// The policies of a new entry until its create is confirmed: create a free key, only observe
-/// a taken one.
-pub(crate) const GUARD_POLICIES: [&str; 2] = ["Observe", "Create"];
-/// The policies of a held or imported entry.
-pub(crate) const OBSERVE_ONLY: [&str; 1] = ["Observe"];
-
-/// How a repository came under this claim: written on the managed resource
-/// (`observed::ORIGIN`), so that the next call knows without asking the composite's status.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Origin {
-    /// Rendered to create its key; the create is not confirmed yet.
-    Creating,
-    /// A create of ours succeeded.
-    Created,
-    /// The key belonged to a repository outside this claim: held.
-    Taken,
-    /// Adopted with `import: true`.
-    Imported,
-    /// Handed over from another composed resource of this composite (docs/design.md, "A move").
-    Moved,
-}
-
-impl Origin {
-    pub(crate) fn as_str(self) -> &'static str {
-        match self {
-            Origin::Creating => "creating",
-            Origin::Created => "created",
-            Origin::Taken => "taken",
-            Origin::Imported => "imported",
-            Origin::Moved => "moved",
-        }
-    }
-
-    fn parse(text: &str) -> Option<Origin> {
-        Some(match text {
-            "creating" => Origin::Creating,
-            "created" => Origin::Created,
-            "taken" => Origin::Taken,
-            "imported" => Origin::Imported,
-            "moved" => Origin::Moved,
-            _ => return None,
-        })
-    }
-}
-
-/// Where an entry stands between the claim and the repository its key names
-/// (docs/lifecycle.md, "Phases").
-#[derive(Debug, Clone, PartialEq)]
-pub(crate) enum Phase {
-    /// Rendered to create the key: `["Observe", "Create"]` (or the entry's own policies, with
-    /// `createGuard: false`).
-    Creating,
-    /// The provider shows a create of ours succeeded: the entry's own policies from this call.
-    Created,
-    /// The key is taken outside this claim, or an import cannot go on: observed only.
-    Held(Hold),
-    /// Imported, observed only; `verified` once the provider has observed the repository.
-    Adopted { verified: bool },
-    /// Adopted, and given wider policies at this call.
-    TakingOver,
-    /// Managed with the entry's own policies.
-    Managed,
-    /// Not rendered yet.
-    Waiting(Wait),
-}
-
-/// Why an entry is held.
-#[derive(Debug, Clone, PartialEq)]
-pub(crate) enum Hold {
-    /// The repository existed before this claim asked for its key.
-    Existed,
-    /// Artifactory refused the create: the key exists, perhaps in another case. The provider's
-    /// message.
-    CreateRefused(String),
-    /// `import: true` for a key Artifactory does not have: the provider's message.
-    ImportMissing(String),
-    /// The imported repository's package type is not the entry's.
-    ImportMismatch { live: String },
-    /// A virtual lists an entry that is held.
-    Member { name: String },
-}
-
-/// Why an entry is not rendered yet.
-#[derive(Debug, Clone, PartialEq)]
-pub(crate) enum Wait {
-    /// Its key moves to it from another composed resource, which is released first.
-    Moving,
-    /// A new virtual waits until this claim has created or adopted these members.
-    Members(Vec<String>),
-    /// A new virtual would aggregate these held entries.
-    HeldMembers(Vec<String>),
-}
-
-impl Phase {
-    /// The phase's name in `status.repositories[].phase`.
-    pub(crate) fn as_str(&self) -> &'static str {
-        match self {
-            Phase::Creating => "creating",
-            Phase::Created => "created",
-            Phase::Held(_) => "held",
-            Phase::Adopted { .. } => "adopted",
-            Phase::TakingOver => "takingOver",
-            Phase::Managed => "managed",
-            Phase::Waiting(Wait::Moving) => "moving",
-            Phase::Waiting(_) => "waiting",
-        }
-    }
-
-    /// Whether the entry's resource is left out of the desired state.
-    pub(crate) fn is_waiting(&self) -> bool {
-        matches!(self, Phase::Waiting(_))
-    }
-
-    /// Whether the repository is only observed, or taken over at this call, with what the
-    /// provider read of it: the phases that show a takeover preview.
-    pub(crate) fn shows_preview(&self) -> bool {
-        matches!(
-            self,
-            Phase::Adopted { verified: true }
-                | Phase::TakingOver
-                | Phase::Held(Hold::Existed | Hold::CreateRefused(_))
-        )
-    }
-
-    fn is_held(&self) -> bool {
-        matches!(self, Phase::Held(_))
-    }
-
-    /// Whether this claim holds the repository: created by it, adopted and seen, or managed.
-    fn is_ours(&self) -> bool {
-        matches!(
-            self,
-            Phase::Created | Phase::Managed | Phase::TakingOver | Phase::Adopted { verified: true }
-        )
-    }
-}
+use std::collections::{HashMap, HashSet};
 
 /// What the adoption decided for one entry.
 #[derive(Debug, Clone, PartialEq)]
@@ -191,6 +62,31 @@ pub(crate) struct Adoption {
     pub origin: Option<Origin>,
     /// The provider refuses non-default management policies: its message.
     pub policies_disabled: Option<String>,
+    /// Why a `creating` entry is not getting created, in the provider's words.
+    pub stuck: Option<Stuck>,
+}
+
+/// Why an entry in `creating` does not move on: said once, with the way forward.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) enum Stuck {
+    /// The provider's create failed for a reason other than a taken key: its message. The
+    /// provider tries again while the key is free.
+    CreateFailed(String),
+    /// The entry's own policies cannot create, and the key does not exist: the provider's
+    /// message.
+    CannotCreate(String),
+}
+
+impl Default for Adoption {
+    /// Before [`decide_phases`] has decided: a new entry.
+    fn default() -> Self {
+        Adoption {
+            phase: Phase::Creating,
+            origin: None,
+            policies_disabled: None,
+            stuck: None,
+        }
+    }
 }
 
 /// What the adoption reads besides the plan.
@@ -198,28 +94,36 @@ pub(crate) struct Context<'a> {
     /// `createGuard` of the input.
     pub guard: bool,
     /// The phase each entry had at the previous call (`status.repositories[].phase`), by name.
-    pub previous: &'a HashMap<String, String>,
+    pub previous: &'a HashMap<String, PhaseName>,
 }
 
 /// Decides every entry's phase, then sets the management policies it is rendered with (and the
-/// deletion that follows) in `planned`.
-pub(crate) fn adopt(
-    planned: &mut [Planned],
-    live: &[Option<Observed>],
-    ctx: &Context,
-) -> Vec<Adoption> {
-    let mut adoptions: Vec<Adoption> = planned
-        .iter()
-        .zip(live)
-        .map(|(p, live)| decide(p, live.as_ref(), ctx))
-        .collect();
+/// deletion that follows) in its plan.
+pub(crate) fn decide_phases(repositories: &mut [Repository], ctx: &Context) {
+    for r in repositories.iter_mut() {
+        r.adoption = decide(&r.planned, r.observed.as_ref(), ctx);
+    }
     if ctx.guard {
-        hold_virtuals(planned, live, &mut adoptions);
+        hold_virtuals(repositories);
     }
-    for (p, adoption) in planned.iter_mut().zip(&adoptions) {
-        apply(p, adoption);
+    for r in repositories.iter_mut() {
+        apply(&mut r.planned, &r.adoption);
     }
-    adoptions
+}
+
+/// The move's transition: an entry whose key moves to it from a retiring resource waits, not
+/// rendered, until the old resource is gone; the call after, it takes the key over
+/// ([`decide`], `PhaseName::Moving` at the previous call).
+pub(crate) fn wait_for_moves(repositories: &mut [Repository], moves: &[Move]) {
+    if moves.is_empty() {
+        return;
+    }
+    let held_back: HashSet<&str> = moves.iter().map(|m| m.to).collect();
+    for r in repositories.iter_mut() {
+        if held_back.contains(r.planned.name) {
+            r.adoption.phase = Phase::Waiting(Wait::Moving);
+        }
+    }
 }
 
 fn decide(p: &Planned, live: Option<&Observed>, ctx: &Context) -> Adoption {
@@ -228,16 +132,17 @@ fn decide(p: &Planned, live: Option<&Observed>, ctx: &Context) -> Adoption {
         phase,
         origin,
         policies_disabled: disabled.clone(),
+        stuck: None,
     };
+    let previous = ctx.previous.get(p.name).copied();
     if p.entry.import {
-        return adoption(import_phase(p, live), Some(Origin::Imported));
+        return adoption(import_phase(p, live, previous), Some(Origin::Imported));
     }
     let origin = live
         .and_then(|l| l.annotations.origin)
         .and_then(Origin::parse);
     let Some(live) = live else {
-        let moved_here = ctx.previous.get(p.name).map(String::as_str)
-            == Some(Phase::Waiting(Wait::Moving).as_str());
+        let moved_here = ctx.previous.get(p.name) == Some(&PhaseName::Moving);
         return match (moved_here, ctx.guard) {
             (true, _) => adoption(Phase::Managed, Some(Origin::Moved)),
             (false, true) => adoption(Phase::Creating, Some(Origin::Creating)),
@@ -245,11 +150,23 @@ fn decide(p: &Planned, live: Option<&Observed>, ctx: &Context) -> Adoption {
         };
     };
     match origin {
-        // Import removed once adopted: taking over, not a taken key.
+        // Import removed while only observed: a takeover, not a taken key, if the import could
+        // go on; a held import stays out of reach.
         Some(Origin::Imported) if only_observes(live) => {
-            adoption(Phase::TakingOver, Some(Origin::Imported))
+            match import_phase(p, Some(live), previous) {
+                Phase::Held(Hold::ImportMissing(_)) => {
+                    adoption(Phase::Creating, Some(Origin::Creating))
+                }
+                Phase::Held(_) => adoption(Phase::Held(Hold::Existed), Some(Origin::Taken)),
+                phase => adoption(phase, Some(Origin::Imported)),
+            }
         }
         Some(Origin::Imported) => adoption(Phase::Managed, Some(Origin::Imported)),
+        // A held key whose repository is gone (its owner deleted it) is free again: the entry
+        // goes back to creating it, under the guard.
+        Some(Origin::Taken) if ctx.guard && missing_message(live).is_some() => {
+            adoption(Phase::Creating, Some(Origin::Creating))
+        }
         Some(Origin::Taken) if ctx.guard => {
             adoption(Phase::Held(Hold::Existed), Some(Origin::Taken))
         }
@@ -260,7 +177,27 @@ fn decide(p: &Planned, live: Option<&Observed>, ctx: &Context) -> Adoption {
                 Phase::Held(Hold::CreateRefused(message.to_owned())),
                 Some(Origin::Taken),
             ),
-            Outcome::Pending => adoption(Phase::Creating, Some(Origin::Creating)),
+            // The create failed, yet the repository exists: the function cannot prove that it
+            // made it (a timeout after Artifactory's PUT, or another actor between Observe and
+            // the apply), so it holds the key and offers an import.
+            Outcome::Failed {
+                message,
+                exists: true,
+            } => adoption(
+                Phase::Held(Hold::CreateUnconfirmed(message.to_owned())),
+                Some(Origin::Taken),
+            ),
+            Outcome::Failed {
+                message,
+                exists: false,
+            } => Adoption {
+                stuck: Some(Stuck::CreateFailed(message.to_owned())),
+                ..adoption(Phase::Creating, Some(Origin::Creating))
+            },
+            Outcome::Pending => Adoption {
+                stuck: missing_message(live).map(|m| Stuck::CannotCreate(m.to_owned())),
+                ..adoption(Phase::Creating, Some(Origin::Creating))
+            },
         },
         // A resource composed before the guard, or with the guard off: left as it is.
         Some(Origin::Taken | Origin::Creating) | None => adoption(Phase::Managed, None),
@@ -270,7 +207,11 @@ fn decide(p: &Planned, live: Option<&Observed>, ctx: &Context) -> Adoption {
 
 /// An import: observe only until the provider has seen the repository, and held when it
 /// cannot be, or is not what the entry says.
-fn import_phase(p: &Planned, live: Option<&Observed>) -> Phase {
+///
+/// A takeover (the entry's own wider policies) follows a published preview: only an entry the
+/// previous call showed `adopted` is taken over; before that it is adopted, and its preview
+/// said, first.
+fn import_phase(p: &Planned, live: Option<&Observed>, previous: Option<PhaseName>) -> Phase {
     let Some(live) = live else {
         return Phase::Adopted { verified: false };
     };
@@ -285,14 +226,18 @@ fn import_phase(p: &Planned, live: Option<&Observed>) -> Phase {
         }
     }
     let verified = exists(live);
-    if verified && wider_than_observe(p.management_policies.as_deref()) {
-        return if only_observes(live) {
-            Phase::TakingOver
-        } else {
-            Phase::Managed
-        };
+    if !verified || !wider_than_observe(p.management_policies.as_deref()) {
+        return Phase::Adopted { verified };
     }
-    Phase::Adopted { verified }
+    let origin = live.annotations.origin.and_then(Origin::parse);
+    match (origin, only_observes(live), previous) {
+        // Taken over at an earlier call: the managed resource already has wider policies.
+        (Some(Origin::Imported), false, _) => Phase::Managed,
+        (_, _, Some(PhaseName::Adopted | PhaseName::TakingOver)) => Phase::TakingOver,
+        // Not adopted before (a new import, or one added to a resource of another origin):
+        // adopted first, its preview published.
+        _ => Phase::Adopted { verified },
+    }
 }
 
 /// A live resource whose package type the provider reports (virtual and federated kinds carry
@@ -319,6 +264,8 @@ enum Outcome<'a> {
     Existed,
     /// Artifactory refused the create because the key exists: the provider's message.
     Refused(&'a str),
+    /// The create failed otherwise: the provider's message, and whether the repository exists.
+    Failed { message: &'a str, exists: bool },
     /// Not known yet.
     Pending,
 }
@@ -334,6 +281,12 @@ fn create_outcome<'a>(live: &Observed<'a>) -> Outcome<'a> {
         && annotations.create_failed.is_none();
     if ready && never_created {
         return Outcome::Existed;
+    }
+    if let Some(message) = create_failure(live) {
+        return Outcome::Failed {
+            message,
+            exists: ready,
+        };
     }
     let succeeded = annotations.create_succeeded.is_some()
         && later_or_equal(annotations.create_succeeded, annotations.create_failed);
@@ -363,15 +316,40 @@ pub(crate) fn exists(live: &Observed) -> bool {
     live.ready.is_some_and(|c| c.is("True"))
 }
 
-/// A create refused because Artifactory has the key: the failed apply's message
-/// (`LastAsyncOperation`), or the failed create's (`Synced`, for a synchronous client).
-fn key_taken_message<'a>(live: &Observed<'a>) -> Option<&'a str> {
-    [live.last_async_operation, live.synced]
+/// The failed create's messages about the latest attempt: the asynchronous apply's
+/// (`LastAsyncOperation` False), or the create call's (`Synced` False "create failed: …",
+/// crossplane-runtime `pkg/reconciler/managed/reconciler.go:1397` @ v2.5.0-rc.0).
+///
+/// upjet's Terraform-CLI client, which every release of this provider runs, never clears
+/// `LastAsyncOperation` in `Observe` (`pkg/controller/external.go` @ v2.2.0): only the next
+/// apply's callback overwrites it (`pkg/controller/api.go:127`). So a False condition from
+/// before the latest create attempt (its `lastTransitionTime` earlier than
+/// `crossplane.io/external-create-pending`) is about an earlier attempt, and is not read.
+fn failed_create_messages<'a>(live: &Observed<'a>) -> impl Iterator<Item = &'a str> + 'a {
+    let pending = live.annotations.create_pending;
+    let current = move |c: &Condition| {
+        c.last_transition_time.is_none() || later_or_equal(c.last_transition_time, pending)
+    };
+    let apply = live
+        .last_async_operation
+        .filter(|c| c.is("False") && current(c));
+    let create = live.synced.filter(|c| {
+        c.is("False") && current(c) && c.message.is_some_and(|m| m.starts_with("create failed"))
+    });
+    [apply, create]
         .into_iter()
         .flatten()
-        .filter(|c| c.is("False"))
         .filter_map(|c| c.message)
-        .find(|m| contains_ignoring_case(m, "already exists"))
+}
+
+/// A create refused because Artifactory has the key, whatever its case.
+fn key_taken_message<'a>(live: &Observed<'a>) -> Option<&'a str> {
+    failed_create_messages(live).find(|m| contains_ignoring_case(m, "already exists"))
+}
+
+/// A create that failed for another reason (a key taken is [`key_taken_message`]).
+fn create_failure<'a>(live: &Observed<'a>) -> Option<&'a str> {
+    failed_create_messages(live).next()
 }
 
 /// An import of a key Artifactory does not have: crossplane-runtime's observe-only error.
@@ -410,34 +388,39 @@ fn wider_than_observe(policies: Option<&[String]>) -> bool {
 /// A virtual aggregates its members: one that lists a held entry is held too (or, new, not
 /// made at all), and a new one waits until each member from the claim is one this claim
 /// created or adopted, so that it never aggregates a repository nobody chose to adopt.
-fn hold_virtuals(planned: &[Planned], live: &[Option<Observed>], adoptions: &mut [Adoption]) {
-    if !planned.iter().any(|p| p.kind.rclass == Rclass::Virtual) {
+fn hold_virtuals(repositories: &mut [Repository]) {
+    if !repositories
+        .iter()
+        .any(|r| r.planned.kind.rclass == Rclass::Virtual)
+    {
         return;
     }
-    let by_name: HashMap<&str, usize> = planned
+    let by_name: HashMap<&str, usize> = repositories
         .iter()
         .enumerate()
-        .map(|(i, p)| (p.name, i))
+        .map(|(i, r)| (r.planned.name, i))
         .collect();
     // A virtual may list virtuals: settle in passes, each a walk of the members; a pass changes
     // at least one entry or ends, so there are at most as many passes as entries.
-    for _ in 0..planned.len() {
+    for _ in 0..repositories.len() {
         let mut changed = false;
-        for (i, p) in planned.iter().enumerate() {
-            if p.kind.rclass != Rclass::Virtual || adoptions[i].phase.is_held() {
+        for i in 0..repositories.len() {
+            let r = &repositories[i];
+            if r.planned.kind.rclass != Rclass::Virtual || r.adoption.phase.is_held() {
                 continue;
             }
-            let members = member_names(p).filter_map(|name| Some((name, *by_name.get(name)?)));
+            let members =
+                member_names(&r.planned).filter_map(|name| Some((name, *by_name.get(name)?)));
             let (mut held, mut pending) = (Vec::new(), Vec::new());
             for (name, member) in members {
-                let phase = &adoptions[member].phase;
+                let phase = &repositories[member].adoption.phase;
                 if phase.is_held() {
                     held.push(name.to_owned());
                 } else if !phase.is_ours() {
                     pending.push(name.to_owned());
                 }
             }
-            let phase = match (live[i].is_some(), held.first()) {
+            let phase = match (r.observed.is_some(), held.first()) {
                 (true, Some(first)) => Phase::Held(Hold::Member {
                     name: first.clone(),
                 }),
@@ -445,8 +428,9 @@ fn hold_virtuals(planned: &[Planned], live: &[Option<Observed>], adoptions: &mut
                 (false, None) if !pending.is_empty() => Phase::Waiting(Wait::Members(pending)),
                 _ => continue,
             };
-            if adoptions[i].phase != phase {
-                adoptions[i].phase = phase;
+            let adoption = &mut repositories[i].adoption;
+            if adoption.phase != phase {
+                adoption.phase = phase;
                 changed = true;
             }
         }
@@ -469,23 +453,25 @@ fn member_names<'a>(p: &Planned<'a>) -> impl Iterator<Item = &'a str> + 'a {
 
 /// The management policies the phase renders, and the deletion they give.
 fn apply(p: &mut Planned, adoption: &Adoption) {
-    let policies: Option<Cow<[String]>> = match &adoption.phase {
-        Phase::Creating if adoption.origin.is_some() => {
+    let policies: &[&str] = match adoption.phase.name().rendering() {
+        // `createGuard: false`: the entry's own policies at once.
+        Rendering::Guard if adoption.origin.is_none() => return,
+        Rendering::Guard => {
             let creates = p
                 .management_policies
                 .as_deref()
                 .is_none_or(|own| own.iter().any(|x| x == "*" || x == "Create"));
-            Some(Cow::Owned(if creates {
-                owned(&GUARD_POLICIES)
+            if creates {
+                &GUARD_POLICIES
             } else {
-                owned(&OBSERVE_ONLY)
-            }))
+                &OBSERVE_ONLY
+            }
         }
-        Phase::Held(_) | Phase::Adopted { .. } => Some(Cow::Owned(owned(&OBSERVE_ONLY))),
+        Rendering::ObserveOnly => &OBSERVE_ONLY,
         // The entry's own policies, as planned.
-        _ => return,
+        Rendering::OwnPolicies | Rendering::NotRendered => return,
     };
-    p.management_policies = policies;
+    p.management_policies = Some(Cow::Owned(owned(policies)));
     p.deletion = policy::effective_deletion(
         p.kind.api,
         p.management_policies.as_deref(),
@@ -508,19 +494,5 @@ mod tests {
         assert!(same_package_type("maven", "maven"));
         assert!(!same_package_type("npm", "maven"));
         assert!(!same_package_type("helm", "helmoci"));
-    }
-
-    #[test]
-    fn origins_read_back_what_they_write() {
-        for origin in [
-            Origin::Creating,
-            Origin::Created,
-            Origin::Taken,
-            Origin::Imported,
-            Origin::Moved,
-        ] {
-            assert_eq!(Origin::parse(origin.as_str()), Some(origin));
-        }
-        assert_eq!(Origin::parse("adopted"), None);
     }
 }

@@ -60,6 +60,8 @@ pub(crate) struct Condition<'a> {
     pub message: Option<&'a str>,
     /// `observedGeneration`, where it is given (an integer or not).
     pub observed_generation: Option<View<'a>>,
+    /// `lastTransitionTime` (RFC 3339).
+    pub last_transition_time: Option<&'a str>,
 }
 
 impl Condition<'_> {
@@ -100,6 +102,11 @@ impl<'a> Observed<'a> {
             last_async_operation: conditions.last_async_operation,
             async_operation: conditions.async_operation,
         }
+    }
+
+    /// `Ready` True: upjet sets it when `Observe` finds the repository.
+    pub(crate) fn is_ready(&self) -> bool {
+        self.ready.is_some_and(|c| c.is("True"))
     }
 
     /// `status.atProvider`: what the provider last read of the repository.
@@ -163,8 +170,15 @@ impl<'a> Conditions<'a> {
             .and_then(|status| status.get("conditions"))
             .and_then(View::as_list);
         for condition in conditions.into_iter().flatten().filter_map(View::as_object) {
-            let [type_, status, reason, message, observed_generation] =
-                condition.get_all(["type", "status", "reason", "message", "observedGeneration"]);
+            let [type_, status, reason, message, observed_generation, last_transition_time] =
+                condition.get_all([
+                    "type",
+                    "status",
+                    "reason",
+                    "message",
+                    "observedGeneration",
+                    "lastTransitionTime",
+                ]);
             let slot = match type_.and_then(View::as_str) {
                 Some("Ready") => &mut found.ready,
                 Some("Synced") => &mut found.synced,
@@ -178,9 +192,27 @@ impl<'a> Conditions<'a> {
                     reason: reason.and_then(View::as_str),
                     message: message.and_then(View::as_str),
                     observed_generation,
+                    last_transition_time: last_transition_time.and_then(View::as_str),
                 });
             }
         }
         found
     }
+}
+
+/// The provider may have created a repository it did not record: a create
+/// was started after the last recorded success or failure.
+pub(crate) fn leak_suspected(live: &Observed) -> bool {
+    let annotations = live.annotations;
+    let Some(pending) = annotations
+        .create_pending
+        .and_then(crate::core::time::parse_rfc3339)
+    else {
+        return false;
+    };
+    let later_than = |time: Option<&str>| {
+        time.and_then(crate::core::time::parse_rfc3339)
+            .is_none_or(|t| pending > t)
+    };
+    later_than(annotations.create_succeeded) && later_than(annotations.create_failed)
 }

@@ -6,15 +6,16 @@
 //! said at the call whose answer makes the change and not again: at the next call the managed
 //! resource carries it.
 
-use crate::core::adoption::{Adoption, Phase};
 use crate::core::catalog::Rclass;
 use crate::core::compose::rendered_spec;
-use crate::core::lifecycle::live_deletion;
-use crate::core::observed::Observed;
+use crate::core::lifecycle::observed::Observed;
+use crate::core::lifecycle::phase::{Change, Phase};
+use crate::core::lifecycle::retirement::live_deletion;
+use crate::core::lifecycle::Repository;
 use crate::core::plan::Planned;
 use crate::core::policy::Deletion;
 use crate::core::problems::{Category, Findings};
-use crate::proto::{ObjectView, Struct, View};
+use crate::proto::{ObjectView, View};
 use serde_json::Value;
 
 /// Fields whose change the Terraform provider plans as a replacement (delete and create, which
@@ -40,14 +41,11 @@ fn updates(p: &Planned) -> bool {
 
 /// A change of a field that forces replacement is refused: the provider would refuse to apply
 /// it, and a replacement would delete the repository's artifacts.
-pub(crate) fn check_replacements(
-    planned: &[Planned],
-    resources: &[Struct],
-    live: &[Option<Observed>],
-    findings: &mut Findings,
-) {
-    for ((p, resource), live) in planned.iter().zip(resources).zip(live) {
-        let Some(live) = live else { continue };
+pub(crate) fn check_replacements(repositories: &[Repository], findings: &mut Findings) {
+    for r in repositories {
+        let (p, Some(live), Some(resource)) = (&r.planned, &r.observed, &r.resource) else {
+            continue;
+        };
         if !updates(p) {
             continue;
         }
@@ -82,16 +80,13 @@ pub(crate) fn check_replacements(
 
 /// One line per live repository whose deletion, provider config, project or members this
 /// answer changes; empty when none.
-pub(crate) fn consequences(
-    planned: &[Planned],
-    resources: &[Struct],
-    live: &[Option<Observed>],
-    adoptions: &[Adoption],
-) -> Vec<String> {
+pub(crate) fn consequences(repositories: &[Repository]) -> Vec<String> {
     let mut lines = Vec::new();
-    for (((p, resource), live), adoption) in planned.iter().zip(resources).zip(live).zip(adoptions)
-    {
-        let Some(live) = live else { continue };
+    for r in repositories {
+        let (p, adoption) = (&r.planned, &r.adoption);
+        let (Some(live), Some(resource)) = (&r.observed, &r.resource) else {
+            continue;
+        };
         if adoption.phase.is_waiting() {
             continue;
         }
@@ -109,7 +104,13 @@ pub(crate) fn consequences(
         if let Some(line) = provider_config_change(&entry, live, spec) {
             lines.push(line);
         }
-        if !updates(p) || matches!(adoption.phase, Phase::Held(_)) {
+        // Only what the phase lets the provider change can change: a held or adopted key is
+        // observed, whatever its policies.
+        let phase_writes = match adoption.phase.name().lets_change() {
+            Change::Nothing => false,
+            Change::CreateOnly | Change::AsTheEntrySays => true,
+        };
+        if !updates(p) || !phase_writes {
             continue;
         }
         let taking_over = adoption.phase == Phase::TakingOver;
@@ -125,6 +126,9 @@ pub(crate) fn consequences(
     lines
 }
 
+/// The `providerConfigRef` the provider's CRDs default to.
+const DEFAULT_PROVIDER_CONFIG: &str = "default";
+
 fn provider_config_change(
     entry: &str,
     live: &Observed,
@@ -138,7 +142,9 @@ fn provider_config_change(
             .map(str::to_owned)
     };
     let (was, now) = (name(live.spec)?, name(spec));
-    if Some(&was) == now.as_ref() {
+    // Left out, the CRD's default applies: `{name: default}`, which the observed resource then
+    // carries (the provider's CRDs, `providerConfigRef.default`).
+    if now.as_deref().unwrap_or(DEFAULT_PROVIDER_CONFIG) == was {
         return None;
     }
     Some(format!(

@@ -8,12 +8,12 @@
 //! the claim's fields only, and the Terraform provider plans an omitted field with a default
 //! back to that default.
 
-use crate::core::adoption::Adoption;
 use crate::core::catalog::Rclass;
 use crate::core::compose::rendered_spec;
-use crate::core::observed::Observed;
+use crate::core::lifecycle::observed::Observed;
+use crate::core::lifecycle::Repository;
 use crate::core::plan::Planned;
-use crate::proto::{Kind, ObjectView, Struct, View};
+use crate::proto::{Kind, ObjectView, View};
 use serde_json::{json, Value};
 
 /// Changes listed per repository; the rest are counted.
@@ -84,6 +84,8 @@ fn defaults(rclass: Rclass) -> &'static [(&'static str, DefaultValue)] {
 }
 
 /// The Terraform provider's static default of `field` for `rclass`, where the table has one.
+/// Read by `adopt` (feature `server`), which leaves out a setting equal to its default.
+#[cfg_attr(not(feature = "server"), allow(dead_code))]
 pub(crate) fn default_of(rclass: Rclass, field: &str) -> Option<Value> {
     defaults(rclass)
         .iter()
@@ -119,28 +121,26 @@ fn is_unordered(field: &str) -> bool {
     matches!(field, "propertySets" | "projectEnvironments")
 }
 
-/// The preview of each planned repository whose phase shows one, within the composite's bound
-/// on listed changes; `resources` are the rendered ones, in the same order.
-pub(crate) fn previews(
-    planned: &[Planned],
-    resources: &[Struct],
-    live: &[Option<Observed>],
-    adoptions: &[Adoption],
-) -> Vec<Option<Preview>> {
+/// Sets the preview of each repository whose phase shows one, from its rendered resource,
+/// within the composite's bound on listed changes.
+pub(crate) fn preview_takeovers(repositories: &mut [Repository]) {
     let mut budget = PER_COMPOSITE;
-    planned
-        .iter()
-        .zip(resources)
-        .zip(live)
-        .zip(adoptions)
-        .map(|(((p, resource), live), adoption)| {
-            let live = live.as_ref().filter(|_| adoption.phase.shows_preview())?;
-            let for_provider = rendered_spec(resource)
-                .and_then(|spec| spec.get("forProvider"))
-                .and_then(View::as_object);
-            preview(p, for_provider, live, &mut budget)
-        })
-        .collect()
+    for r in repositories.iter_mut() {
+        let Some(live) = r
+            .observed
+            .as_ref()
+            .filter(|_| r.adoption.phase.shows_preview())
+        else {
+            continue;
+        };
+        let for_provider = r
+            .resource
+            .as_ref()
+            .and_then(rendered_spec)
+            .and_then(|spec| spec.get("forProvider"))
+            .and_then(View::as_object);
+        r.preview = preview(&r.planned, for_provider, live, &mut budget);
+    }
 }
 
 /// What taking `live` over with the rendered `for_provider` would change; `None` while the

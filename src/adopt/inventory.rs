@@ -6,18 +6,17 @@
 //! prints what this module builds. Every setting is kept, because a takeover resets a field
 //! the claim leaves out to the Terraform provider's default; a setting equal to that default
 //! (the table of `core::takeover`) is left out, since leaving it out changes nothing.
-//!
-//! Only the `adopt` face (feature `server`) calls it; the core builds without it being used.
-#![cfg_attr(not(feature = "server"), allow(dead_code))]
 
-use crate::core::catalog::{catalog, Kind, ProviderApi, Rclass, Release};
+use crate::core::catalog::{catalog, Kind, Node, ProviderApi, Rclass, Release};
 use crate::core::composite::is_dns_label;
 use crate::core::keys::default_format;
-use crate::core::takeover::default_of;
+use crate::core::lifecycle::takeover::default_of;
 use crate::proto::json::kind as json_kind;
 use regex::Regex;
+use serde::de::{self, DeserializeSeed, Deserializer as _, MapAccess, SeqAccess, Visitor};
 use serde_json::{json, Map, Value};
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::{BTreeMap, BTreeSet, HashSet};
+use std::fmt;
 
 /// Repositories a claim holds at most. The composite keeps each entry in its spec and an item
 /// of `status.repositories` (with a takeover preview of up to 16 changes) under the API
@@ -87,83 +86,237 @@ pub(crate) struct Inventory {
     pub adopted: BTreeMap<Rclass, usize>,
     /// Repositories the selection left out (`--include`, `--exclude`, `--project`).
     pub not_selected: usize,
-    /// Repositories left out for a reason.
+    /// Configurations read.
+    pub read: usize,
+    /// Repositories left out for a reason: the first [`SHOWN`], then how many more.
     pub skipped: Vec<Skipped>,
-    /// Live settings that name no field of the kind: field, then the keys that have it.
-    pub unmapped: BTreeMap<String, Vec<String>>,
+    /// Repositories left out beyond those in `skipped`.
+    pub skipped_more: usize,
+    /// Live settings that name no field of the kind: field, then the first [`SHOWN`] keys that
+    /// have it and how many have it; at most [`SHOWN`] fields, then `unmapped_more` others.
+    pub unmapped: BTreeMap<String, (Vec<String>, usize)>,
+    /// Unmapped fields beyond those in `unmapped`.
+    pub unmapped_more: usize,
+    /// Repositories whose configuration lacks what an admin's answer always has: the first
+    /// [`SHOWN`] keys, and how many.
+    pub partial: (Vec<String>, usize),
     /// Secrets to create before taking over.
     pub secrets: Vec<SecretNeeded>,
     /// Entries whose key is set explicitly (the naming format cannot give it back).
     pub explicit_keys: usize,
 }
 
-/// The repository configurations of a text: Artifactory's answer to
+/// Keys, fields and skipped repositories the summary lists at most, each list then counting
+/// the rest: a hostile answer cannot make the summary longer than a few hundred lines.
+pub(crate) const SHOWN: usize = 20;
+
+/// Fields an admin's answer has for every repository of the classes the provider manages
+/// (JFrog's "Repository Configuration JSON"). Artifactory gives other users "only partial
+/// configuration data", and the assumption here is that such an answer lacks these.
+pub(crate) const ADMIN_FIELDS: [&str; 2] = ["repoLayoutRef", "includesPattern"];
+
+/// The repository configurations of a text, each given to `each` as it is read (one
+/// configuration in memory at a time): Artifactory's answer to
 /// `GET /api/repositories/configurations` (an object of classes, `LOCAL`, `REMOTE`, `VIRTUAL`,
-/// `FEDERATED`, ... each a list), or a list of configurations (the older per-key answers).
-pub(crate) fn read_configurations(text: &str) -> Result<Vec<Value>, String> {
-    let value: Value = serde_json::from_str(text).map_err(|e| {
-        format!("is not JSON ({e}); expected Artifactory's repository configurations")
-    })?;
-    configurations_of(value)
+/// `FEDERATED`, ... each a list), a list of configurations (the older per-key answers), or a
+/// single configuration (the answer of `GET /api/repositories/<key>`).
+pub(crate) fn read_configurations(
+    text: &str,
+    each: &mut dyn FnMut(Map<String, Value>),
+) -> Result<(), String> {
+    let mut de = serde_json::Deserializer::from_str(text);
+    let read = de.deserialize_any(Answer { each }).and_then(|()| de.end());
+    read.map_err(|e| {
+        if e.is_syntax() || e.is_eof() {
+            format!("is not JSON ({e}); expected Artifactory's repository configurations")
+        } else {
+            e.to_string()
+        }
+    })
 }
 
-/// [`read_configurations`] of a value already parsed.
-pub(crate) fn configurations_of(value: Value) -> Result<Vec<Value>, String> {
-    match value {
-        Value::Array(items) => check_objects(items, None),
-        Value::Object(classes) => {
-            let mut all = Vec::new();
-            for (class, items) in classes {
-                // Artifactory names its classes in capitals (LOCAL, RELEASE_BUNDLES, ...): an
-                // object of other names is some other answer, such as `{"errors": [...]}`.
-                if class.is_empty() || !class.bytes().all(|b| b.is_ascii_uppercase() || b == b'_') {
-                    return Err(format!(
-                        "has {class:?}, which is not a class of repositories (LOCAL, REMOTE, VIRTUAL, FEDERATED)"
-                    ));
-                }
-                let Value::Array(items) = items else {
-                    return Err(format!(
-                        "has {class} as {}, not a list of repository configurations",
-                        json_kind(&items)
-                    ));
-                };
-                all.extend(check_objects(items, Some(&class))?);
+/// Reads an answer, one configuration at a time.
+struct Answer<'f> {
+    each: &'f mut dyn FnMut(Map<String, Value>),
+}
+
+impl<'de> Visitor<'de> for Answer<'_> {
+    type Value = ();
+
+    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        f.write_str("an object of classes (LOCAL, REMOTE, VIRTUAL, FEDERATED), a list of repository configurations, or one configuration")
+    }
+
+    fn visit_seq<A: SeqAccess<'de>>(self, seq: A) -> Result<(), A::Error> {
+        configurations(seq, None, self.each)
+    }
+
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<(), A::Error> {
+        let mut single: Option<Map<String, Value>> = None;
+        let mut first: Option<String> = None;
+        let mut classes = false;
+        while let Some(name) = map.next_key::<String>()? {
+            if let Some(config) = &mut single {
+                config.insert(name, map.next_value()?);
+                continue;
             }
-            Ok(all)
+            // Artifactory names its classes in capitals (LOCAL, RELEASE_BUNDLES, ...); a
+            // configuration's fields are in camel case.
+            if !name.is_empty() && name.bytes().all(|b| b.is_ascii_uppercase() || b == b'_') {
+                if first.is_some() {
+                    return Err(not_a_class(first.as_deref().unwrap_or("")));
+                }
+                map.next_value_seed(Class {
+                    name: &name,
+                    each: &mut *self.each,
+                })?;
+                classes = true;
+            } else if first.is_none() && !classes {
+                // One configuration (its fields in any order), or some other answer.
+                let mut config = Map::new();
+                config.insert(name.clone(), map.next_value()?);
+                single = Some(config);
+                first = Some(name);
+            } else {
+                return Err(not_a_class(&name));
+            }
         }
-        other => Err(format!(
-            "is {}; expected an object of classes (LOCAL, REMOTE, VIRTUAL, FEDERATED) or a list of repository configurations",
-            json_kind(&other)
-        )),
+        if let Some(config) = single {
+            if !config.get("key").is_some_and(Value::is_string) {
+                return Err(not_a_class(first.as_deref().unwrap_or("")));
+            }
+            (self.each)(config);
+        }
+        Ok(())
+    }
+
+    fn visit_str<E: de::Error>(self, _: &str) -> Result<(), E> {
+        Err(not_an_answer("a string"))
+    }
+
+    fn visit_u64<E: de::Error>(self, _: u64) -> Result<(), E> {
+        Err(not_an_answer("a number"))
+    }
+
+    fn visit_i64<E: de::Error>(self, _: i64) -> Result<(), E> {
+        Err(not_an_answer("a number"))
+    }
+
+    fn visit_f64<E: de::Error>(self, _: f64) -> Result<(), E> {
+        Err(not_an_answer("a number"))
+    }
+
+    fn visit_bool<E: de::Error>(self, _: bool) -> Result<(), E> {
+        Err(not_an_answer("a boolean"))
+    }
+
+    fn visit_unit<E: de::Error>(self) -> Result<(), E> {
+        Err(not_an_answer("null"))
     }
 }
 
-fn check_objects(items: Vec<Value>, class: Option<&str>) -> Result<Vec<Value>, String> {
-    items
-        .into_iter()
-        .enumerate()
-        .map(|(i, item)| match item {
-            Value::Object(mut config) => {
-                // The class a configuration is listed under, where it does not say its own.
-                if let Some(class) = class {
-                    config
-                        .entry("rclass")
-                        .or_insert_with(|| json!(class.to_ascii_lowercase()));
-                }
-                Ok(Value::Object(config))
-            }
-            other => Err(format!(
+fn not_a_class<E: de::Error>(name: &str) -> E {
+    E::custom(format!(
+        "has {name:?}, which is not a class of repositories (LOCAL, REMOTE, VIRTUAL, FEDERATED) nor a field of one configuration with a key"
+    ))
+}
+
+fn not_an_answer<E: de::Error>(what: &str) -> E {
+    E::custom(format!(
+        "is {what}; expected an object of classes (LOCAL, REMOTE, VIRTUAL, FEDERATED), a list of repository configurations or one configuration"
+    ))
+}
+
+/// The list of one class.
+struct Class<'a, 'f> {
+    name: &'a str,
+    each: &'a mut (dyn FnMut(Map<String, Value>) + 'f),
+}
+
+impl<'de> DeserializeSeed<'de> for Class<'_, '_> {
+    type Value = ();
+
+    fn deserialize<D: serde::Deserializer<'de>>(self, deserializer: D) -> Result<(), D::Error> {
+        deserializer.deserialize_any(self)
+    }
+}
+
+impl<'de> Visitor<'de> for Class<'_, '_> {
+    type Value = ();
+
+    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        write!(f, "{} as a list of repository configurations", self.name)
+    }
+
+    fn visit_seq<A: SeqAccess<'de>>(self, seq: A) -> Result<(), A::Error> {
+        configurations(seq, Some(self.name), self.each)
+    }
+
+    fn visit_map<A: MapAccess<'de>>(self, _: A) -> Result<(), A::Error> {
+        Err(not_a_list(self.name, "an object"))
+    }
+
+    fn visit_str<E: de::Error>(self, _: &str) -> Result<(), E> {
+        Err(not_a_list(self.name, "a string"))
+    }
+
+    fn visit_u64<E: de::Error>(self, _: u64) -> Result<(), E> {
+        Err(not_a_list(self.name, "a number"))
+    }
+
+    fn visit_i64<E: de::Error>(self, _: i64) -> Result<(), E> {
+        Err(not_a_list(self.name, "a number"))
+    }
+
+    fn visit_f64<E: de::Error>(self, _: f64) -> Result<(), E> {
+        Err(not_a_list(self.name, "a number"))
+    }
+
+    fn visit_bool<E: de::Error>(self, _: bool) -> Result<(), E> {
+        Err(not_a_list(self.name, "a boolean"))
+    }
+
+    fn visit_unit<E: de::Error>(self) -> Result<(), E> {
+        Err(not_a_list(self.name, "null"))
+    }
+}
+
+fn not_a_list<E: de::Error>(class: &str, what: &str) -> E {
+    E::custom(format!(
+        "has {class} as {what}, not a list of repository configurations"
+    ))
+}
+
+/// Each item of a list, as a configuration: the class it is listed under, where it does not
+/// say its own.
+fn configurations<'de, A: SeqAccess<'de>>(
+    mut seq: A,
+    class: Option<&str>,
+    each: &mut dyn FnMut(Map<String, Value>),
+) -> Result<(), A::Error> {
+    let mut i = 0;
+    while let Some(item) = seq.next_element::<Value>()? {
+        let Value::Object(mut config) = item else {
+            return Err(de::Error::custom(format!(
                 "has {} at {}[{i}], not a repository configuration (an object with key, rclass, packageType)",
-                json_kind(&other),
+                json_kind(&item),
                 class.unwrap_or("")
-            )),
-        })
-        .collect()
+            )));
+        };
+        if let Some(class) = class {
+            config
+                .entry("rclass")
+                .or_insert_with(|| json!(class.to_ascii_lowercase()));
+        }
+        each(config);
+        i += 1;
+    }
+    Ok(())
 }
 
 /// JFrog's names that the Terraform provider (so the kind's `forProvider`) spells otherwise.
 /// JFrog: "Repository Configuration JSON"; the provider: its CRDs' `forProvider`.
-const RENAMED: [(&str, &str); 10] = [
+const RENAMED: [(&str, &str); 15] = [
     ("environments", "projectEnvironments"),
     ("downloadRedirect", "downloadDirect"),
     ("retrievalCachePeriodSecs", "retrievalCachePeriodSeconds"),
@@ -177,7 +330,57 @@ const RENAMED: [(&str, &str); 10] = [
     ("cargoInternalIndex", "enableSparseIndex"),
     ("primaryKeyPairRef", "primaryKeypairRef"),
     ("secondaryKeyPairRef", "secondaryKeypairRef"),
+    ("pyPIRegistryUrl", "pypiRegistryUrl"),
+    ("pyPIRepositorySuffix", "pypiRepositorySuffix"),
+    ("chartsBaseUrl", "helmChartsBaseUrl"),
+    ("debianTrivialLayout", "trivialLayout"),
+    // Local and federated; the virtual kinds keep JFrog's name (found first, below).
+    ("optionalIndexCompressionFormats", "indexCompressionFormats"),
 ];
+
+/// JFrog's documented fields that no `forProvider` field of any kind of their class holds,
+/// with the reason (the summary lists them where an answer has them).
+pub(crate) const NOT_HELD: [(Rclass, &str, &str); 6] = [
+    (
+        Rclass::Local,
+        "forceP2Authentication",
+        "the Terraform provider's P2 repositories have no such attribute",
+    ),
+    (
+        Rclass::Remote,
+        "forceP2Authentication",
+        "the Terraform provider's P2 repositories have no such attribute",
+    ),
+    (
+        Rclass::Local,
+        "encryptStates",
+        "the Terraform provider's Terraform backend repository has no such attribute",
+    ),
+    (
+        Rclass::Remote,
+        "vcsType",
+        "GIT is the only type; the provider's VCS remote kind holds the Git provider and download URL only",
+    ),
+    (
+        Rclass::Remote,
+        "dockerTagRetention",
+        "tag retention is a setting of the provider's local Docker kinds only",
+    ),
+    (
+        Rclass::Virtual,
+        "debianTrivialLayout",
+        "the provider's virtual Debian kind has no trivial layout (only the local and federated ones)",
+    ),
+];
+
+/// Why a documented field of `rclass` is not held by its kinds, if [`NOT_HELD`] says.
+#[cfg(test)]
+pub(crate) fn not_held(rclass: Rclass, field: &str) -> Option<&'static str> {
+    NOT_HELD
+        .iter()
+        .find(|(class, name, _)| *class == rclass && *name == field)
+        .map(|(_, _, reason)| *reason)
+}
 
 /// JFrog fields read to choose the kind or written as the entry's own fields, never as
 /// `forProvider` fields. `password`: Artifactory answers it empty or encrypted, never usable.
@@ -213,71 +416,159 @@ struct Mapped {
     username: bool,
 }
 
-/// The claims for `configurations`.
+/// The claims for `configurations` (a test's shortcut for [`Adopter`]).
+#[cfg(test)]
 pub(crate) fn adopt(configurations: &[Value], options: &Options) -> Inventory {
-    let mut inventory = Inventory::default();
-    let mut mapped = Vec::new();
-    let mut seen = BTreeSet::new();
+    let mut adopter = Adopter::new(options);
     for config in configurations {
-        let Some(config) = config.as_object() else {
-            continue;
-        };
-        let Some(key) = config.get("key").and_then(Value::as_str) else {
-            inventory.skipped.push(Skipped {
-                key: "(no key)".to_owned(),
-                reason: "the configuration has no key".to_owned(),
-            });
-            continue;
-        };
-        // Artifactory's keys are unique without case; an answer that lists one twice is not.
-        if !seen.insert(key.to_lowercase()) {
-            inventory.skipped.push(Skipped {
-                key: key.to_owned(),
-                reason: "listed a second time (keys are unique, without case); the first is kept"
-                    .to_owned(),
-            });
-            continue;
-        }
-        if !selected(key, config, options) {
-            inventory.not_selected += 1;
-            continue;
-        }
-        match map(key, config, options, &mut inventory.unmapped) {
-            Ok(repository) => mapped.push(repository),
-            Err(reason) => inventory.skipped.push(Skipped {
-                key: key.to_owned(),
-                reason,
-            }),
+        if let Some(config) = config.as_object() {
+            adopter.add(config.clone());
         }
     }
-    // Members before the virtuals over them; keys in order within a class.
-    let rank = |rclass: Rclass| match rclass {
-        Rclass::Local => 0,
-        Rclass::Federated => 1,
-        Rclass::Remote => 2,
-        Rclass::Virtual => 3,
-    };
-    mapped.sort_by(|a, b| {
-        (&a.project, rank(a.rclass), &a.key).cmp(&(&b.project, rank(b.rclass), &b.key))
-    });
-    for group in groups(mapped, options) {
-        let claim = build_claim(
-            &group.repositories,
-            group.project.as_deref(),
-            &group.name,
+    adopter.finish()
+}
+
+/// Builds the claims from configurations given one at a time: what is kept of each is its
+/// entry, so memory follows what the claims hold, not the size of the answer.
+pub(crate) struct Adopter<'o> {
+    options: &'o Options,
+    inventory: Inventory,
+    mapped: Vec<Mapped>,
+    /// Keys seen, in lower case (Artifactory's keys are unique without case).
+    seen: HashSet<String>,
+    /// The package types the XRD's enum accepts (read once: the catalog computes them).
+    accepted: Vec<&'static str>,
+}
+
+impl<'o> Adopter<'o> {
+    pub(crate) fn new(options: &'o Options) -> Adopter<'o> {
+        Adopter {
             options,
-            &mut inventory,
-        );
-        inventory.claims.push(claim);
+            inventory: Inventory::default(),
+            mapped: Vec::new(),
+            seen: HashSet::new(),
+            accepted: catalog().accepted_package_types(),
+        }
     }
-    inventory
+
+    /// One configuration.
+    pub(crate) fn add(&mut self, config: Map<String, Value>) {
+        self.inventory.read += 1;
+        let Some(key) = config.get("key").and_then(Value::as_str) else {
+            self.skip("(no key)", "the configuration has no key");
+            return;
+        };
+        if !self.seen.insert(key.to_lowercase()) {
+            self.skip(
+                key,
+                "listed a second time (keys are unique, without case); the first is kept",
+            );
+            return;
+        }
+        let managed = config
+            .get("rclass")
+            .and_then(Value::as_str)
+            .is_some_and(|c| Rclass::parse(&c.to_ascii_lowercase()).is_some());
+        if managed && ADMIN_FIELDS.iter().any(|f| !config.contains_key(*f)) {
+            let (keys, count) = &mut self.inventory.partial;
+            if keys.len() < SHOWN {
+                keys.push(key.to_owned());
+            }
+            *count += 1;
+        }
+        if !selected(key, &config, self.options) {
+            self.inventory.not_selected += 1;
+            return;
+        }
+        match map(
+            key,
+            &config,
+            self.options,
+            &self.accepted,
+            &mut self.inventory,
+        ) {
+            Ok(repository) => self.mapped.push(repository),
+            Err(reason) => self.skip(key, &reason),
+        }
+    }
+
+    fn skip(&mut self, key: &str, reason: &str) {
+        self.inventory.skip(key, reason);
+    }
+
+    /// The claims.
+    pub(crate) fn finish(self) -> Inventory {
+        let Adopter {
+            options,
+            mut inventory,
+            mut mapped,
+            ..
+        } = self;
+        // Members before the virtuals over them; keys in order within a class.
+        let rank = |rclass: Rclass| match rclass {
+            Rclass::Local => 0,
+            Rclass::Federated => 1,
+            Rclass::Remote => 2,
+            Rclass::Virtual => 3,
+        };
+        mapped.sort_by(|a, b| {
+            (&a.project, rank(a.rclass), &a.key).cmp(&(&b.project, rank(b.rclass), &b.key))
+        });
+        for group in groups(mapped, options) {
+            let claim = build_claim(
+                &group.repositories,
+                group.project.as_deref(),
+                &group.name,
+                options,
+                &mut inventory,
+            );
+            inventory.claims.push(claim);
+        }
+        inventory
+    }
+}
+
+impl Inventory {
+    fn skip(&mut self, key: &str, reason: &str) {
+        if self.skipped.len() < SHOWN {
+            self.skipped.push(Skipped {
+                key: key.to_owned(),
+                reason: reason.to_owned(),
+            });
+        } else {
+            self.skipped_more += 1;
+        }
+    }
+
+    fn unmapped(&mut self, field: &str, key: &str) {
+        let shown = self.unmapped.len();
+        match self.unmapped.get_mut(field) {
+            Some((keys, count)) => {
+                if keys.len() < SHOWN {
+                    keys.push(key.to_owned());
+                }
+                *count += 1;
+            }
+            None if shown < SHOWN => {
+                self.unmapped
+                    .insert(field.to_owned(), (vec![key.to_owned()], 1));
+            }
+            None => self.unmapped_more += 1,
+        }
+    }
+}
+
+/// The JFrog project of a configuration: `projectKey`, where it names one. Artifactory
+/// answers `"default"` for a repository outside every project.
+fn project_of(config: &Map<String, Value>) -> Option<&str> {
+    config
+        .get("projectKey")
+        .and_then(Value::as_str)
+        .filter(|p| !p.is_empty() && *p != "default")
 }
 
 fn selected(key: &str, config: &Map<String, Value>, options: &Options) -> bool {
-    let project = config
-        .get("projectKey")
-        .and_then(Value::as_str)
-        .unwrap_or("");
+    let project = project_of(config).unwrap_or("");
     options.include.as_ref().is_none_or(|re| re.is_match(key))
         && !options.exclude.as_ref().is_some_and(|re| re.is_match(key))
         && options.project.as_deref().is_none_or(|p| p == project)
@@ -288,7 +579,8 @@ fn map(
     key: &str,
     config: &Map<String, Value>,
     options: &Options,
-    unmapped: &mut BTreeMap<String, Vec<String>>,
+    accepted: &[&str],
+    inventory: &mut Inventory,
 ) -> Result<Mapped, String> {
     let text = |field: &str| {
         config
@@ -316,7 +608,6 @@ fn map(
             )
         })?;
     // The entry's packageType: JFrog's, where the XRD's enum has it, else the kind's.
-    let accepted = catalog().accepted_package_types();
     let entry_type = if accepted.contains(&wanted.as_str()) {
         wanted
     } else {
@@ -356,21 +647,22 @@ fn map(
         if value.is_null() || CONSUMED.contains(&field.as_str()) {
             continue;
         }
-        let target = RENAMED
-            .iter()
-            .find(|(jfrog, _)| jfrog == field)
-            .map_or(field.as_str(), |(_, ours)| ours);
-        if schema.properties.get(target).is_none() {
-            unmapped
-                .entry(field.clone())
-                .or_default()
-                .push(key.to_owned());
+        let target = field_of(schema, field);
+        let Some(&node) = schema.properties.get(target) else {
+            inventory.unmapped(field, key);
             continue;
-        }
+        };
         let value = match target {
             "contentSynchronisation" => content_synchronisation(value),
             _ => value.clone(),
         };
+        if !fits(&value, catalog().node(node)) {
+            return Err(format!(
+                "its setting {} is {}, which the kind's field {target} does not hold",
+                shown(field),
+                json_kind(&value)
+            ));
+        }
         if !is_default(rclass, target, &value) {
             for_provider.insert(target.to_owned(), value);
         }
@@ -395,7 +687,7 @@ fn map(
         key: key.to_owned(),
         rclass,
         kind,
-        project: text("projectKey").map(str::to_owned),
+        project: project_of(config).map(str::to_owned),
         entry,
         members,
         default_deployment: (rclass == Rclass::Virtual)
@@ -465,6 +757,60 @@ fn content_synchronisation(value: &Value) -> Value {
         }
     }
     json!([item])
+}
+
+/// The `forProvider` field that holds JFrog's `field`: its own name where the kind has it,
+/// else the provider's spelling ([`RENAMED`]).
+fn field_of<'a>(schema: &Node, field: &'a str) -> &'a str {
+    if schema.properties.get(field).is_some() {
+        return field;
+    }
+    RENAMED
+        .iter()
+        .find(|(jfrog, _)| *jfrog == field)
+        .map_or(field, |(_, ours)| ours)
+}
+
+/// Whether `value` has the shape of the schema `node` (types, list items, object fields): a
+/// live value the kind cannot hold would make the claim invalid, and an answer of nested
+/// values nothing reads must not grow in memory.
+fn fits(value: &Value, node: &Node) -> bool {
+    match (node.type_.as_str(), value) {
+        ("string", Value::String(_))
+        | ("boolean", Value::Bool(_))
+        | ("number", Value::Number(_)) => true,
+        ("integer", Value::Number(n)) => n.is_i64() || n.is_u64(),
+        ("array", Value::Array(items)) => node
+            .items
+            .is_some_and(|item| items.iter().all(|v| fits(v, catalog().node(item)))),
+        ("object", Value::Object(fields)) => fields.iter().all(|(name, v)| {
+            node.properties
+                .get(name)
+                .or(node.additional_properties.as_ref())
+                .is_some_and(|&field| fits(v, catalog().node(field)))
+        }),
+        ("", _) => true,
+        _ => false,
+    }
+}
+
+/// A text from the instance as the summary shows it: as it is where every character is
+/// printable and none is a quote or a backslash, else quoted with escapes, so that no key or
+/// field name can write a line of its own or a terminal's control sequence.
+pub(crate) fn shown(text: &str) -> String {
+    let plain = !text.is_empty()
+        && text.chars().all(|c| {
+            !c.is_control()
+                && !matches!(c, '"' | '\\' | ' ' | '\u{200B}'..='\u{200F}' | '\u{2028}'..='\u{202E}' | '\u{2060}'..='\u{206F}' | '\u{FEFF}' | '\u{FFF9}'..='\u{FFFB}')
+        });
+    if plain {
+        text.to_owned()
+    } else {
+        format!("{text:?}").chars().map(|c| match c {
+            c if matches!(c, '\u{200B}'..='\u{200F}' | '\u{2028}'..='\u{202E}' | '\u{2060}'..='\u{206F}' | '\u{FEFF}' | '\u{FFF9}'..='\u{FFFB}') => format!("\\u{{{:x}}}", c as u32),
+            c => c.to_string(),
+        }).collect()
+    }
 }
 
 fn is_default(rclass: Rclass, field: &str, value: &Value) -> bool {
@@ -648,25 +994,54 @@ fn entry_names(
         .naming_format
         .clone()
         .unwrap_or_else(|| default_format(project).to_owned());
-    let derived: Vec<Option<String>> = repositories
+    let mut derived: Vec<Option<String>> = repositories
         .iter()
         .map(|r| derive_name(&format, r, project, claim_name, options))
         .collect();
-    let mut count: BTreeMap<&str, usize> = BTreeMap::new();
-    for name in derived.iter().flatten() {
-        *count.entry(name.as_str()).or_default() += 1;
+    // A name used twice is no name; and a repository whose key is set explicitly is named
+    // after its key, so a derived name equal to such a key's label, and not its own key's,
+    // gives way and its repository is named after its own key too (key `team1-docker-local`
+    // is not named `docker-local` beside key `docker-local`), until none is left.
+    let counts = |derived: &[Option<String>]| {
+        let mut count: BTreeMap<String, usize> = BTreeMap::new();
+        for name in derived.iter().flatten() {
+            *count.entry(name.clone()).or_default() += 1;
+        }
+        count
+    };
+    loop {
+        let count = counts(&derived);
+        let key_labels: HashSet<String> = repositories
+            .iter()
+            .zip(&derived)
+            .filter(|(_, d)| d.as_ref().is_none_or(|name| count[name] > 1))
+            .map(|(r, _)| dns_label(&r.key, ""))
+            .collect();
+        let mut changed = false;
+        for (repository, name) in repositories.iter().zip(&mut derived) {
+            if name.as_ref().is_some_and(|n| {
+                count[n] == 1 && key_labels.contains(n) && *n != dns_label(&repository.key, "")
+            }) {
+                *name = None;
+                changed = true;
+            }
+        }
+        if !changed {
+            break;
+        }
     }
+    let count = counts(&derived);
     let mut taken: BTreeSet<String> = derived
         .iter()
         .flatten()
-        .filter(|name| count[name.as_str()] == 1)
+        .filter(|name| count[*name] == 1)
         .cloned()
         .collect();
     repositories
         .iter()
         .zip(&derived)
         .map(|(repository, derived)| match derived {
-            Some(name) if count[name.as_str()] == 1 => (name.clone(), false),
+            Some(name) if count[name] == 1 => (name.clone(), false),
             _ => {
                 let base = dns_label(&repository.key, "");
                 let mut name = base.clone();
@@ -702,8 +1077,17 @@ fn derive_name(
                 "packageType" => repository.kind.package_type.as_str(),
                 "rclass" => repository.rclass.as_str(),
                 "projectKey" => project?,
-                "claimName" => claim_name,
-                "claimNamespace" => options.namespace.as_deref()?,
+                // A claim (the cluster and flat APIs) has a name and a namespace, and its
+                // composite is cluster-scoped with a generated name; the namespaced API's
+                // composite is the object itself.
+                "claimName" if options.api != ProviderApi::Namespaced => claim_name,
+                "claimNamespace" if options.api != ProviderApi::Namespaced => {
+                    options.namespace.as_deref()?
+                }
+                "xrName" if options.api == ProviderApi::Namespaced => claim_name,
+                "namespace" if options.api == ProviderApi::Namespaced => {
+                    options.namespace.as_deref()?
+                }
                 _ => return None,
             };
             out.push_str(value);

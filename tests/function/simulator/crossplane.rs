@@ -1,0 +1,237 @@
+//! Crossplane's composite reconcile, as far as the function sees it: the function called
+//! through the library's `run_function`, with the observed composite and every observed
+//! composed resource; the resources it requires found in the simulated cluster and the call
+//! repeated until its requirements settle (at most five calls); the desired resources applied
+//! by server-side apply with the function as field owner (a field it no longer renders is
+//! removed, fields the provider wrote stay); composed resources it dropped deleted (the
+//! provider's finalizer honours their deletion and management policies); and the composite's
+//! status written back. A fatal result applies nothing.
+
+use super::provider::{Managed, EXTERNAL_NAME};
+use crate::support::requests::{composite, input, request};
+use function_artifactory::proto::v1::{
+    resource_selector::Match, Capability, Resources, RunFunctionResponse, Severity,
+};
+use function_artifactory::run_function;
+use serde_json::{json, Value};
+use std::collections::BTreeMap;
+
+/// The composite's name, as `support::requests::composite` makes it.
+pub const COMPOSITE: &str = "team1-repos-x7k2p";
+const RESOURCE_NAME: &str = "crossplane.io/composition-resource-name";
+
+/// What one composite reconcile gave.
+#[derive(Debug, Clone)]
+pub struct Reconciled {
+    pub fatal: Option<String>,
+    pub response: RunFunctionResponse,
+}
+
+/// The cluster's side of the composite.
+#[derive(Debug, Clone, Default)]
+pub struct Cluster {
+    pub status: Value,
+    /// Managed resources by composition resource name.
+    pub resources: BTreeMap<String, Managed>,
+    /// Names generated so far (`metadata.name` suffixes).
+    generated: u32,
+}
+
+/// The calls Crossplane makes before it gives up on requirements that do not settle.
+const MAX_CALLS: usize = 5;
+
+impl Cluster {
+    /// One composite reconcile with the composite's `spec` and the function's `input`.
+    pub fn reconcile(&mut self, spec: &Value, fields: &Value) -> Reconciled {
+        let mut xr = composite(spec.clone());
+        if !self.status.is_null() {
+            xr["status"] = self.status.clone();
+        }
+        let mut builder = request(xr)
+            .input(input(fields.clone()))
+            .capability(Capability::RequiredResources);
+        for (name, managed) in &self.resources {
+            builder = builder.observed(name, managed.object.clone());
+        }
+        let mut call = builder.build();
+        let mut response = run_function(&call);
+        for _ in 1..MAX_CALLS {
+            let wanted = response
+                .requirements
+                .as_ref()
+                .map(|r| r.resources.clone())
+                .unwrap_or_default();
+            if wanted
+                .keys()
+                .all(|name| call.required_resources.contains_key(name))
+            {
+                break;
+            }
+            call.required_resources = wanted
+                .iter()
+                .map(|(name, selector)| (name.clone(), self.select(selector)))
+                .collect();
+            response = run_function(&call);
+        }
+        let fatal = response
+            .results
+            .iter()
+            .find(|r| r.severity == Severity::Fatal as i32)
+            .map(|r| r.message.clone());
+        if fatal.is_none() {
+            self.apply(&response);
+        }
+        Reconciled { fatal, response }
+    }
+
+    /// The managed resources a requirement selects.
+    fn select(&self, selector: &function_artifactory::proto::v1::ResourceSelector) -> Resources {
+        let items = self
+            .resources
+            .values()
+            .map(|m| &m.object)
+            .filter(|o| {
+                o["apiVersion"] == selector.api_version.as_str()
+                    && o["kind"] == selector.kind.as_str()
+            })
+            .filter(|o| match &selector.r#match {
+                Some(Match::MatchName(name)) => o["metadata"]["name"] == name.as_str(),
+                Some(Match::MatchLabels(labels)) => labels
+                    .labels
+                    .iter()
+                    .all(|(k, v)| o["metadata"]["labels"][k] == v.as_str()),
+                None => false,
+            })
+            .map(|o| crate::support::requests::resource(o.clone()))
+            .collect();
+        Resources { items }
+    }
+
+    /// Server-side apply of the desired state, deletion of what was dropped, the status.
+    fn apply(&mut self, response: &RunFunctionResponse) {
+        let desired = response.desired.clone().unwrap_or_default();
+        let wanted: BTreeMap<String, Value> = desired
+            .resources
+            .iter()
+            .map(|(name, r)| {
+                (
+                    name.clone(),
+                    r.resource.clone().unwrap_or_default().into_value(),
+                )
+            })
+            .collect();
+        for (name, intent) in &wanted {
+            match self.resources.get_mut(name) {
+                Some(managed) => {
+                    let mut object = managed.object.clone();
+                    remove_dropped(&mut object, &managed.applied, intent);
+                    merge(&mut object, intent);
+                    defaults(&mut object);
+                    managed.object = object;
+                    managed.applied = intent.clone();
+                }
+                None => {
+                    self.generated += 1;
+                    let mut object = intent.clone();
+                    object["metadata"]["name"] =
+                        json!(format!("{COMPOSITE}-{:05x}", self.generated));
+                    object["metadata"]["annotations"][RESOURCE_NAME] = json!(name);
+                    object["metadata"]["ownerReferences"] = json!([{
+                        "apiVersion": "platform.example.org/v1alpha1",
+                        "kind": "XRepositories",
+                        "name": COMPOSITE,
+                        "uid": "4f6c8f0e-0000-4000-8000-000000000001",
+                        "controller": true,
+                    }]);
+                    // A composed resource without an external name gets its own name
+                    // (crossplane-runtime's `NameAsExternalName` initializer); the function
+                    // always sets it.
+                    if object["metadata"]["annotations"][EXTERNAL_NAME].is_null() {
+                        object["metadata"]["annotations"][EXTERNAL_NAME] =
+                            object["metadata"]["name"].clone();
+                    }
+                    defaults(&mut object);
+                    object["status"] = json!({});
+                    self.resources.insert(
+                        name.clone(),
+                        Managed {
+                            object,
+                            deleting: false,
+                            apply: None,
+                            applied: intent.clone(),
+                        },
+                    );
+                }
+            }
+        }
+        for (name, managed) in self.resources.iter_mut() {
+            if !wanted.contains_key(name) && !managed.deleting {
+                managed.deleting = true;
+                managed.object["metadata"]["deletionTimestamp"] = json!("2026-11-01T10:00:00Z");
+            }
+        }
+        if let Some(status) = desired
+            .composite
+            .and_then(|c| c.resource)
+            .map(|r| r.into_value()["status"].clone())
+        {
+            self.status = status;
+        }
+    }
+}
+
+/// The CRD's defaults, which the API server writes on every create and update:
+/// `providerConfigRef: {name: default}`, `deletionPolicy: Delete`, `managementPolicies: ["*"]`.
+fn defaults(object: &mut Value) {
+    let spec = &mut object["spec"];
+    if spec["providerConfigRef"].is_null() {
+        spec["providerConfigRef"] = json!({"name": "default"});
+    }
+    if spec["deletionPolicy"].is_null() {
+        spec["deletionPolicy"] = json!("Delete");
+    }
+    if spec["managementPolicies"].is_null() {
+        spec["managementPolicies"] = json!(["*"]);
+    }
+}
+
+/// Removes what the function applied before and no longer renders (server-side apply drops a
+/// field its only manager stops sending; a field another manager also set, as the provider's
+/// late-initialisation does, is the provider's and would stay, which the model leaves aside).
+fn remove_dropped(object: &mut Value, before: &Value, now: &Value) {
+    let (Some(before), Some(target)) = (before.as_object(), object.as_object_mut()) else {
+        return;
+    };
+    for (field, old) in before {
+        match now.get(field) {
+            None => {
+                target.remove(field);
+            }
+            Some(new) if old.is_object() && new.is_object() => {
+                if let Some(inner) = target.get_mut(field) {
+                    remove_dropped(inner, old, new);
+                }
+            }
+            Some(_) => {}
+        }
+    }
+}
+
+/// Overlays `intent` on `object`: maps merge, everything else is replaced.
+fn merge(object: &mut Value, intent: &Value) {
+    match (object.as_object_mut(), intent.as_object()) {
+        (Some(target), Some(source)) => {
+            for (field, value) in source {
+                match target.get_mut(field) {
+                    Some(existing) if existing.is_object() && value.is_object() => {
+                        merge(existing, value)
+                    }
+                    _ => {
+                        target.insert(field.clone(), value.clone());
+                    }
+                }
+            }
+        }
+        _ => *object = intent.clone(),
+    }
+}

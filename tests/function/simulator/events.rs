@@ -1,0 +1,165 @@
+//! The random events, as a proptest strategy: a claim's author edits entries, outside actors
+//! make and remove repositories, the provider reconciles managed resources, Crossplane
+//! reconciles the composite. Claim edits and provider steps are separate events from the
+//! composite's reconcile, so several of them can fall between two calls of the function: it
+//! does not see every intermediate state.
+//!
+//! Names, keys and project keys come from small pools that overlap on purpose (`libs` and
+//! `a-libs` under project keys `team1` and `team1-a` give the same key, and the outside keys
+//! are the ones the claim computes), so that collisions, moves and held keys are common.
+
+use proptest::prelude::*;
+
+/// Entry names.
+pub const NAMES: [&str; 3] = ["libs", "a-libs", "docs"];
+/// Keys given in an entry's `key`, or made by outside actors.
+pub const KEYS: [&str; 5] = [
+    "team1-libs",
+    "team1-a-libs",
+    "payments-libs",
+    "LIBS",
+    "docs",
+];
+/// `spec.projectKey` values.
+pub const PROJECT_KEYS: [&str; 3] = ["team1", "team1-a", "payments"];
+/// Package types of the entries: two java types, so that reusing a name can change it.
+pub const PACKAGE_TYPES: [&str; 2] = ["maven", "gradle"];
+/// Management policies an entry may give itself (`None`: the default, `*`).
+pub const POLICIES: [&[&str]; 3] = [
+    &["Observe"],
+    &["Observe", "Create", "Update", "LateInitialize"],
+    &["Observe", "Create", "Update", "Delete"],
+];
+
+/// An event. Indices into pools are taken modulo their length; `slot` picks an entry (or a
+/// managed resource) of the current state modulo their count, and does nothing when there is
+/// none.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Event {
+    /// The claim adds an entry (`key` given, or computed).
+    Add {
+        name: usize,
+        package: usize,
+        key: Option<usize>,
+    },
+    /// The claim removes an entry.
+    Remove { slot: usize },
+    /// The claim renames an entry and keeps its key (written into `key`).
+    Rename { slot: usize, name: usize },
+    /// The claim gives an entry another key (or drops its own, back to the computed one).
+    ReKey { slot: usize, key: Option<usize> },
+    /// The claim sets or removes `import: true`.
+    Import { slot: usize, on: bool },
+    /// The claim sets an entry's own management policies (or removes them).
+    Policies {
+        slot: usize,
+        policies: Option<usize>,
+    },
+    /// The claim sets an entry's deletion policy (`Some(true)`: Delete), or removes it.
+    Deletion { slot: usize, delete: Option<bool> },
+    /// The claim sets an entry's description (a setting the provider writes).
+    Describe { slot: usize, text: Option<usize> },
+    /// The claim sets or removes `spec.projectKey`.
+    ProjectKey(Option<usize>),
+    /// An outside actor makes a repository, with settings of its own.
+    OutsideCreate { key: usize, snapshots: bool },
+    /// An outside actor deletes a repository.
+    OutsideDelete { key: usize },
+    /// The provider's next create fails: after Artifactory made the repository (a timeout
+    /// after the PUT), or before.
+    CreateFails { after_made: bool },
+    /// The provider reconciles one managed resource.
+    Provider { slot: usize },
+    /// The provider reconciles every managed resource once.
+    ProviderAll,
+    /// Crossplane reconciles the composite: the function is called.
+    Composite,
+}
+
+impl Event {
+    /// A claim edit, which the function sees at the next composite reconcile.
+    pub fn edits_claim(&self) -> bool {
+        matches!(
+            self,
+            Event::Add { .. }
+                | Event::Remove { .. }
+                | Event::Rename { .. }
+                | Event::ReKey { .. }
+                | Event::Import { .. }
+                | Event::Policies { .. }
+                | Event::Deletion { .. }
+                | Event::Describe { .. }
+                | Event::ProjectKey(_)
+        )
+    }
+
+    /// A claim edit the function may refuse on purpose: one that changes or gives a key (a
+    /// live key cannot change; with `allowedKeys` a given or imported key must match).
+    pub fn may_be_refused(&self) -> bool {
+        matches!(
+            self,
+            Event::Add { key: Some(_), .. }
+                | Event::Rename { .. }
+                | Event::ReKey { .. }
+                | Event::Import { on: true, .. }
+                | Event::ProjectKey(_)
+        )
+    }
+}
+
+/// Texts a description can take.
+pub const DESCRIPTIONS: [&str; 2] = ["team libraries", "mirror"];
+
+fn slot() -> impl Strategy<Value = usize> {
+    0..4usize
+}
+
+/// One event; provider steps and composite reconciles are the most frequent, as in a cluster.
+pub fn event() -> impl Strategy<Value = Event> {
+    prop_oneof![
+        3 => (0..NAMES.len(), 0..PACKAGE_TYPES.len(), proptest::option::of(0..KEYS.len()))
+            .prop_map(|(name, package, key)| Event::Add { name, package, key }),
+        1 => slot().prop_map(|slot| Event::Remove { slot }),
+        1 => (slot(), 0..NAMES.len()).prop_map(|(slot, name)| Event::Rename { slot, name }),
+        1 => (slot(), proptest::option::of(0..KEYS.len()))
+            .prop_map(|(slot, key)| Event::ReKey { slot, key }),
+        2 => (slot(), any::<bool>()).prop_map(|(slot, on)| Event::Import { slot, on }),
+        1 => (slot(), proptest::option::of(0..POLICIES.len()))
+            .prop_map(|(slot, policies)| Event::Policies { slot, policies }),
+        1 => (slot(), proptest::option::of(any::<bool>()))
+            .prop_map(|(slot, delete)| Event::Deletion { slot, delete }),
+        1 => (slot(), proptest::option::of(0..DESCRIPTIONS.len()))
+            .prop_map(|(slot, text)| Event::Describe { slot, text }),
+        1 => proptest::option::of(0..PROJECT_KEYS.len()).prop_map(Event::ProjectKey),
+        2 => (0..KEYS.len() + NAMES.len(), any::<bool>())
+            .prop_map(|(key, snapshots)| Event::OutsideCreate { key, snapshots }),
+        1 => (0..KEYS.len() + NAMES.len()).prop_map(|key| Event::OutsideDelete { key }),
+        1 => any::<bool>().prop_map(|after_made| Event::CreateFails { after_made }),
+        4 => slot().prop_map(|slot| Event::Provider { slot }),
+        3 => Just(Event::ProviderAll),
+        5 => Just(Event::Composite),
+    ]
+}
+
+/// The key an outside event names: a key of [`KEYS`], or an entry name (the key the naming
+/// format computes without a project key).
+pub fn outside_key(index: usize) -> &'static str {
+    KEYS.get(index)
+        .copied()
+        .unwrap_or_else(|| NAMES[(index - KEYS.len()) % NAMES.len()])
+}
+
+/// Whether the function input sets `allowedKeys` (`{claimNamespace}-*`).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Setup {
+    pub bounded: bool,
+}
+
+pub fn setup() -> impl Strategy<Value = Setup> {
+    any::<bool>().prop_map(|bounded| Setup { bounded })
+}
+
+/// A sequence of up to `steps` events.
+pub fn sequence(steps: usize) -> impl Strategy<Value = (Setup, Vec<Event>)> {
+    (setup(), proptest::collection::vec(event(), 1..=steps))
+}
