@@ -110,6 +110,8 @@ awk -v commit="$commit" -v started="$started" -v cpu="$cpu" -v nproc="$(nproc)" 
 function trim(s) { gsub(/^ +| +$/, "", s); return s }
 function cell(n, scenario, server,   key) {
   key = n SUBSEP scenario SUBSEP server
+  # The peers take plain requests only (bench-e2e runs them for no other scenario).
+  if (scenario != "plain" && (server == "ts" || server == "python")) return "not run (plain only)"
   if (!(key in cpu_of)) return "-"
   return sprintf("%s us, %s ms, %s MB", cpu_of[key], p99_of[key], rss_of[key])
 }
