@@ -2,7 +2,7 @@
 //! the destination lies from the source, at the sizes the server copies: a resource (1 kB), an
 //! HTTP/2 frame (16 kB), the answer of 100 repositories (89 kB).
 //!
-//! `cargo bench --bench copies` (x86-64 only; BENCHMARKS.md, "A copy's offset"). On AMD's
+//! `cargo bench --bench copies` (x86-64 only; docs/benchmarks-log.md, "A copy's offset"). On AMD's
 //! Zen cores `rep movsb` crawls where the destination is 1 to 15 bytes past a multiple of 4096
 //! from the source, which `rep_movsb_suits` leaves to the loop.
 

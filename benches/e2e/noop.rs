@@ -23,7 +23,7 @@ use tonic::codegen::{http, BoxFuture, Service};
 use tonic::server::{NamedService, UnaryService};
 
 // In the static musl build, the server's allocator and copies (src/main.rs) in place of musl's:
-// with musl's malloc and memcpy the floor cost as much as our whole server (BENCHMARKS.md, "The
+// with musl's malloc and memcpy the floor cost as much as our whole server (docs/benchmarks-log.md, "The
 // packaged build measured"). glibc's malloc is kept where there is one: it cost the floor less
 // than mimalloc, and the floor is the least a server on this transport can cost.
 #[cfg(all(target_arch = "x86_64", target_env = "musl"))]

@@ -25,7 +25,7 @@
 //! comes first: then they are XXH3's unkeyed hashes, as before they were keyed, and so is the
 //! place of each small object in the memo of the schemas' walk (`structpb::hash`), whose slots
 //! two objects may share. A random seed moves those collisions from run to run, and the count
-//! with them (BENCHMARKS.md, "Content hashes keyed per process").
+//! with them (docs/benchmarks-log.md, "Content hashes keyed per process").
 
 #[path = "../requests.rs"]
 mod requests;

@@ -20,7 +20,7 @@
 //! Seeded XXH3 reads the seed alone up to 240 bytes and, beyond, a secret derived from it,
 //! derived here once rather than for every such input (`oneshot_with_seed` derives it every
 //! time); the short path keeps XXH3's default secret a constant the compiler folds, so a keyed
-//! hash costs about what an unkeyed one did (BENCHMARKS.md, "Content hashes keyed per
+//! hash costs about what an unkeyed one did (docs/benchmarks-log.md, "Content hashes keyed per
 //! process").
 //!
 //! The server draws the seed when it starts and hands it in here ([`HashKey::key_process`])
@@ -129,7 +129,7 @@ fn derived_secret(seed: u64) -> Secret {
 /// A hash of bytes written in parts, under one key: the parts gathered, then hashed at once.
 /// twox-hash's streaming hasher would do the same for up to 240 bytes, with the seed a run-time
 /// value in its path for them, and its second caller of XXH3's long path kept the compiler from
-/// inlining that path into the one-shot hash (BENCHMARKS.md, "Content hashes keyed per
+/// inlining that path into the one-shot hash (docs/benchmarks-log.md, "Content hashes keyed per
 /// process"). Up to 240 bytes are gathered here without allocating.
 pub(crate) struct Hasher {
     key: HashKey,

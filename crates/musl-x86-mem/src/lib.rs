@@ -34,7 +34,7 @@ pub const REP_MOVSB_FROM: usize = 1024;
 /// [`REP_MOVSB_FROM`] bytes, unless `dest` lies 1 to 15 bytes past a multiple of 4096 from
 /// `src`. There, on AMD's Zen cores, each load of the instruction waits on a store to the same
 /// page offset, and it moves about a byte a cycle: 0.28 ns a byte against 0.01 at other
-/// distances, and 0.035 for the 16-byte loop (BENCHMARKS.md, "A copy's offset"). The offset
+/// distances, and 0.035 for the 16-byte loop (docs/benchmarks-log.md, "A copy's offset"). The offset
 /// is common: a gRPC message is written 5 bytes into its buffer, after its header, and the
 /// allocator starts large blocks at the same offset in a page.
 #[inline(always)]

@@ -1,4 +1,4 @@
-//! One call of the component against the native core, in one run (BENCHMARKS.md, "The
+//! One call of the component against the native core, in one run (docs/benchmarks-log.md, "The
 //! WebAssembly component"): at 10 and 100 repositories (the core benchmark's request,
 //! `requests::mixed_request`), and the live-schema call of the cluster example. The component
 //! is instantiated afresh for every call, as function-wasm does, so instantiation and run are
