@@ -232,6 +232,45 @@ mod hostile {
         bench_failing(bencher, fields, composite_of(vec![entry]));
     }
 
+    /// Issue 56: an import whose claim and live repository list the same N property sets in
+    /// opposite orders, previewed (compared as sets) at every call.
+    #[divan::bench(args = [4_000, 40_000], sample_count = 10)]
+    fn takeover_property_sets(bencher: divan::Bencher, items: usize) {
+        let sets: Vec<String> = (0..items).map(|i| format!("property-set-{i:05}")).collect();
+        let mut reversed = sets.clone();
+        reversed.reverse();
+        let mut entry = local("libs");
+        entry["import"] = json!(true);
+        entry["forProvider"] = json!({ "propertySets": sets });
+        let mut request = composite_of(vec![entry]);
+        let observed = json!({
+            "apiVersion": "local.artifactory.jfrog.crossplane.io/v1alpha1", "kind": "MavenRepository",
+            "metadata": {"name": "team-a-repos-libs", "annotations": {
+                "crossplane.io/external-name": "libs", "artifactory.fn.crossplane.io/origin": "imported"}},
+            "spec": {"managementPolicies": ["Observe"], "forProvider": {}},
+            "status": {"atProvider": {"propertySets": reversed}, "conditions": [
+                {"type": "Ready", "status": "True", "reason": "Available", "lastTransitionTime": "2026-11-01T10:00:00Z"}]}
+        });
+        request
+            .observed
+            .as_mut()
+            .expect("observed")
+            .resources
+            .insert("libs".into(), resource(observed));
+        let bytes = request.encode_to_vec();
+        assert!(!run_function(&request)
+            .results
+            .iter()
+            .any(|r| r.severity == Severity::Fatal as i32));
+        bencher
+            .counter(divan::counter::ItemsCount::new(items))
+            .bench(|| {
+                let request = RunFunctionRequest::decode(divan::black_box(bytes.as_slice()))
+                    .expect("valid request");
+                run_function(&request)
+            });
+    }
+
     #[divan::bench(args = [800, 8_000], sample_count = 10)]
     fn unknown_members(bencher: divan::Bencher, entries: usize) {
         let mut repositories: Vec<Value> = (0..entries)
