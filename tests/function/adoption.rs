@@ -240,6 +240,13 @@ impl Live {
             .condition("AsyncOperation", "True", "Finished", None)
     }
 
+    /// An import the provider has observed: origin `imported`, `["Observe"]`, and what it read.
+    fn observed_import(kind: (&str, &str), key: &str, at_provider: Value) -> Live {
+        Live::new(kind, key, Some("imported"), Some(json!(["Observe"])))
+            .observed_existing()
+            .at_provider(at_provider)
+    }
+
     /// Deletion turned to Orphan, as retiring does: the deletion policy, or in the namespaced
     /// API (which has none) the policies without Delete.
     fn orphaned(self, api: Api) -> Live {
@@ -704,14 +711,11 @@ async fn an_import_is_verified_where_the_provider_reports_the_package_type() {
     for api in APIS {
         let entry = json!({"name": "all", "rclass": "virtual", "packageType": "maven", "key": "legacy-all", "import": true});
         let live = |package_type: &str| {
-            Live::new(
+            Live::observed_import(
                 api.virtual_,
                 "legacy-all",
-                Some("imported"),
-                Some(json!(["Observe"])),
+                json!({"packageType": package_type, "repositories": []}),
             )
-            .observed_existing()
-            .at_provider(json!({"packageType": package_type, "repositories": []}))
             .value()
         };
         let response = function
@@ -941,14 +945,11 @@ async fn removing_import_from_a_held_import_takes_nothing_over() {
         // taken.
         let virtual_entry = json!({"name": "libs", "rclass": "virtual", "packageType": "maven",
             "key": "legacy-libs"});
-        let other = Live::new(
+        let other = Live::observed_import(
             api.virtual_,
             "legacy-libs",
-            Some("imported"),
-            Some(json!(["Observe"])),
+            json!({"packageType": "npm", "id": "legacy-libs"}),
         )
-        .observed_existing()
-        .at_provider(json!({"packageType": "npm", "id": "legacy-libs"}))
         .value();
         let response = function
             .call(with_status(
@@ -970,14 +971,11 @@ async fn a_remote_taken_over_without_url_is_told_the_live_url() {
     let mut function = Function::start().await;
     for api in APIS {
         let entry = json!({"name": "central", "rclass": "remote", "packageType": "maven", "key": "maven-central", "import": true, "managementPolicies": ["*"]});
-        let live = Live::new(
+        let live = Live::observed_import(
             api.remote_maven,
             "maven-central",
-            Some("imported"),
-            Some(json!(["Observe"])),
+            json!({"url": "https://repo1.maven.org/maven2"}),
         )
-        .observed_existing()
-        .at_provider(json!({"url": "https://repo1.maven.org/maven2"}))
         .value();
         // Taken over: the call after the one that showed it adopted.
         let previous = json!({"repositories": [{"name": "central", "phase": "adopted"}]});
@@ -1812,14 +1810,11 @@ async fn a_live_url_s_secrets_are_in_no_preview_message_or_status() {
     let mut function = Function::start().await;
     for api in APIS {
         let case = api.folder;
-        let live = Live::new(
+        let live = Live::observed_import(
             api.remote_maven,
             "maven-central",
-            Some("imported"),
-            Some(json!(["Observe"])),
+            json!({"url": SECRET_URL, "id": "maven-central"}),
         )
-        .observed_existing()
-        .at_provider(json!({"url": SECRET_URL, "id": "maven-central"}))
         .value();
         let entry = |url: Option<&str>, policies: Option<Value>| {
             let mut entry = json!({"name": "central", "rclass": "remote", "packageType": "maven",
@@ -1895,19 +1890,13 @@ async fn a_provider_message_quoting_a_url_is_repeated_masked() {
     let mut function = Function::start().await;
     let failure = format!("apply failed: failed to create the repository: Put \"{SECRET_URL}\": context deadline exceeded (Client.Timeout exceeded while awaiting headers)");
     for api in APIS {
-        let live = api
-            .local_resource("libs", Some("creating"), Some(json!(["Observe", "Create"])))
-            .create_called()
-            .condition("Ready", "False", "Creating", None)
-            .condition("Synced", "True", "ReconcileSuccess", None)
-            .condition(
-                "LastAsyncOperation",
-                "False",
-                "ApplyFailure",
-                Some(&failure),
-            )
-            .condition("AsyncOperation", "True", "Finished", None)
-            .value();
+        // Section 8's failed create, its message quoting the URL it called.
+        let mut live = failed_apply(api, false).value();
+        for condition in live["status"]["conditions"].as_array_mut().unwrap() {
+            if condition["type"] == "LastAsyncOperation" {
+                condition["message"] = json!(failure);
+            }
+        }
         let response = function
             .call(api.request(spec(json!([libs()]))).observed("libs", live))
             .await;
