@@ -215,12 +215,15 @@ fn claimed_change(field: &str, claimed: View, live: Option<View>) -> Option<Chan
     {
         return None;
     }
-    let live = live.as_ref().map_or_else(|| "unset".to_owned(), text);
     let mut claim = text(&claimed);
     // Values that differ only where a URL's secrets are masked would read as no change.
-    if claim == live {
+    if live
+        .as_ref()
+        .is_some_and(|live| shown(live) == shown(&claimed))
+    {
         claim.push_str(" (differs from the live value in what is masked: a URL's user information, query or fragment)");
     }
+    let live = live.as_ref().map_or_else(|| "unset".to_owned(), text);
     Some(Change {
         path: path(field),
         live,
@@ -261,10 +264,15 @@ fn same_set(x: &[Value], y: &[Value]) -> bool {
     items(x) == items(y)
 }
 
-/// A value as JSON text, with a URL's secrets masked, cut to [`VALUE_CHARS`] characters (after
-/// masking: a cut URL could hide the `@` that shows where its user information ends).
+/// A value as JSON text, with a URL's secrets masked.
+fn shown(value: &Value) -> String {
+    masked(&value.to_string()).into_owned()
+}
+
+/// [`shown`], cut to [`VALUE_CHARS`] characters (after masking: a cut URL could hide the `@`
+/// that shows where its user information ends).
 fn text(value: &Value) -> String {
-    let full = masked(&value.to_string()).into_owned();
+    let full = shown(value);
     match full.char_indices().nth(VALUE_CHARS) {
         Some((end, _)) => format!("{}…", &full[..end]),
         None => full,
@@ -341,6 +349,14 @@ mod tests {
         let change = claimed_change("url", View::Json(&claimed), Some(View::Json(&live))).unwrap();
         assert_eq!(change.live, "\"https://***@upstream.example/\"");
         assert_eq!(change.claim, "\"https://***@upstream.example/\" (differs from the live value in what is masked: a URL's user information, query or fragment)");
+        // Long values that differ past the cut are not said to differ in what is masked.
+        let (live, claimed) = (
+            json!("x".repeat(200)),
+            json!(format!("{}y", "x".repeat(199))),
+        );
+        let change =
+            claimed_change("notes", View::Json(&claimed), Some(View::Json(&live))).unwrap();
+        assert_eq!(change.claim, change.live);
     }
 
     #[test]
