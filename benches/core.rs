@@ -198,12 +198,17 @@ mod hostile {
 
     /// Decode and run, as the server does; the call must fail (each of these claims is wrong).
     fn bench_failing(bencher: divan::Bencher, items: usize, request: RunFunctionRequest) {
+        bench_call(bencher, items, request, true);
+    }
+
+    /// Decode and run, as the server does; the call must fail, or not, as `fails` says.
+    fn bench_call(bencher: divan::Bencher, items: usize, request: RunFunctionRequest, fails: bool) {
         let bytes = request.encode_to_vec();
-        let fails = run_function(&request)
+        let failed = run_function(&request)
             .results
             .iter()
             .any(|r| r.severity == Severity::Fatal as i32);
-        assert!(fails);
+        assert_eq!(failed, fails);
         bencher
             .counter(divan::counter::ItemsCount::new(items))
             .bench(|| {
@@ -230,6 +235,34 @@ mod hostile {
         let mut entry = local("libs");
         entry["forProvider"] = Value::Object(unknown);
         bench_failing(bencher, fields, composite_of(vec![entry]));
+    }
+
+    /// Issue 56: an import whose claim and live repository list the same N property sets in
+    /// opposite orders, previewed (compared as sets) at every call.
+    #[divan::bench(args = [4_000, 40_000], sample_count = 10)]
+    fn takeover_property_sets(bencher: divan::Bencher, items: usize) {
+        let sets: Vec<String> = (0..items).map(|i| format!("property-set-{i:05}")).collect();
+        let mut reversed = sets.clone();
+        reversed.reverse();
+        let mut entry = local("libs");
+        entry["import"] = json!(true);
+        entry["forProvider"] = json!({ "propertySets": sets });
+        let mut request = composite_of(vec![entry]);
+        let observed = json!({
+            "apiVersion": "local.artifactory.jfrog.crossplane.io/v1alpha1", "kind": "MavenRepository",
+            "metadata": {"name": "team-a-repos-libs", "annotations": {
+                "crossplane.io/external-name": "libs", "artifactory.fn.crossplane.io/origin": "imported"}},
+            "spec": {"managementPolicies": ["Observe"], "forProvider": {}},
+            "status": {"atProvider": {"propertySets": reversed}, "conditions": [
+                {"type": "Ready", "status": "True", "reason": "Available", "lastTransitionTime": "2026-11-01T10:00:00Z"}]}
+        });
+        request
+            .observed
+            .as_mut()
+            .expect("observed")
+            .resources
+            .insert("libs".into(), resource(observed));
+        bench_call(bencher, items, request, false);
     }
 
     #[divan::bench(args = [800, 8_000], sample_count = 10)]

@@ -6,7 +6,7 @@ use crate::core::input::Input;
 use crate::core::keys::{key_label, KEY_LABEL};
 use crate::core::path::FieldPath;
 use crate::core::plan::{Planned, Setting};
-use crate::core::problems::{quoted_at, suggestion, Category, Findings};
+use crate::core::problems::{masked, quoted_at, suggestion, Category, Findings};
 use crate::core::validation;
 use crate::core::validation::live::{LiveSchema, LiveSchemas};
 use crate::core::validation::openapi::{CompiledSchema, Instance, RULES_SKIPPED};
@@ -603,7 +603,12 @@ fn report_required(
 ) {
     let entry = p.entry;
     if let Some(live) = at_provider.and_then(|at| at.get(field)) {
-        let value = live.to_value();
+        let value = live.to_value().to_string();
+        // A live URL's secrets are not for a message anyone who reads the claim reads.
+        let value = match masked(&value) {
+            Cow::Borrowed(_) => value,
+            Cow::Owned(shown) => format!("{shown} (with what is masked here as the managed resource's status.atProvider.{field} has it)"),
+        };
         let claim_field = if field == "url" {
             entry.field_path("url")
         } else {

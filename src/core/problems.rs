@@ -482,9 +482,10 @@ fn json_kind(value: &Value) -> &'static str {
     }
 }
 
-/// A value quoted for a message, shortened when long.
+/// A value quoted for a message, shortened when long, with the secrets a URL in it may carry
+/// masked ([`masked`]).
 pub(crate) fn quoted(value: &Value) -> String {
-    let text = value.to_string();
+    let text = masked(&value.to_string()).into_owned();
     if text.chars().count() > 80 {
         let cut: String = text.chars().take(77).collect();
         format!("{cut}...")
@@ -493,9 +494,137 @@ pub(crate) fn quoted(value: &Value) -> String {
     }
 }
 
+/// What stands for a masked part of a URL.
+pub(crate) const MASK: &str = "***";
+
+/// `text` with what any URL in it may carry as a secret masked, for a message or a status that
+/// more people read than the claim or Artifactory (docs/lifecycle.md, "What is said before it
+/// happens"): the user information (`https://bob:secret@host/` -> `https://***@host/`), each
+/// value of the query (`?token=abc&page=` -> `?token=***&page=`; a part without `=` whole)
+/// and the fragment. A URL is what follows `://` up to white space, a quote, `\`, `<`, `>` or
+/// the end; its authority (where user information is) ends at the first `/`, `?` or `#`, as
+/// RFC 3986 has it, and its user information at the authority's last `@`. The path is kept.
+/// Text with nothing to mask is returned borrowed; the scan is linear in the text.
+pub(crate) fn masked(text: &str) -> Cow<'_, str> {
+    if !text.contains("://") {
+        return Cow::Borrowed(text);
+    }
+    let ends_url = |c: char| c.is_whitespace() || matches!(c, '"' | '\'' | '`' | '\\' | '<' | '>');
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    while let Some(at) = rest.find("://") {
+        let (before, after) = rest.split_at(at + 3);
+        out.push_str(before);
+        let end = after.find(ends_url).unwrap_or(after.len());
+        mask_url(&after[..end], &mut out);
+        rest = &after[end..];
+    }
+    out.push_str(rest);
+    // Borrowed where nothing was masked, so that a caller can tell.
+    if out == text {
+        return Cow::Borrowed(text);
+    }
+    Cow::Owned(out)
+}
+
+/// Writes `url` (what follows `://`) with its user information, query values and fragment
+/// masked.
+fn mask_url(url: &str, out: &mut String) {
+    let authority_end = url.find(['/', '?', '#']).unwrap_or(url.len());
+    let (authority, rest) = url.split_at(authority_end);
+    match authority.rfind('@') {
+        Some(at) => {
+            out.push_str(MASK);
+            out.push_str(&authority[at..]);
+        }
+        None => out.push_str(authority),
+    }
+    let (before_fragment, fragment) = match rest.find('#') {
+        Some(at) => rest.split_at(at),
+        None => (rest, ""),
+    };
+    let (path, query) = match before_fragment.find('?') {
+        Some(at) => (&before_fragment[..at], Some(&before_fragment[at + 1..])),
+        None => (before_fragment, None),
+    };
+    out.push_str(path);
+    if let Some(query) = query {
+        out.push('?');
+        for (i, part) in query.split('&').enumerate() {
+            if i > 0 {
+                out.push('&');
+            }
+            match part.split_once('=') {
+                Some((name, "")) => {
+                    out.push_str(name);
+                    out.push('=');
+                }
+                Some((name, _)) => {
+                    out.push_str(name);
+                    out.push('=');
+                    out.push_str(MASK);
+                }
+                None if part.is_empty() => {}
+                None => out.push_str(MASK),
+            }
+        }
+    }
+    if fragment.len() > 1 {
+        out.push('#');
+        out.push_str(MASK);
+    } else {
+        out.push_str(fragment);
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn urls_lose_their_user_information_query_values_and_fragment() {
+        for (text, expected) in [
+            ("https://bob:secret@upstream.example/path?token=abc", "https://***@upstream.example/path?token=***"),
+            ("https://bob@upstream.example", "https://***@upstream.example"),
+            // A password with an unencoded `@`: the authority's last `@` ends it.
+            ("https://bob:p@ss@upstream.example:8443/", "https://***@upstream.example:8443/"),
+            ("https://upstream.example/x?a=1&b=&c#frag", "https://upstream.example/x?a=***&b=&***#***"),
+            ("https://upstream.example/?", "https://upstream.example/?"),
+            // An `@` in the path (an npm scope) is not user information.
+            ("https://registry.npmjs.org/@types/node", "https://registry.npmjs.org/@types/node"),
+            // Provider messages: URLs among words, ended by quotes and white space.
+            (
+                "apply failed: Put \"https://admin:hunter2@artifactory.example.com/api?sig=x1\": context deadline exceeded, and ftp://u:p@h later",
+                "apply failed: Put \"https://***@artifactory.example.com/api?sig=***\": context deadline exceeded, and ftp://***@h later",
+            ),
+            // Inside JSON text: the closing quote ends the URL.
+            (r#"{"url":"https://a:b@h/?k=v"}"#, r#"{"url":"https://***@h/?k=***"}"#),
+            ("no url here: bob:secret@host", "no url here: bob:secret@host"),
+            ("", ""),
+        ] {
+            assert_eq!(masked(text), expected, "{text}");
+            assert_eq!(masked(expected), expected, "masking is idempotent: {expected}");
+            assert_eq!(
+                matches!(masked(text), Cow::Borrowed(_)),
+                text == expected,
+                "borrowed exactly when nothing is masked: {text}"
+            );
+        }
+    }
+
+    #[test]
+    fn quoted_values_are_masked_before_they_are_cut() {
+        let value = Value::String(format!(
+            "https://bob:secret@upstream.example/{}",
+            "x".repeat(100)
+        ));
+        let text = quoted(&value);
+        assert!(
+            text.starts_with("\"https://***@upstream.example/x"),
+            "{text}"
+        );
+        assert!(!text.contains("secret") && !text.contains("bob"), "{text}");
+    }
 
     #[test]
     fn articles_follow_how_words_are_said() {

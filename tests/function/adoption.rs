@@ -240,6 +240,13 @@ impl Live {
             .condition("AsyncOperation", "True", "Finished", None)
     }
 
+    /// An import the provider has observed: origin `imported`, `["Observe"]`, and what it read.
+    fn observed_import(kind: (&str, &str), key: &str, at_provider: Value) -> Live {
+        Live::new(kind, key, Some("imported"), Some(json!(["Observe"])))
+            .observed_existing()
+            .at_provider(at_provider)
+    }
+
     /// Deletion turned to Orphan, as retiring does: the deletion policy, or in the namespaced
     /// API (which has none) the policies without Delete.
     fn orphaned(self, api: Api) -> Live {
@@ -704,14 +711,11 @@ async fn an_import_is_verified_where_the_provider_reports_the_package_type() {
     for api in APIS {
         let entry = json!({"name": "all", "rclass": "virtual", "packageType": "maven", "key": "legacy-all", "import": true});
         let live = |package_type: &str| {
-            Live::new(
+            Live::observed_import(
                 api.virtual_,
                 "legacy-all",
-                Some("imported"),
-                Some(json!(["Observe"])),
+                json!({"packageType": package_type, "repositories": []}),
             )
-            .observed_existing()
-            .at_provider(json!({"packageType": package_type, "repositories": []}))
             .value()
         };
         let response = function
@@ -952,14 +956,11 @@ async fn removing_import_from_a_held_import_takes_nothing_over() {
         // taken.
         let virtual_entry = json!({"name": "libs", "rclass": "virtual", "packageType": "maven",
             "key": "legacy-libs"});
-        let other = Live::new(
+        let other = Live::observed_import(
             api.virtual_,
             "legacy-libs",
-            Some("imported"),
-            Some(json!(["Observe"])),
+            json!({"packageType": "npm", "id": "legacy-libs"}),
         )
-        .observed_existing()
-        .at_provider(json!({"packageType": "npm", "id": "legacy-libs"}))
         .value();
         let response = function
             .call(with_status(
@@ -981,14 +982,11 @@ async fn a_remote_taken_over_without_url_is_told_the_live_url() {
     let mut function = Function::start().await;
     for api in APIS {
         let entry = json!({"name": "central", "rclass": "remote", "packageType": "maven", "key": "maven-central", "import": true, "managementPolicies": ["*"]});
-        let live = Live::new(
+        let live = Live::observed_import(
             api.remote_maven,
             "maven-central",
-            Some("imported"),
-            Some(json!(["Observe"])),
+            json!({"url": "https://repo1.maven.org/maven2"}),
         )
-        .observed_existing()
-        .at_provider(json!({"url": "https://repo1.maven.org/maven2"}))
         .value();
         // Taken over: the call after the one that showed it adopted.
         let previous = json!({"repositories": [{"name": "central", "phase": "adopted"}]});
@@ -1851,5 +1849,167 @@ async fn never_delete_renders_nothing_that_can_delete() {
             &warning(&response, "ConsequentialChange"),
             "repository libs (key libs): deleting the entry or the claim now deletes the repository",
         );
+    }
+}
+
+// ---- issue 56: the provider's own words, no secret in a status -------------------------
+//
+// Observed resources shaped as upjet's Terraform-CLI client writes them (section 8). That client
+// refuses a replacement in `Observe`: the Terraform configuration it writes keeps the resource
+// (`lifecycle.prevent_destroy`, upjet `pkg/terraform/files.go:178-180` @ v2.2.0), so Terraform's
+// plan fails, "Instance cannot be destroyed", wrapped "cannot run plan: plan failed: …"
+// (`pkg/controller/external.go:35,350-353`, `pkg/terraform/errors/errors.go:68,151`) and
+// "observe failed: …" by crossplane-runtime.
+
+#[tokio::test]
+async fn a_replacement_is_refused_in_the_words_this_provider_s_client_writes() {
+    let mut function = Function::start().await;
+    for api in APIS {
+        let entry = json!({"name": "charts", "rclass": "remote", "packageType": "helm", "url": "https://charts.example.com",
+            "forProvider": {"externalDependenciesEnabled": true, "externalDependenciesPatterns": ["**/github.com/**"]}});
+        let live = Live::new(api.remote_helm, "charts", Some("created"), None)
+            .created()
+            .spec(
+                "forProvider",
+                json!({"url": "https://charts.example.com", "externalDependenciesEnabled": true, "externalDependenciesPatterns": ["**"]}),
+            )
+            .value();
+        let response = function
+            .call(api.request(spec(json!([entry]))).observed("charts", live))
+            .await;
+        let message = fatal_message(&response).unwrap();
+        assert_has(&message, "which the provider refuses to apply: its Terraform configuration keeps the repository (lifecycle.prevent_destroy), so the managed resource would stop syncing with \"observe failed: cannot run plan: plan failed: Instance cannot be destroyed: Resource … has lifecycle.prevent_destroy set, but the plan calls for this resource to be destroyed\" in its Synced condition; it is [\"**\"] and the spec now gives [\"**/github.com/**\"]");
+        assert!(
+            !message.contains("diff contains fields that require resource replacement"),
+            "not the words of upjet's no-fork clients: {message}"
+        );
+    }
+}
+
+/// A live remote URL with credentials and a token, as Artifactory returns it to the provider.
+const SECRET_URL: &str = "https://bob:secret@upstream.example/path?token=abc123xyz";
+
+/// What any reader of the claim may see of [`SECRET_URL`].
+const MASKED_URL: &str = "https://***@upstream.example/path?token=***";
+
+/// Asserts that no part of [`SECRET_URL`]'s secrets is anywhere in the response's bytes.
+fn assert_no_secret(response: &RunFunctionResponse, case: &str) {
+    use prost::Message;
+    let bytes = response.encode_to_vec();
+    for secret in ["bob", "secret", "abc123xyz"] {
+        assert!(
+            !bytes
+                .windows(secret.len())
+                .any(|window| window == secret.as_bytes()),
+            "{case}: {secret:?} is in the response: {:#?}",
+            response
+        );
+    }
+}
+
+#[tokio::test]
+async fn a_live_url_s_secrets_are_in_no_preview_message_or_status() {
+    let mut function = Function::start().await;
+    for api in APIS {
+        let case = api.folder;
+        let live = Live::observed_import(
+            api.remote_maven,
+            "maven-central",
+            json!({"url": SECRET_URL, "id": "maven-central"}),
+        )
+        .value();
+        let entry = |url: Option<&str>, policies: Option<Value>| {
+            let mut entry = json!({"name": "central", "rclass": "remote", "packageType": "maven",
+                "key": "maven-central", "import": true});
+            if let Some(url) = url {
+                entry["url"] = json!(url);
+            }
+            if let Some(policies) = policies {
+                entry["managementPolicies"] = policies;
+            }
+            entry
+        };
+
+        // Adopted: the preview quotes the live URL masked.
+        let response = function
+            .call(
+                api.request(spec(json!([entry(
+                    Some("https://upstream.example/path"),
+                    None
+                )])))
+                .observed("central", live.clone()),
+            )
+            .await;
+        validated(api, &response);
+        let status = status_repositories(&response);
+        assert_eq!(status[0]["phase"], "adopted", "{case}");
+        assert_eq!(
+            status[0]["takeover"],
+            json!([{"path": "spec.forProvider.url", "live": format!("\"{MASKED_URL}\""),
+                "claim": "\"https://upstream.example/path\""}]),
+            "{case}"
+        );
+        warning(&response, "TakeoverPreview");
+        assert_no_secret(&response, case);
+
+        // Taken over: the warning lists the change, masked.
+        let previous = json!({"repositories": [{"name": "central", "phase": "adopted", "takeoverChanges": 1}]});
+        let response = function
+            .call(with_status(
+                previous.clone(),
+                api.request(spec(json!([entry(
+                    Some("https://upstream.example/path"),
+                    Some(json!(["*"]))
+                )])))
+                .observed("central", live.clone()),
+            ))
+            .await;
+        validated(api, &response);
+        assert_eq!(status_repositories(&response)[0]["phase"], "takingOver");
+        let message = warning(&response, "TakingOver");
+        assert_has(
+            &message,
+            &format!("spec.forProvider.url: \"{MASKED_URL}\" -> \"https://upstream.example/path\""),
+        );
+        assert_no_secret(&response, case);
+
+        // Taken over without a url: the fix names the live one, masked, and where to read it.
+        let response = function
+            .call(with_status(
+                previous,
+                api.request(spec(json!([entry(None, Some(json!(["*"])))])))
+                    .observed("central", live),
+            ))
+            .await;
+        let message = fatal_message(&response).unwrap();
+        assert_has(&message, &format!("fix: set it to \"{MASKED_URL}\" (with what is masked here as the managed resource's status.atProvider.url has it), the value the repository has in Artifactory"));
+        assert_no_secret(&response, case);
+    }
+}
+
+#[tokio::test]
+async fn a_provider_message_quoting_a_url_is_repeated_masked() {
+    let mut function = Function::start().await;
+    let failure = format!("apply failed: failed to create the repository: Put \"{SECRET_URL}\": context deadline exceeded (Client.Timeout exceeded while awaiting headers)");
+    for api in APIS {
+        // Section 8's failed create, its message quoting the URL it called.
+        let mut live = failed_apply(api, false).value();
+        for condition in live["status"]["conditions"].as_array_mut().unwrap() {
+            if condition["type"] == "LastAsyncOperation" {
+                condition["message"] = json!(failure);
+            }
+        }
+        let response = function
+            .call(api.request(spec(json!([libs()]))).observed("libs", live))
+            .await;
+        validated(api, &response);
+        let message = warning(&response, "CreateFailed");
+        assert_has(
+            &message,
+            &format!("Put \"{MASKED_URL}\": context deadline exceeded"),
+        );
+        let said = &status_repositories(&response)[0]["warnings"][0];
+        assert_has(said.as_str().unwrap(), MASKED_URL);
+        assert_no_secret(&response, api.folder);
     }
 }

@@ -15,7 +15,8 @@ use prost::Message;
 use serde_json::{json, Map, Value};
 use std::time::Duration;
 use support::requests::{
-    composite, fatal_message, five_thousand_repositories, live, request, FIVE_THOUSAND_ADVICE,
+    composite, fatal_message, five_thousand_repositories, live, request, status_repositories,
+    FIVE_THOUSAND_ADVICE,
 };
 
 /// The CPU time of the calling thread.
@@ -266,6 +267,63 @@ fn forty_thousand_renamed_repositories_are_retired_in_linear_time() {
     assert!(took < CPU_BOUND, "took {took:?} of CPU time");
     // More than Crossplane reads, in the end: the bound holds on the whole path all the same.
     assert!(fatal_message(&response).is_some_and(|m| m.contains("the response would be about ")));
+}
+
+#[test]
+fn forty_thousand_property_sets_are_previewed_in_linear_time() {
+    // An import whose claim and live repository hold the same 40,000 property sets in opposite
+    // orders: the takeover preview compares them as sets (issue 56; each item looked up in the
+    // other list took 5 s of CPU, on every reconcile).
+    let sets: Vec<String> = (0..40_000)
+        .map(|i| format!("property-set-{i:05}"))
+        .collect();
+    let mut reversed = sets.clone();
+    reversed.reverse();
+    let mut entry = local("libs");
+    entry["key"] = json!("legacy-libs");
+    entry["import"] = json!(true);
+    entry["forProvider"] = json!({ "propertySets": sets });
+    let claim = |live_sets: &[String]| {
+        let mut observed = live(
+            "local.artifactory.jfrog.crossplane.io/v1alpha1",
+            "MavenRepository",
+            "legacy-libs",
+            true,
+        );
+        observed["metadata"]["annotations"]["artifactory.fn.crossplane.io/origin"] =
+            json!("imported");
+        observed["spec"]["managementPolicies"] = json!(["Observe"]);
+        observed["status"]["atProvider"] = json!({ "propertySets": live_sets });
+        request(composite(json!({ "repositories": [entry.clone()] })))
+            .observed("libs", observed)
+            .build()
+    };
+    let (response, took) = timed_call(&claim(&reversed));
+    println!(
+        "40,000 property sets previewed: {:.2} s of CPU time",
+        took.as_secs_f64()
+    );
+    assert!(took < CPU_BOUND, "took {took:?} of CPU time");
+    assert_eq!(fatal_message(&response), None);
+    let status = status_repositories(&response);
+    assert_eq!(status[0]["phase"], "adopted");
+    assert_eq!(
+        status[0]["takeoverChanges"], 0,
+        "the same sets: {}",
+        status[0]
+    );
+
+    // One set that differs is a change.
+    let mut other = reversed;
+    other[0] = "property-set-40000".to_owned();
+    let (response, took) = timed_call(&claim(&other));
+    assert!(took < CPU_BOUND, "took {took:?} of CPU time");
+    let status = status_repositories(&response);
+    assert_eq!(status[0]["takeoverChanges"], 1);
+    assert_eq!(
+        status[0]["takeover"][0]["path"],
+        "spec.forProvider.propertySets"
+    );
 }
 
 const PASSWORD: &str = "pw-5e1f-Never-Echo-Me";

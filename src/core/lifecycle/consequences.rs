@@ -14,19 +14,36 @@ use crate::core::lifecycle::retirement::live_deletion;
 use crate::core::lifecycle::Repository;
 use crate::core::plan::Planned;
 use crate::core::policy::Deletion;
-use crate::core::problems::{Category, Findings};
+use crate::core::problems::{masked, Category, Findings};
 use crate::proto::{ObjectView, View};
 use serde_json::Value;
 
 /// Fields whose change the Terraform provider plans as a replacement (delete and create, which
-/// for a repository deletes its artifacts; upjet refuses such a plan, "diff contains fields that
-/// require resource replacement"): by class, package type and field, from the provider's
-/// schemas (jfrog/terraform-provider-artifactory,
-/// `pkg/artifactory/resource/repository/remote/resource_artifactory_remote_helm_repository.go`:
-/// `external_dependencies_patterns` is `ForceNew`). The key itself is one too, refused by
-/// `lifecycle::check_immutable`.
+/// for a repository deletes its artifacts): by class, package type and field, from the
+/// provider's schemas (jfrog/terraform-provider-artifactory v12.9.1 to v12.11.7,
+/// `pkg/artifactory/resource/repository/remote/resource_artifactory_remote_helm_repository.go:166-174`:
+/// `external_dependencies_patterns` is `ForceNew`). The key is one too (`repository.go:516`,
+/// `RequiresReplace`; `:619`, `ForceNew`), refused by `guards::check_immutable`; so is
+/// `package_type` (`:641-646`), which no claim sets.
+///
+/// How the provider refuses such a plan is its client's, upjet's Terraform-CLI client (every
+/// release of provider-jfrog-artifactory): it writes `lifecycle.prevent_destroy` into the
+/// resource's Terraform configuration (`pkg/terraform/files.go:178-180` @ v2.2.0, `:139` @
+/// v1.4.1), so `terraform plan` fails in `Observe` with Terraform's "Instance cannot be
+/// destroyed" (`checkPreventDestroy`, `internal/terraform/node_resource_abstract_instance.go`),
+/// which upjet wraps as "cannot run plan: plan failed: <summary>: <detail>"
+/// (`pkg/controller/external.go:35,350-353`, `pkg/terraform/workspace.go:313`,
+/// `pkg/terraform/errors/errors.go:68,151` @ v2.2.0) and crossplane-runtime as "observe
+/// failed: …" in `Synced` (`pkg/reconciler/managed/reconciler.go:65` @ v2.5.0-rc.0). ("diff
+/// contains fields that require resource replacement" is upjet's no-fork clients', which this
+/// provider does not run.)
 const FORCES_REPLACEMENT: [(Rclass, &str, &str); 1] =
     [(Rclass::Remote, "helm", "externalDependenciesPatterns")];
+
+/// How the managed resource says that it refuses a replacement: the start of its `Synced`
+/// message, as [`FORCES_REPLACEMENT`]'s upstream lines write it.
+const REFUSED_PLAN: &str =
+    "observe failed: cannot run plan: plan failed: Instance cannot be destroyed: Resource … has lifecycle.prevent_destroy set, but the plan calls for this resource to be destroyed";
 
 fn field<'a>(spec: Option<ObjectView<'a>>, name: &str) -> Option<View<'a>> {
     spec?.get("forProvider")?.get(name)
@@ -64,7 +81,7 @@ pub(crate) fn check_replacements(repositories: &[Repository], findings: &mut Fin
                     p.entry.field_path(&format!("forProvider.{name}")),
                     Some(p.entry.index),
                     format!(
-                        "{}: changing {name} of a live {} {} repository replaces the repository in Artifactory (the Terraform provider deletes and creates it, with its artifacts), which the provider refuses to apply: it is {} and the spec now gives {}",
+                        "{}: changing {name} of a live {} {} repository replaces the repository in Artifactory (the Terraform provider deletes and creates it, with its artifacts), which the provider refuses to apply: its Terraform configuration keeps the repository (lifecycle.prevent_destroy), so the managed resource would stop syncing with \"{REFUSED_PLAN}\" in its Synced condition; it is {} and the spec now gives {}",
                         p.entry.label(),
                         p.kind.rclass,
                         p.kind.package_type,
@@ -210,6 +227,10 @@ fn lost_members(entry: &str, live: &Observed, p: &Planned) -> Option<String> {
     ))
 }
 
+/// A value quoted whole (a fix may need all of it), with a URL's secrets masked.
 fn show(value: Option<&Value>) -> String {
-    value.map_or_else(|| "unset".to_owned(), Value::to_string)
+    value.map_or_else(
+        || "unset".to_owned(),
+        |value| masked(&value.to_string()).into_owned(),
+    )
 }

@@ -10,7 +10,7 @@ use crate::core::lifecycle::retirement::{Move, Retirement};
 use crate::core::lifecycle::takeover::Preview;
 use crate::core::lifecycle::Repository;
 use crate::core::plan::Planned;
-use crate::core::problems::{count, some_of, Findings};
+use crate::core::problems::{count, masked, some_of, Findings};
 use crate::proto::v1::{Result as FnResult, Severity, Target};
 
 /// Normal and Warning results for what changed against the observed state.
@@ -218,13 +218,15 @@ pub(crate) fn held_message(p: &Planned, hold: &Hold) -> String {
 }
 
 /// A provider's message, cut to what a condition and an event can carry: its start (what
-/// failed) and its end (the cause, where Terraform and Artifactory put it).
+/// failed) and its end (the cause, where Terraform and Artifactory put it), with what a URL in
+/// it may carry as a secret masked first (Terraform's errors quote the URL they called).
 fn short(message: &str) -> std::borrow::Cow<'_, str> {
     const HEAD: usize = 80;
     const TAIL: usize = 200;
+    let message = masked(message);
     let count = message.chars().count();
     if count <= HEAD + TAIL {
-        return message.into();
+        return message;
     }
     let head: String = message.chars().take(HEAD).collect();
     let tail: String = message.chars().skip(count - TAIL).collect();
