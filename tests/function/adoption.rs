@@ -1068,23 +1068,29 @@ async fn a_change_between_two_projects_is_said_not_to_be_applied() {
     }
 }
 
+/// The fatal message for an entry that changes the live `externalDependenciesPatterns` of a
+/// helm remote, `live` (a field the Terraform provider replaces the repository for).
+async fn replacement_refusal(function: &mut Function, api: Api, live: Live) -> String {
+    let entry = json!({"name": "charts", "rclass": "remote", "packageType": "helm", "url": "https://charts.example.com",
+        "forProvider": {"externalDependenciesEnabled": true, "externalDependenciesPatterns": ["**/github.com/**"]}});
+    let live = live
+        .spec(
+            "forProvider",
+            json!({"url": "https://charts.example.com", "externalDependenciesEnabled": true, "externalDependenciesPatterns": ["**"]}),
+        )
+        .value();
+    let response = function
+        .call(api.request(spec(json!([entry]))).observed("charts", live))
+        .await;
+    fatal_message(&response).expect("a replacement is refused")
+}
+
 #[tokio::test]
 async fn a_field_that_forces_replacement_is_refused() {
     let mut function = Function::start().await;
     for api in APIS {
-        let entry = json!({"name": "charts", "rclass": "remote", "packageType": "helm", "url": "https://charts.example.com",
-            "forProvider": {"externalDependenciesEnabled": true, "externalDependenciesPatterns": ["**/github.com/**"]}});
-        let live = Live::new(api.remote_helm, "charts", None, None)
-            .observed_existing()
-            .spec(
-                "forProvider",
-                json!({"url": "https://charts.example.com", "externalDependenciesEnabled": true, "externalDependenciesPatterns": ["**"]}),
-            )
-            .value();
-        let response = function
-            .call(api.request(spec(json!([entry]))).observed("charts", live))
-            .await;
-        let message = fatal_message(&response).unwrap();
+        let live = Live::new(api.remote_helm, "charts", None, None).observed_existing();
+        let message = replacement_refusal(&mut function, api, live).await;
         assert_has(&message, "spec.repositories[0].forProvider.externalDependenciesPatterns: repository \"charts\": changing externalDependenciesPatterns of a live remote helm repository replaces the repository in Artifactory");
         assert_has(&message, "to change it on purpose, add a new entry");
     }
@@ -1865,19 +1871,8 @@ async fn never_delete_renders_nothing_that_can_delete() {
 async fn a_replacement_is_refused_in_the_words_this_provider_s_client_writes() {
     let mut function = Function::start().await;
     for api in APIS {
-        let entry = json!({"name": "charts", "rclass": "remote", "packageType": "helm", "url": "https://charts.example.com",
-            "forProvider": {"externalDependenciesEnabled": true, "externalDependenciesPatterns": ["**/github.com/**"]}});
-        let live = Live::new(api.remote_helm, "charts", Some("created"), None)
-            .created()
-            .spec(
-                "forProvider",
-                json!({"url": "https://charts.example.com", "externalDependenciesEnabled": true, "externalDependenciesPatterns": ["**"]}),
-            )
-            .value();
-        let response = function
-            .call(api.request(spec(json!([entry]))).observed("charts", live))
-            .await;
-        let message = fatal_message(&response).unwrap();
+        let live = Live::new(api.remote_helm, "charts", Some("created"), None).created();
+        let message = replacement_refusal(&mut function, api, live).await;
         assert_has(&message, "which the provider refuses to apply: its Terraform configuration keeps the repository (lifecycle.prevent_destroy), so the managed resource would stop syncing with \"observe failed: cannot run plan: plan failed: Instance cannot be destroyed: Resource … has lifecycle.prevent_destroy set, but the plan calls for this resource to be destroyed\" in its Synced condition; it is [\"**\"] and the spec now gives [\"**/github.com/**\"]");
         assert!(
             !message.contains("diff contains fields that require resource replacement"),

@@ -158,10 +158,7 @@ fn decide(p: &Planned, live: Option<&Observed>, ctx: &Context) -> Adoption {
         .and_then(|l| l.annotations.origin)
         .and_then(Origin::parse);
     let Some(live) = live else {
-        return match ctx.guard {
-            true => adoption(Phase::Creating, Some(Origin::Creating)),
-            false => adoption(Phase::Creating, None),
-        };
+        return adoption(Phase::Creating, ctx.guard.then_some(Origin::Creating));
     };
     match origin {
         // Import removed while only observed: a takeover, not a taken key, if the import could
