@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # Runs every test of the project on a new machine: installs what the tests need (said
 # first, each thing named: scripts/lib/install.sh), then format, lint, the wasm32 build of the
-# core, the Rust tests (all features, the Function package for amd64 and arm64 included), a
-# short soak of the server (scripts/soak.sh), the WebAssembly package (scripts/test-wasm.sh)
-# and the WebAssembly component in wasmtime (scripts/test-component.sh).
+# core, the Rust tests (all features, the Function package for amd64 and arm64 included), the
+# instructions per call against their committed baseline (scripts/instructions.sh), a short
+# soak of the server (scripts/soak.sh), the WebAssembly package (scripts/test-wasm.sh) and the
+# WebAssembly component in wasmtime (scripts/test-component.sh).
 # The provider CRDs that rendered resources are validated against are in the repository (crds/),
 # so CRD validation never skips. Debian packages are installed as root (or with passwordless
 # sudo); without either, the checks that need a missing package are skipped, and the summary at
@@ -35,6 +36,7 @@ Debian (apt-get install --no-install-recommends):
   the soak: ${DEBIAN_SOAK[*]}
   the playground test: ${DEBIAN_BROWSER[*]}
   render's YAML compared with Go's sigs.k8s.io/yaml: ${DEBIAN_GO_YAML[*]}
+  the instruction-count guard: ${DEBIAN_PROFILE[*]}
 cargo: wasm-bindgen-cli at the version in Cargo.lock (scripts/build-wasm.sh)
 npm: the packages of wasm/package-lock.json, in wasm/node_modules (npm ci)
 npm: binaryen's wasm-opt for both WebAssembly builds, tools/binaryen/package-lock.json (npm ci)
@@ -53,6 +55,8 @@ browser=yes
 install_debian "the playground test" "${DEBIAN_BROWSER[@]}" || browser=no
 go_yaml=yes
 install_debian "render's YAML compared with Go's" "${DEBIAN_GO_YAML[@]}" || go_yaml=no
+instruction_tools=yes
+install_debian "the instruction-count guard" "${DEBIAN_PROFILE[@]}" || instruction_tools=no
 
 step "format"
 cargo fmt --all -- --check
@@ -81,6 +85,16 @@ if [ "$package_tools" = yes ]; then
   ran+=("the package tests (amd64 and arm64 images: skopeo, umoci, qemu-user)")
 else
   skipped+=("the package tests: Debian packages missing (they printed SKIP lines)")
+fi
+
+step "instructions per call against the committed baseline (at most ${TOLERANCE:-5}% over)"
+# callgrind on profile-call for the benchmark's claims, a settled claim and each lifecycle phase's
+# test vector (scripts/instructions.sh; --bless rewrites benches/instructions-baseline.tsv).
+if [ "$instruction_tools" = yes ]; then
+  scripts/instructions.sh
+  ran+=("instructions per call within ${TOLERANCE:-5}% of benches/instructions-baseline.tsv (callgrind)")
+else
+  skipped+=("the instruction-count guard: ${DEBIAN_PROFILE[*]} missing")
 fi
 
 step "soak (short): 5,000 calls at 64 in flight over loopback, no failure, RSS growth under 2 MB"

@@ -5,6 +5,9 @@
 //! valgrind --tool=callgrind target/profiling/examples/profile-call target/bench-e2e/ours-100.bin 20
 //! valgrind --tool=callgrind target/profiling/examples/profile-call FIRST.bin SECOND.bin 20
 //!
+//! A body is gRPC-framed, as bench-e2e writes it, or a bare message, as a test vector's
+//! `tests/vectors/<name>.request.bin` is (scripts/instructions.sh measures both).
+//!
 //! `--steady` first turns each body into the call of a reconcile whose resources exist: every
 //! resource the function composes for the claim comes back observed, as the provider reports
 //! one (uid, generation, owner, finalizer, `managedFields`, `status.atProvider` with every
@@ -66,7 +69,7 @@ fn main() {
     // As the server holds a request: the bytes received, which the live schemas stay slices of.
     let bodies: Vec<Bytes> = args
         .iter()
-        .map(|path| Bytes::from(std::fs::read(path).expect("a request body")).slice(5..))
+        .map(|path| unframed(Bytes::from(std::fs::read(path).expect("a request body"))))
         .map(|body| {
             if steady {
                 with_resources_observed(&body)
@@ -96,6 +99,20 @@ fn main() {
     }
     let (schemas, cache_bytes) = function_artifactory::validation::cache_size();
     println!("{calls} calls, {bytes} response bytes; live schemas cached: {schemas}, about {cache_bytes} bytes");
+}
+
+/// The message of a gRPC-framed body (what bench-e2e writes), or the body itself when it is a
+/// bare message (a test vector's `.request.bin`): a frame is a zero flag byte and the message's
+/// length, big-endian, where a RunFunctionRequest's first byte is a field's tag, never zero.
+fn unframed(body: Bytes) -> Bytes {
+    let framed = body.len() >= 5
+        && body[0] == 0
+        && u32::from_be_bytes([body[1], body[2], body[3], body[4]]) as usize == body.len() - 5;
+    if framed {
+        body.slice(5..)
+    } else {
+        body
+    }
 }
 
 /// `body` in a reconcile of a claim whose resources exist (`requests::with_observed`).

@@ -18,7 +18,8 @@ DEBIAN_PACKAGE_BUILD_ARM64=(gcc-aarch64-linux-gnu libc6-dev-arm64-cross)
 DEBIAN_PACKAGE_TESTS=(skopeo umoci qemu-user)
 # The soak: load over HTTP/2.
 DEBIAN_SOAK=(nghttp2-client)
-# The benchmark report's instruction counts (scripts/bench-report.sh).
+# Instruction counts: the guard of the test command (scripts/instructions.sh) and the
+# benchmark report (scripts/bench-report.sh).
 DEBIAN_PROFILE=(valgrind)
 # The playground test in a real browser.
 DEBIAN_BROWSER=(chromium)
