@@ -3,9 +3,10 @@
 //! settings are the live settings under the names of the provider kind's `forProvider`.
 //!
 //! Pure: the `adopt` command reads the configurations (a file, or Artifactory's REST API) and
-//! prints what this module builds. Every setting is kept, because a takeover resets a field
-//! the claim leaves out to the Terraform provider's default; a setting equal to that default
-//! (the table of `core::takeover`) is left out, since leaving it out changes nothing.
+//! prints what this module builds. Every setting is written, so that the claim states what the
+//! repository is (a takeover would keep a setting left out at its live value, but the claim
+//! would not say it); a setting equal to the Terraform provider's default (the table of
+//! `core::lifecycle::takeover`) is left out, since it says nothing a reader needs.
 
 use crate::core::catalog::{catalog, Kind, Node, ProviderApi, Rclass, Release};
 use crate::core::composite::is_dns_label;

@@ -61,22 +61,25 @@ impl<'a> Composer<'a> {
     /// to drop it. Members are written in key order, as the equivalent `Map` would encode.
     /// `origin` is the value of the origin annotation ([`ORIGIN`]), where one is written;
     /// `at_provider` what the provider last read of the repository, for fixes that name the
-    /// live value.
-    pub(crate) fn compose(
+    /// live value; `kept` live values for the fields the claim leaves out, first source first,
+    /// where a takeover keeps them (`lifecycle::takeover::Kept`).
+    pub(crate) fn compose<'k>(
         &mut self,
         p: &Planned,
         origin: Option<&str>,
         at_provider: Option<ObjectView>,
+        kept: impl Iterator<Item = (&'k str, View<'k>)>,
         findings: &mut Findings,
     ) -> Struct {
         let for_provider_path = p.entry.at_field("forProvider");
-        let for_provider = for_provider(
+        let mut for_provider = for_provider(
             p,
             self.input,
             self.project_key,
             &for_provider_path,
             findings,
         );
+        keep_live(p, kept, &for_provider_path, &mut for_provider);
         let live = self
             .live
             .and_then(|live| live.get(&p.kind.api_version, &p.kind.kind));
@@ -385,6 +388,25 @@ fn for_provider<'p>(
         }
     }
     fields
+}
+
+/// Adds each field of `p`'s kind that the claim leaves out at its live value in `kept`, the
+/// first one where two are given. Its path is the claim's `forProvider` field that would
+/// set it, which a problem about it names as the place to set it otherwise.
+fn keep_live<'p, 'k: 'p>(
+    p: &Planned,
+    kept: impl Iterator<Item = (&'k str, View<'k>)>,
+    for_provider_path: &'p FieldPath<'p>,
+    fields: &mut Fields<'p>,
+) {
+    let catalog = catalog();
+    for (name, value) in kept {
+        if !fields.contains(name) && catalog.for_provider_has(p.kind, name) {
+            let path = for_provider_path.field(name);
+            let value = FieldValue::View(value);
+            fields.insert(name, Sourced { value, path });
+        }
+    }
 }
 
 /// `members`, or the self member at `<artifactoryUrl>/artifactory/<key>`.

@@ -150,7 +150,8 @@ fn run(
     for r in &mut repositories {
         let origin = r.adoption.origin.map(Origin::as_str);
         let at_provider = r.observed.as_ref().and_then(Observed::at_provider);
-        let resource = composer.compose(&r.planned, origin, at_provider, findings);
+        let kept = takeover::Kept::of(r);
+        let resource = composer.compose(&r.planned, origin, at_provider, kept.fields(), findings);
         if size.add(r.planned.name, &resource) {
             r.resource = Some(resource);
         }

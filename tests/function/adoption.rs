@@ -489,12 +489,14 @@ async fn a_key_that_existed_is_held_and_the_claim_told_how_to_go_on() {
                 .contains("repository libs (key libs) is held"),
             "{condition:?}"
         );
-        // The preview says what adopting it would change.
-        assert_eq!(status[0]["takeoverChanges"], 1);
+        // What the claim leaves out is rendered at its live value, so adopting it would change
+        // nothing: no field goes back to the provider's default.
         assert_eq!(
-            status[0]["takeover"][0],
-            json!({"path": "spec.forProvider.description", "live": "\"made by hand\"", "claim": "\"\" (left out: the provider's default)"})
+            resources["libs"]["spec"]["forProvider"],
+            json!({"description": "made by hand", "includesPattern": "**/*"})
         );
+        assert_eq!(status[0]["takeoverChanges"], 0);
+        assert_eq!(status[0]["takeover"], json!([]));
     }
 }
 
@@ -806,20 +808,27 @@ async fn the_preview_lists_what_a_takeover_would_change_then_the_takeover_says_i
             .await;
         let status = status_repositories(&response);
         assert_eq!(status[0]["phase"], "adopted", "{}", api.folder);
+        // Only what the claim sets can change: the fields it leaves out are rendered at their
+        // live values (zero values too), the provider's `id` is not a field of the kind.
         assert_eq!(
             status[0]["takeover"],
             json!([
                 {"path": "spec.forProvider.description", "live": "\"Old libraries\"", "claim": "\"Libraries\""},
-                {"path": "spec.forProvider.projectKey", "live": "\"team9\"", "claim": "\"\" (left out: the provider's default)"},
-                {"path": "spec.forProvider.xrayIndex", "live": "true", "claim": "false (left out: the provider's default)"}
             ])
         );
-        assert_eq!(status[0]["takeoverChanges"], 3);
+        assert_eq!(status[0]["takeoverChanges"], 1);
+        assert_eq!(
+            validated(api, &response)["libs"]["spec"]["forProvider"],
+            json!({
+                "description": "Libraries", "xrayIndex": true, "projectKey": "team9",
+                "includesPattern": "**/*", "notes": ""
+            })
+        );
         let message = warning(&response, "TakeoverPreview");
-        assert_eq!(message, "repository libs (key legacy-libs) is observed only: taking it over would change 3 fields (status.repositories[].takeover)");
+        assert_eq!(message, "repository libs (key legacy-libs) is observed only: taking it over would change 1 field (status.repositories[].takeover)");
         // Said once: the next call with the same count says nothing.
         let previous =
-            json!({"repositories": [{"name": "libs", "phase": "adopted", "takeoverChanges": 3}]});
+            json!({"repositories": [{"name": "libs", "phase": "adopted", "takeoverChanges": 1}]});
         let response = function
             .call(with_status(
                 previous,
@@ -846,7 +855,7 @@ async fn the_preview_lists_what_a_takeover_would_change_then_the_takeover_says_i
         // Taking over, by the entry's own policies, once the preview was published: said at the
         // call that does it, with the changes.
         let previous =
-            json!({"repositories": [{"name": "libs", "phase": "adopted", "takeoverChanges": 3}]});
+            json!({"repositories": [{"name": "libs", "phase": "adopted", "takeoverChanges": 1}]});
         let response = function
             .call(with_status(
                 previous,
@@ -860,14 +869,16 @@ async fn the_preview_lists_what_a_takeover_would_change_then_the_takeover_says_i
         let message = warning(&response, "TakingOver");
         assert_has(
             &message,
-            "3 fields change: spec.forProvider.description: \"Old libraries\" -> \"Libraries\"",
+            "1 field changes: spec.forProvider.description: \"Old libraries\" -> \"Libraries\"",
         );
-        // ... and the deletion that comes with it.
+        // ... and the deletion that comes with it; the project it is in stays, as the claim
+        // leaves projectKey out.
         let consequence = warning(&response, "ConsequentialChange");
         assert_has(&consequence, "its deletion turns from Orphan to Delete");
-        assert_has(
-            &consequence,
-            "it is taken out of the JFrog project \"team9\"",
+        assert!(!consequence.contains("JFrog project"), "{consequence}");
+        assert_eq!(
+            resources["libs"]["spec"]["forProvider"]["projectKey"],
+            "team9"
         );
     }
 }
@@ -978,7 +989,7 @@ async fn removing_import_from_a_held_import_takes_nothing_over() {
 }
 
 #[tokio::test]
-async fn a_remote_taken_over_without_url_is_told_the_live_url() {
+async fn a_remote_taken_over_without_url_keeps_the_live_url() {
     let mut function = Function::start().await;
     for api in APIS {
         let entry = json!({"name": "central", "rclass": "remote", "packageType": "maven", "key": "maven-central", "import": true, "managementPolicies": ["*"]});
@@ -988,7 +999,8 @@ async fn a_remote_taken_over_without_url_is_told_the_live_url() {
             json!({"url": "https://repo1.maven.org/maven2"}),
         )
         .value();
-        // Taken over: the call after the one that showed it adopted.
+        // Taken over: the call after the one that showed it adopted. The url the provider
+        // requires to update is the live one, which the claim leaves out.
         let previous = json!({"repositories": [{"name": "central", "phase": "adopted"}]});
         let response = function
             .call(with_status(
@@ -996,8 +1008,17 @@ async fn a_remote_taken_over_without_url_is_told_the_live_url() {
                 api.request(spec(json!([entry]))).observed("central", live),
             ))
             .await;
-        let message = fatal_message(&response).unwrap();
-        assert_has(&message, "fix: set it to \"https://repo1.maven.org/maven2\", the value the repository has in Artifactory (status.atProvider.url)");
+        assert!(
+            fatal_message(&response).is_none(),
+            "{:?}",
+            fatal_message(&response)
+        );
+        let resources = validated(api, &response);
+        assert_eq!(
+            resources["central"]["spec"]["forProvider"]["url"],
+            "https://repo1.maven.org/maven2"
+        );
+        assert_eq!(status_repositories(&response)[0]["phase"], "takingOver");
     }
 }
 
@@ -1888,9 +1909,22 @@ const SECRET_URL: &str = "https://bob:secret@upstream.example/path?token=abc123x
 const MASKED_URL: &str = "https://***@upstream.example/path?token=***";
 
 /// Asserts that no part of [`SECRET_URL`]'s secrets is anywhere in the response's bytes.
+/// No secret of a live url in what the claim's readers read: the results, the conditions and
+/// the composite (its status). The composed managed resources may hold the live url: their
+/// `status.atProvider` has it as the provider read it, and a kept field (one the claim leaves
+/// out) is rendered at that value.
 fn assert_no_secret(response: &RunFunctionResponse, case: &str) {
     use prost::Message;
-    let bytes = response.encode_to_vec();
+    let mut bytes = Vec::new();
+    for result in &response.results {
+        bytes.extend(result.encode_to_vec());
+    }
+    for condition in &response.conditions {
+        bytes.extend(condition.encode_to_vec());
+    }
+    if let Some(composite) = response.desired.as_ref().and_then(|d| d.composite.as_ref()) {
+        bytes.extend(composite.encode_to_vec());
+    }
     for secret in ["bob", "secret", "abc123xyz"] {
         assert!(
             !bytes
@@ -1968,7 +2002,8 @@ async fn a_live_url_s_secrets_are_in_no_preview_message_or_status() {
         );
         assert_no_secret(&response, case);
 
-        // Taken over without a url: the fix names the live one, masked, and where to read it.
+        // Taken over without a url: the live one is kept in the managed resource, as its
+        // status.atProvider has it, and said nowhere the claim's readers read.
         let response = function
             .call(with_status(
                 previous,
@@ -1976,8 +2011,12 @@ async fn a_live_url_s_secrets_are_in_no_preview_message_or_status() {
                     .observed("central", live),
             ))
             .await;
-        let message = fatal_message(&response).unwrap();
-        assert_has(&message, &format!("fix: set it to \"{MASKED_URL}\" (with what is masked here as the managed resource's status.atProvider.url has it), the value the repository has in Artifactory"));
+        let resources = validated(api, &response);
+        assert_eq!(
+            resources["central"]["spec"]["forProvider"]["url"],
+            SECRET_URL
+        );
+        assert_eq!(status_repositories(&response)[0]["takeover"], json!([]));
         assert_no_secret(&response, case);
     }
 }

@@ -140,14 +140,15 @@ fn adoption_vectors() -> Vec<Vector> {
         },
         Vector {
             name: "adoption-takeover",
-            covers: "an import taken over: the preview, the takeover and its consequences",
+            covers: "an import taken over: the preview, the takeover and its consequences; what the claim leaves out kept at its live value",
             fatal_reason: None,
-            // Taken over the call after one that showed it adopted, with its preview.
+            // Taken over the call after one that showed it adopted, with its preview: the
+            // claim's description changes, the live xrayIndex it leaves out stays.
             request: request(with_status(
                 composite(spec(json!([
-                    {"name": "legacy", "rclass": "local", "packageType": "maven", "import": true, "managementPolicies": ["*"]}
+                    {"name": "legacy", "rclass": "local", "packageType": "maven", "import": true, "managementPolicies": ["*"], "description": "Legacy libraries"}
                 ]))),
-                json!({"repositories": [{"name": "legacy", "phase": "adopted", "takeoverChanges": 2}]}),
+                json!({"repositories": [{"name": "legacy", "phase": "adopted", "takeoverChanges": 1}]}),
             ))
             .observed("legacy", adopted)
             .build(),

@@ -136,6 +136,12 @@ impl<'a> Observed<'a> {
         self.annotations.external_name.or(self.name)
     }
 
+    /// `spec.forProvider` as the cluster holds it: what the function rendered last, and what
+    /// the provider late-initialised.
+    pub(crate) fn spec_for_provider(&self) -> Option<ObjectView<'a>> {
+        self.spec?.get("forProvider")?.as_object()
+    }
+
     /// The member `name` of `spec.forProvider`.
     pub(crate) fn for_provider(&self, name: &str) -> Option<View<'a>> {
         self.spec?.get("forProvider")?.get(name)

@@ -3,10 +3,12 @@
 //!
 //! upjet writes what the provider read of the repository into `status.atProvider`, under the
 //! names of `spec.forProvider` (with `id`, and `packageType` for virtual and federated kinds).
-//! A takeover changes every field the claim sets to another value, and every field the claim
-//! leaves out whose live value is not the Terraform provider's default: upjet hands Terraform
-//! the claim's fields only, and the Terraform provider plans an omitted field with a default
-//! back to that default.
+//!
+//! A takeover changes the fields the claim sets, and nothing else: every field of the kind the
+//! claim leaves out is rendered at its live value ([`Kept`]), zero values included, so neither
+//! upjet's late initialisation (which skips zero values) nor the Terraform provider's defaults
+//! (which an omitted field is planned back to) can change it. The preview is then the claim's
+//! fields whose value differs from the live one, and those whose live value cannot be read.
 //!
 //! Whoever can read the claim reads the preview, not only whoever can read Artifactory: every
 //! value is quoted with what a URL in it may carry as a secret masked (`problems::masked`), and
@@ -15,8 +17,8 @@
 use crate::core::catalog::Rclass;
 use crate::core::compose::rendered_spec;
 use crate::core::lifecycle::observed::Observed;
+use crate::core::lifecycle::phase::{Origin, Phase};
 use crate::core::lifecycle::Repository;
-use crate::core::plan::Planned;
 use crate::core::problems::masked;
 use crate::core::sorted;
 use crate::proto::{Kind, ObjectView, View};
@@ -57,12 +59,53 @@ impl Preview {
     }
 }
 
+/// Where the live values of the fields a claim leaves out come from, first source first, for a
+/// repository that existed before the claim (origin `taken` or `imported`); none for one the
+/// claim made, whose omitted fields are the provider's to default.
+///
+/// Until the takeover has been applied, `status.atProvider`: what the provider last read, so
+/// the takeover writes back what Artifactory holds. After it (`managed`), `spec.forProvider` as
+/// the cluster holds it first: the values the takeover wrote stay as they were, whatever the
+/// policies and whatever changes in Artifactory afterwards, as they would if the claim had
+/// named them; `status.atProvider` then gives a field the spec does not hold yet.
+#[derive(Default)]
+pub(crate) struct Kept<'a>([Option<ObjectView<'a>>; 2]);
+
+impl<'a> Kept<'a> {
+    pub(crate) fn of(r: &Repository<'a>) -> Kept<'a> {
+        let Some(live) = &r.observed else {
+            return Kept::default();
+        };
+        match (r.adoption.origin, &r.adoption.phase) {
+            (Some(Origin::Taken | Origin::Imported), Phase::Managed) => {
+                Kept([live.spec_for_provider(), live.at_provider()])
+            }
+            (Some(Origin::Taken | Origin::Imported), _) => Kept([live.at_provider(), None]),
+            _ => Kept::default(),
+        }
+    }
+
+    /// The live fields, first source first; a field of a later source that an earlier one
+    /// holds too is given again (the caller keeps the first, and the fields its kind holds).
+    /// Credentials and references to Secrets are never kept: Artifactory does not return a
+    /// credential, and which Secret a repository reads is the claim's to say, within the
+    /// namespaces the platform allows (a kept reference would outlive a narrower bound).
+    pub(crate) fn fields(&self) -> impl Iterator<Item = (&'a str, View<'a>)> + '_ {
+        self.0
+            .iter()
+            .flatten()
+            .flat_map(|source| source.into_iter())
+            .filter(|(name, value)| !names_credential(name, *value))
+    }
+}
+
 /// The fields each class of repository gets a default for when the claim leaves them out, with
 /// that default, from the Terraform provider's schemas (jfrog/terraform-provider-artifactory):
 /// `pkg/artifactory/resource/repository/repository.go` (`BaseAttributes`, every class) and
-/// `local/local.go` (`LocalAttributes`, local and federated). Fields without a static default
-/// (computed from the package type, or kept as Artifactory has them) are not previewed when
-/// left out.
+/// `local/local.go` (`LocalAttributes`, local and federated). `adopt` leaves a setting equal to
+/// its default out of the entries it writes; the preview needs none (a taken-over repository's
+/// omitted fields are rendered at their live values, [`Kept`]).
+#[cfg_attr(not(feature = "server"), allow(dead_code))]
 fn defaults(rclass: Rclass) -> &'static [(&'static str, DefaultValue)] {
     use DefaultValue::{False, Text};
     const BASE: [(&str, DefaultValue); 5] = [
@@ -101,11 +144,13 @@ pub(crate) fn default_of(rclass: Rclass, field: &str) -> Option<Value> {
 }
 
 #[derive(Debug, Clone, Copy)]
+#[cfg_attr(not(feature = "server"), allow(dead_code))]
 enum DefaultValue {
     Text(&'static str),
     False,
 }
 
+#[cfg_attr(not(feature = "server"), allow(dead_code))]
 impl DefaultValue {
     fn to_value(self) -> Value {
         match self {
@@ -121,6 +166,13 @@ fn is_credential(field: &str) -> bool {
     ["password", "secret", "token", "certificate"]
         .iter()
         .any(|word| lower.contains(word))
+}
+
+/// A credential's value, or a reference to a Secret; a switch named after one (a remote's
+/// `enableTokenAuthentication`) is neither.
+fn names_credential(field: &str, value: View) -> bool {
+    let reference = field.to_ascii_lowercase().ends_with("secretref");
+    reference || (is_credential(field) && !matches!(value.kind(), Kind::Bool(_)))
 }
 
 /// Lists whose order means nothing to Artifactory: compared as sets.
@@ -146,52 +198,32 @@ pub(crate) fn preview_takeovers(repositories: &mut [Repository]) {
             .and_then(rendered_spec)
             .and_then(|spec| spec.get("forProvider"))
             .and_then(View::as_object);
-        r.preview = preview(&r.planned, for_provider, live, &mut budget);
+        r.preview = preview(for_provider, live, &mut budget);
     }
 }
 
 /// What taking `live` over with the rendered `for_provider` would change; `None` while the
-/// provider has not read the repository (`status.atProvider` absent).
+/// provider has not read the repository (`status.atProvider` absent). The rendered fields are
+/// the claim's and, for those it leaves out, the live values ([`Kept`]): only the claim's can
+/// differ.
 ///
 /// `budget` is what the composite may still list; it is taken from.
 fn preview(
-    p: &Planned,
     for_provider: Option<ObjectView>,
     live: &Observed,
     budget: &mut usize,
 ) -> Option<Preview> {
     let at_provider = live.at_provider()?;
     let mut preview = Preview::default();
-    let mut record = |change: Change| {
+    for (field, value) in for_provider.into_iter().flatten() {
+        let Some(change) = claimed_change(field, value, at_provider.get(field)) else {
+            continue;
+        };
         if preview.changes.len() < PER_REPOSITORY && *budget > 0 {
             *budget -= 1;
             preview.changes.push(change);
         } else {
             preview.omitted += 1;
-        }
-    };
-    let claimed: Vec<(&str, View)> = for_provider.into_iter().flatten().collect();
-    // Fields the claim sets, then those it leaves out that would go back to a default; each
-    // list is in field order, as the resource writes them.
-    for (field, value) in &claimed {
-        if let Some(change) = claimed_change(field, *value, at_provider.get(field)) {
-            record(change);
-        }
-    }
-    for (field, default) in defaults(p.kind.rclass) {
-        if claimed.iter().any(|(name, _)| name == field) {
-            continue;
-        }
-        let Some(live_value) = at_provider.get(field) else {
-            continue;
-        };
-        let default = default.to_value();
-        if !same(&live_value.to_value(), &default, field) {
-            record(Change {
-                path: path(field),
-                live: text(&live_value.to_value()),
-                claim: format!("{} (left out: the provider's default)", text(&default)),
-            });
         }
     }
     Some(preview)
@@ -200,7 +232,7 @@ fn preview(
 /// The change a claimed field makes, if any.
 fn claimed_change(field: &str, claimed: View, live: Option<View>) -> Option<Change> {
     // A switch such as a remote's `enableTokenAuthentication` names no credential: compared.
-    if is_credential(field) && !matches!(claimed.kind(), Kind::Bool(_)) {
+    if names_credential(field, claimed) {
         return Some(Change {
             path: path(field),
             live: "not readable: Artifactory does not return credentials".to_owned(),

@@ -407,7 +407,13 @@ fn run(setup: Setup, client: Client, events: &[Event]) -> (Vec<Violation>, Vec<S
 /// reused while its old resource goes waits for it (the named cases below); invariant 1 is
 /// still broken under the no-fork clients (`regression_54_3_…_no_fork_clients`), which no
 /// release of this provider runs.
-const KNOWN_OPEN: [(Invariant, u32); 1] = [(Invariant::TakeoverAsPreviewed, 56)];
+///
+/// Invariant 2 (a takeover changes only what its preview listed) holds since issue 56 renders
+/// a taken-over repository's omitted fields at their live values
+/// (`regression_56_1_a_takeover_resets_no_omitted_field`): before, the search found a takeover
+/// that reset a live `handleSnapshots: false`, which the provider's late initialisation skips
+/// as a zero value and its plan sets back to the default, true.
+const KNOWN_OPEN: [(Invariant, u32); 0] = [];
 
 fn known_open(invariant: Invariant) -> bool {
     KNOWN_OPEN.iter().any(|(open, _)| *open == invariant)
@@ -586,6 +592,48 @@ fn holds(invariant: Invariant, events: &[Event], said: &str, issue: &str) {
         invariant as u8,
         trace.join("\n")
     );
+}
+
+/// Issue 56, item 1: an outside repository with `handleSnapshots: false` (a zero value, which
+/// upjet's late initialisation skips, pkg/resource/lateinit.go, and the Terraform provider
+/// plans back to its default, true), imported and taken over with and without
+/// `LateInitialize` in the policies: the takeover changed `handleSnapshots`, which the preview
+/// never listed. Now the field the claim leaves out is rendered at its live value, and only
+/// the description the claim sets changes, as the preview said.
+#[test]
+fn regression_56_1_a_takeover_resets_no_omitted_field() {
+    for policies in [1, 2] {
+        let events = [
+            outside("payments-libs", false),
+            add("libs", Some("payments-libs")),
+            Event::Import { slot: 0, on: true },
+            Event::Describe {
+                slot: 0,
+                text: Some(0),
+            },
+            Composite,
+            ProviderAll,
+            Composite,
+            Composite,
+            Event::Policies {
+                slot: 0,
+                policies: Some(policies),
+            },
+            Composite,
+            ProviderAll,
+            ProviderAll,
+            Composite,
+            ProviderAll,
+            Composite,
+            ProviderAll,
+        ];
+        holds(
+            Invariant::TakeoverAsPreviewed,
+            &events,
+            "changed [\"handleSnapshots\"]",
+            "issue 56.1",
+        );
+    }
 }
 
 /// Issue 57: under `allowedKeys: "{claimNamespace}-*"`, project `payments` made the computed
