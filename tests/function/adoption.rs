@@ -29,8 +29,8 @@ use crate::support;
 use function_artifactory::proto::v1::{
     Ready, Result as FnResult, RunFunctionResponse, Severity, Target,
 };
-use serde_json::{json, Value};
-use std::collections::BTreeMap;
+use serde_json::{json, Map, Value};
+use std::collections::{BTreeMap, BTreeSet};
 use support::requests::{
     assert_valid, composite, desired_resources, fatal_message, input, namespaced_composite,
     request, status_repositories, RequestBuilder,
@@ -2046,4 +2046,284 @@ async fn a_provider_message_quoting_a_url_is_repeated_masked() {
         assert_has(said.as_str().unwrap(), MASKED_URL);
         assert_no_secret(&response, api.folder);
     }
+}
+
+// ---- A takeover changes exactly what its preview lists (issue 56) ----------
+
+/// The package types the exactness test takes over: one of each family, in every class that
+/// has it (a class without the package type is skipped, and the test counts what it covered).
+const FAMILIES: [&str; 10] = [
+    "maven", "docker", "oci", "npm", "pypi", "helm", "debian", "generic", "go", "nuget",
+];
+
+/// `spec.forProvider`'s properties of `kind` in the API's CRDs, by name.
+fn for_provider_properties(api: Api, kind: (&str, &str)) -> Map<String, Value> {
+    let documents = support::crd::provider_crd_documents(api.folder).expect("the CRDs");
+    let (group, version) = kind.0.split_once('/').unwrap();
+    let crd = documents
+        .iter()
+        .map(|(_, crd)| crd)
+        .find(|crd| crd["spec"]["group"] == group && crd["spec"]["names"]["kind"] == kind.1)
+        .unwrap_or_else(|| panic!("no CRD of {kind:?}"));
+    let served = crd["spec"]["versions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|v| v["name"] == version)
+        .unwrap();
+    served["schema"]["openAPIV3Schema"]["properties"]["spec"]["properties"]["forProvider"]
+        ["properties"]
+        .as_object()
+        .cloned()
+        .unwrap_or_default()
+}
+
+/// Whether a field holds or names a credential, or refers to another resource: the test gives
+/// such fields no live value (Artifactory returns no credential; references are the claim's).
+fn neither_credential_nor_reference(field: &str) -> bool {
+    let lower = field.to_ascii_lowercase();
+    let credential = ["password", "secret", "token", "certificate"]
+        .iter()
+        .any(|word| lower.contains(word));
+    let reference =
+        lower.ends_with("ref") || lower.ends_with("refs") || lower.ends_with("selector");
+    !credential && !reference
+}
+
+/// A live value for every scalar field (and list of strings) of the kind, differing from the
+/// Terraform defaults where it can: every other switch and number at its zero value (`false`,
+/// `0`, which upjet's late initialisation skips), the others at a value of their own; an enum at
+/// its last value. Objects and lists of objects are left out, but for a federated repository's
+/// `member` list.
+fn live_settings(properties: &Map<String, Value>) -> Map<String, Value> {
+    let mut live = Map::new();
+    for (i, (name, schema)) in properties.iter().enumerate() {
+        let zero = i % 2 == 0;
+        let value = match (schema["type"].as_str(), schema["enum"].as_array()) {
+            (_, Some(values)) => values.last().cloned(),
+            (Some("boolean"), _) if neither_credential_nor_reference(name) || !zero => {
+                Some(json!(!zero))
+            }
+            (Some("boolean"), _) => Some(json!(false)),
+            (_, _) if !neither_credential_nor_reference(name) => None,
+            (Some("integer" | "number"), _) => Some(json!(if zero { 0 } else { 7 })),
+            (Some("string"), _) if name == "url" => Some(json!("https://live.example/upstream")),
+            // A federated repository's members, which the provider requires to update.
+            (Some("array"), _) if name == "member" => Some(json!([
+                {"url": "https://live.example/artifactory/legacy", "enabled": true}
+            ])),
+            (Some("string"), _) => Some(json!(format!("live {name}"))),
+            (Some("array"), _) if schema["items"]["type"] == "string" => {
+                Some(json!([format!("live-{name}")]))
+            }
+            _ => None,
+        };
+        if let Some(value) = value {
+            live.insert(name.clone(), value);
+        }
+    }
+    live
+}
+
+/// The provider model of the lifecycle simulation, at one Observe and apply of a taken-over
+/// repository (upjet's Terraform-CLI client, `pkg/controller/external.go`): with `LateInitialize`
+/// in the policies, each omitted field whose live value is not a zero value is copied into the
+/// spec first (`pkg/resource/lateinit.go`, the zero-value filter); then Terraform plans the spec
+/// over the live state, and an omitted field goes to its default, which this model takes to
+/// differ from any live value (the test does not rely on a default table). Returns the fields
+/// the apply changes.
+fn provider_changes(
+    rendered: &Map<String, Value>,
+    live: &Map<String, Value>,
+    properties: &Map<String, Value>,
+    late_initialize: bool,
+) -> BTreeSet<String> {
+    let mut spec = rendered.clone();
+    if late_initialize {
+        for (name, value) in live {
+            let zero =
+                matches!(value, Value::Bool(false)) || value == &json!(0) || value == &json!("");
+            if !spec.contains_key(name) && !zero {
+                spec.insert(name.clone(), value.clone());
+            }
+        }
+    }
+    properties
+        .keys()
+        .filter(|name| match (spec.get(*name), live.get(*name)) {
+            (Some(desired), Some(live)) => desired != live,
+            (Some(_), None) | (None, Some(_)) => true,
+            (None, None) => false,
+        })
+        .cloned()
+        .collect()
+}
+
+fn previewed_fields(response: &RunFunctionResponse) -> BTreeSet<String> {
+    status_repositories(response)[0]["takeover"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|change| {
+            let path = change["path"].as_str().unwrap();
+            path.strip_prefix("spec.forProvider.").unwrap().to_owned()
+        })
+        .collect()
+}
+
+/// Issue 56: for every class and a package type of each family, an imported repository whose
+/// live settings differ from the defaults (zero values included) is previewed, taken over with
+/// and without `LateInitialize`, and managed after: the provider model changes exactly the
+/// fields the preview lists (here the claim's description), the takeover renders what the
+/// preview showed, and once managed the fields the claim leaves out stay as the takeover wrote
+/// them when Artifactory changes one outside.
+#[tokio::test]
+async fn every_kind_taken_over_changes_exactly_what_its_preview_lists() {
+    let mut function = Function::start().await;
+    let api = CLUSTER;
+    let mut covered = Vec::new();
+    for rclass in ["local", "remote", "virtual", "federated"] {
+        for package_type in FAMILIES {
+            let key = format!("legacy-{rclass}-{package_type}");
+            let entry = |policies: Option<Value>| {
+                let mut entry = json!({"name": "legacy", "rclass": rclass, "packageType": package_type,
+                    "key": key, "import": true, "description": "claimed description"});
+                if let Some(policies) = policies {
+                    entry["managementPolicies"] = policies;
+                }
+                entry
+            };
+            // The kind the entry renders, where the class has the package type.
+            let first = function.call(api.request(spec(json!([entry(None)])))).await;
+            if fatal_message(&first).is_some() {
+                continue;
+            }
+            let resource = &desired_resources(&first)["legacy"];
+            let kind = (
+                resource["apiVersion"].as_str().unwrap().to_owned(),
+                resource["kind"].as_str().unwrap().to_owned(),
+            );
+            let kind = (kind.0.as_str(), kind.1.as_str());
+            let properties = for_provider_properties(api, kind);
+            let mut live = live_settings(&properties);
+            live.insert("description".into(), json!("live description"));
+            let mut at_provider = Value::Object(live.clone());
+            at_provider["id"] = json!(key);
+            let case = format!("{rclass} {package_type} ({})", kind.1);
+
+            // Adopted: the preview.
+            let observed = Live::observed_import(kind, &key, at_provider.clone()).value();
+            let adopted = function
+                .call(
+                    api.request(spec(json!([entry(None)])))
+                        .observed("legacy", observed.clone()),
+                )
+                .await;
+            assert!(
+                fatal_message(&adopted).is_none(),
+                "{case}: {:?}",
+                fatal_message(&adopted)
+            );
+            let rendered = validated(api, &adopted)["legacy"]["spec"]["forProvider"]
+                .as_object()
+                .cloned()
+                .unwrap();
+            let previewed = previewed_fields(&adopted);
+            assert!(previewed.contains("description"), "{case}: {previewed:?}");
+            assert!(
+                !rendered.contains_key("id"),
+                "{case}: id is not a field of the kind"
+            );
+
+            // Taken over, with and without LateInitialize: what the provider changes is the
+            // preview, and the takeover renders what the preview was computed from.
+            let status = json!({"repositories": [{"name": "legacy", "phase": "adopted",
+                "takeoverChanges": previewed.len()}]});
+            for (policies, late_initialize) in [
+                (json!(["*"]), true),
+                (json!(["Observe", "Create", "Update", "Delete"]), false),
+            ] {
+                let taking = function
+                    .call(with_status(
+                        status.clone(),
+                        api.request(spec(json!([entry(Some(policies.clone()))])))
+                            .observed("legacy", observed.clone()),
+                    ))
+                    .await;
+                assert!(
+                    fatal_message(&taking).is_none(),
+                    "{case}: {:?}",
+                    fatal_message(&taking)
+                );
+                let resources = validated(api, &taking);
+                assert_eq!(
+                    status_repositories(&taking)[0]["phase"],
+                    "takingOver",
+                    "{case}"
+                );
+                let taken = resources["legacy"]["spec"]["forProvider"]
+                    .as_object()
+                    .unwrap();
+                assert_eq!(
+                    taken, &rendered,
+                    "{case}: the takeover renders what was previewed"
+                );
+                let changes = provider_changes(taken, &live, &properties, late_initialize);
+                assert_eq!(
+                    changes, previewed,
+                    "{case}, {policies}: the provider changes exactly the preview"
+                );
+            }
+
+            // Managed after the takeover: Artifactory holds what it wrote, and someone changes a
+            // field the claim leaves out; the resource keeps what the takeover wrote.
+            let mut applied = live.clone();
+            applied.extend(rendered.clone());
+            let outside = applied
+                .iter()
+                .find(|(name, value)| value.is_boolean() && *name != "description")
+                .map(|(name, _)| name.clone());
+            if let Some(name) = &outside {
+                let flipped = !applied[name].as_bool().unwrap();
+                applied.insert(name.clone(), json!(flipped));
+            }
+            let mut managed = Live::observed_import(kind, &key, Value::Object(applied))
+                .spec("managementPolicies", json!(["*"]))
+                .value();
+            managed["spec"]["forProvider"] = Value::Object(rendered.clone());
+            let later = function
+                .call(with_status(
+                    json!({"repositories": [{"name": "legacy", "phase": "takingOver"}]}),
+                    api.request(spec(json!([entry(Some(json!(["*"])))])))
+                        .observed("legacy", managed),
+                ))
+                .await;
+            assert!(
+                fatal_message(&later).is_none(),
+                "{case}: {:?}",
+                fatal_message(&later)
+            );
+            assert_eq!(status_repositories(&later)[0]["phase"], "managed", "{case}");
+            assert_eq!(
+                validated(api, &later)["legacy"]["spec"]["forProvider"],
+                Value::Object(rendered),
+                "{case}: once managed, {outside:?} stays as the takeover wrote it"
+            );
+            covered.push(case);
+        }
+    }
+    // Every class, and each family in at least one class.
+    for rclass in ["local", "remote", "virtual", "federated"] {
+        assert!(
+            covered.iter().any(|c| c.starts_with(rclass)),
+            "{rclass}: {covered:?}"
+        );
+    }
+    for family in FAMILIES {
+        assert!(
+            covered.iter().any(|c| c.split(' ').nth(1) == Some(family)),
+            "{family}: {covered:?}"
+        );
+    }
+    eprintln!("{} kinds taken over: {covered:?}", covered.len());
 }
