@@ -6,8 +6,15 @@
 //!
 //! A takeover changes the fields the claim sets, and nothing else: every field of the kind the
 //! claim leaves out is rendered at its live value ([`Kept`]), zero values included, so neither
-//! upjet's late initialisation (which skips zero values) nor the Terraform provider's defaults
-//! (which an omitted field is planned back to) can change it. The preview is then the claim's
+//! upjet's late initialisation nor the Terraform provider's defaults can change it. upjet's
+//! Terraform-CLI client, which every release of the provider runs, late-initialises each nil
+//! `forProvider` field from the refreshed state before its first plan (upjet
+//! `pkg/controller/external.go:279-285, 329-336`) but skips zero values
+//! (`WithZeroValueJSONOmitEmptyFilter`, `pkg/resource/lateinit.go:108-139` @ v2.2.0), and
+//! without `LateInitialize` does not at all; the Terraform provider then plans an omitted
+//! field with a default back to it (terraform-provider-artifactory v12.11.7,
+//! `pkg/artifactory/resource/repository/repository.go` `BaseAttributes`, `local/local.go:178-226`,
+//! `remote/remote.go:365-583`). The preview is then the claim's
 //! fields whose value differs from the live one, and those whose live value cannot be read.
 //!
 //! Whoever can read the claim reads the preview, not only whoever can read Artifactory: every
