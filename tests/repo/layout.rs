@@ -3,8 +3,9 @@
 //! component, codegen), the WebAssembly faces name no other face (what they share
 //! is in the core or the protocol), the rooms of `src/` and the modules of each room
 //! depend on each other without a circle, and a file's `use` lines come before its items; the
-//! CEL engine (crates/cel-rules) and its tests build nothing of the function. (That the core
-//! builds without any feature, for wasm32, is checked by scripts/test-all.sh.)
+//! CEL engine (crates/cel-rules) and its tests build nothing of the function; no source file of
+//! `src/` or of a crate's `src/` is over 800 lines. (That the core builds without any feature,
+//! for wasm32, is checked by scripts/test-all.sh.)
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
@@ -349,6 +350,45 @@ fn the_design_layout_table_agrees_with_the_tree() {
     assert_eq!(
         rows, folders,
         "docs/design.md's layout table (left) against the tree"
+    );
+}
+
+/// Lines a source file may have: past them a file holds more than one concept, and is split at
+/// its seams (issue 53). Generated files are not sources.
+const FILE_LINES_MAX: usize = 800;
+
+#[test]
+fn no_source_file_is_over_800_lines() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let mut files = Vec::new();
+    rust_files(&src(), &mut files);
+    for entry in std::fs::read_dir(root.join("crates")).unwrap() {
+        let crate_src = entry.unwrap().path().join("src");
+        if crate_src.is_dir() {
+            rust_files(&crate_src, &mut files);
+        }
+    }
+    assert!(
+        files.len() > 100,
+        "the walk found the sources: {}",
+        files.len()
+    );
+    let long: Vec<String> = files
+        .iter()
+        .filter_map(|file| {
+            let text = std::fs::read_to_string(file).unwrap();
+            let generated = text.lines().take(3).any(|l| l.contains("@generated"));
+            let lines = text.lines().count();
+            (!generated && lines > FILE_LINES_MAX).then(|| {
+                let path = file.strip_prefix(root).unwrap().display();
+                format!("{path}: {lines} lines")
+            })
+        })
+        .collect();
+    assert!(
+        long.is_empty(),
+        "files over {FILE_LINES_MAX} lines; split each at its seams into a module of files:\n{}",
+        long.join("\n")
     );
 }
 
