@@ -294,6 +294,12 @@ fn warning(response: &RunFunctionResponse, reason: &str) -> String {
     found[0].message.clone()
 }
 
+/// Asserts that the call was not fatal, showing why when it was.
+fn assert_not_fatal(response: &RunFunctionResponse, case: &str) {
+    let fatal = fatal_message(response);
+    assert!(fatal.is_none(), "{case}: {fatal:?}");
+}
+
 /// Asserts that `text` says `part`, showing all of it when it does not.
 fn assert_has(text: &str, part: &str) {
     assert!(text.contains(part), "{part:?} is not in:\n{text}");
@@ -1008,11 +1014,7 @@ async fn a_remote_taken_over_without_url_keeps_the_live_url() {
                 api.request(spec(json!([entry]))).observed("central", live),
             ))
             .await;
-        assert!(
-            fatal_message(&response).is_none(),
-            "{:?}",
-            fatal_message(&response)
-        );
+        assert_not_fatal(&response, "taken over");
         let resources = validated(api, &response);
         assert_eq!(
             resources["central"]["spec"]["forProvider"]["url"],
@@ -2219,11 +2221,7 @@ async fn every_kind_taken_over_changes_exactly_what_its_preview_lists() {
                         .observed("legacy", observed.clone()),
                 )
                 .await;
-            assert!(
-                fatal_message(&adopted).is_none(),
-                "{case}: {:?}",
-                fatal_message(&adopted)
-            );
+            assert_not_fatal(&adopted, &case);
             let rendered = validated(api, &adopted)["legacy"]["spec"]["forProvider"]
                 .as_object()
                 .cloned()
@@ -2250,11 +2248,7 @@ async fn every_kind_taken_over_changes_exactly_what_its_preview_lists() {
                             .observed("legacy", observed.clone()),
                     ))
                     .await;
-                assert!(
-                    fatal_message(&taking).is_none(),
-                    "{case}: {:?}",
-                    fatal_message(&taking)
-                );
+                assert_not_fatal(&taking, &case);
                 let resources = validated(api, &taking);
                 assert_eq!(
                     status_repositories(&taking)[0]["phase"],
@@ -2298,11 +2292,7 @@ async fn every_kind_taken_over_changes_exactly_what_its_preview_lists() {
                         .observed("legacy", managed),
                 ))
                 .await;
-            assert!(
-                fatal_message(&later).is_none(),
-                "{case}: {:?}",
-                fatal_message(&later)
-            );
+            assert_not_fatal(&later, &case);
             assert_eq!(status_repositories(&later)[0]["phase"], "managed", "{case}");
             assert_eq!(
                 validated(api, &later)["legacy"]["spec"]["forProvider"],
