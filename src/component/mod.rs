@@ -49,7 +49,7 @@ impl bindings::Guest for Component {
 /// same wherever it is built and holds no hash seed.
 #[unsafe(export_name = "wizer-initialize")]
 extern "C" fn prepare_instance() {
-    crate::core::catalog::catalog();
+    crate::core::catalog::prepare();
     cel_rules::prepare();
 }
 

@@ -161,38 +161,48 @@ const MAX_MESSAGE_BYTES: usize = 5 * 1024;
 /// library, the strings and lists extensions, and `matches()` through [`re2`]. Built once per
 /// process.
 fn env() -> &'static Arc<Env> {
-    static ENV: OnceLock<Arc<Env>> = OnceLock::new();
-    ENV.get_or_init(|| {
-        let mut env = Env::stdlib();
-        // Each registration is of names the crate leaves free (its `regex` feature is off):
-        // none can fail, and a failure would only leave `matches()` undeclared.
-        let _ = env.add_extension(cel::extensions::strings);
-        let _ = env.add_extension(cel::extensions::lists);
-        let _ = env.add_overload(
-            "matches",
-            "matches",
-            vec![
-                cel::common::types::STRING_TYPE,
-                cel::common::types::STRING_TYPE,
-            ],
-            matches,
-        );
-        let _ = env.add_member_overload(
-            "matches",
-            "string.matches(string)",
+    // A pre-initialised module's instances start with it built ([`prepare`]): with the
+    // `prepared` feature, on WASI (the component), rules only read it, so the code that builds
+    // it is reached from `prepare` alone and leaves the module with that export.
+    #[cfg(all(feature = "prepared", target_os = "wasi"))]
+    return ENV.get().expect("prepare() runs when the module is built");
+    #[cfg(not(all(feature = "prepared", target_os = "wasi")))]
+    ENV.get_or_init(build_env)
+}
+
+static ENV: OnceLock<Arc<Env>> = OnceLock::new();
+
+fn build_env() -> Arc<Env> {
+    let mut env = Env::stdlib();
+    // Each registration is of names the crate leaves free (its `regex` feature is off):
+    // none can fail, and a failure would only leave `matches()` undeclared.
+    let _ = env.add_extension(cel::extensions::strings);
+    let _ = env.add_extension(cel::extensions::lists);
+    let _ = env.add_overload(
+        "matches",
+        "matches",
+        vec![
             cel::common::types::STRING_TYPE,
-            vec![cel::common::types::STRING_TYPE],
-            matches,
-        );
-        Arc::new(env)
-    })
+            cel::common::types::STRING_TYPE,
+        ],
+        matches,
+    );
+    let _ = env.add_member_overload(
+        "matches",
+        "string.matches(string)",
+        cel::common::types::STRING_TYPE,
+        vec![cel::common::types::STRING_TYPE],
+        matches,
+    );
+    Arc::new(env)
 }
 
 /// Builds now the CEL environment the first rule would build: for a program whose memory is
 /// snapshotted once it is initialised (a pre-initialised WebAssembly module), so that its
-/// instances start with the environment built.
+/// instances start with the environment built. With the `prepared` feature, on WASI, a rule
+/// evaluated before it panics.
 pub fn prepare() {
-    env();
+    ENV.get_or_init(build_env);
 }
 
 /// `matches()`, for the crate: the same function as the schemas' `pattern`.

@@ -390,7 +390,21 @@ const GENERATED: &str = "catalog.json is generated and checked by tests";
 
 /// The catalog, read on first use.
 pub fn catalog() -> &'static Catalog {
-    static CATALOG: OnceLock<Catalog> = OnceLock::new();
+    // The component's instances start with it read (`prepare`, src/component/mod.rs): there a
+    // call only reads it, so the code that reads the file leaves the module with the
+    // initialisation.
+    #[cfg(all(feature = "component", target_os = "wasi"))]
+    return CATALOG
+        .get()
+        .expect("prepare() runs when the component is built");
+    #[cfg(not(all(feature = "component", target_os = "wasi")))]
+    prepare()
+}
+
+static CATALOG: OnceLock<Catalog> = OnceLock::new();
+
+/// Reads the catalog now, once: what [`catalog`] gives.
+pub(crate) fn prepare() -> &'static Catalog {
     CATALOG.get_or_init(|| {
         let stored: Stored<'static> =
             serde_json::from_str(include_str!("catalog.json")).expect(GENERATED);
