@@ -6,12 +6,11 @@
 //! prints what this module builds. Every setting is written, so that the claim states what the
 //! repository is (a takeover would keep a setting left out at its live value, but the claim
 //! would not say it); a setting equal to the Terraform provider's default (the table of
-//! `core::lifecycle::takeover`) is left out, since it says nothing a reader needs.
+//! `defaults`) is left out, since it says nothing a reader needs.
 
 use crate::core::catalog::{catalog, Kind, Node, ProviderApi, Rclass, Release};
 use crate::core::composite::is_dns_label;
 use crate::core::keys::default_format;
-use crate::core::lifecycle::takeover::default_of;
 use crate::proto::json::kind as json_kind;
 use regex::Regex;
 use serde::de::{self, DeserializeSeed, Deserializer as _, MapAccess, SeqAccess, Visitor};
@@ -21,9 +20,11 @@ use std::fmt;
 
 mod answer;
 mod claims;
+mod defaults;
 
 pub(crate) use answer::read_configurations;
 use claims::*;
+use defaults::default_of;
 
 /// Repositories a claim holds at most. The composite keeps each entry in its spec and an item
 /// of `status.repositories` (with a takeover preview of up to 16 changes) under the API

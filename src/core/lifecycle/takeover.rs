@@ -21,7 +21,6 @@
 //! value is quoted with what a URL in it may carry as a secret masked (`problems::masked`), and
 //! credentials are described, never quoted.
 
-use crate::core::catalog::Rclass;
 use crate::core::compose::rendered_spec;
 use crate::core::lifecycle::observed::Observed;
 use crate::core::lifecycle::phase::{Origin, Phase};
@@ -29,7 +28,7 @@ use crate::core::lifecycle::Repository;
 use crate::core::problems::masked;
 use crate::core::sorted;
 use crate::proto::{Kind, ObjectView, View};
-use serde_json::{json, Value};
+use serde_json::Value;
 use std::collections::BTreeSet;
 
 /// Changes listed per repository; the rest are counted.
@@ -103,67 +102,6 @@ impl<'a> Kept<'a> {
             .flatten()
             .flat_map(|source| source.into_iter())
             .filter(|(name, value)| !names_credential(name, *value))
-    }
-}
-
-/// The fields each class of repository gets a default for when the claim leaves them out, with
-/// that default, from the Terraform provider's schemas (jfrog/terraform-provider-artifactory):
-/// `pkg/artifactory/resource/repository/repository.go` (`BaseAttributes`, every class) and
-/// `local/local.go` (`LocalAttributes`, local and federated). `adopt` leaves a setting equal to
-/// its default out of the entries it writes; the preview needs none (a taken-over repository's
-/// omitted fields are rendered at their live values, [`Kept`]).
-#[cfg_attr(not(feature = "server"), allow(dead_code))]
-fn defaults(rclass: Rclass) -> &'static [(&'static str, DefaultValue)] {
-    use DefaultValue::{False, Text};
-    const BASE: [(&str, DefaultValue); 5] = [
-        ("description", Text("")),
-        ("excludesPattern", Text("")),
-        ("includesPattern", Text("**/*")),
-        ("notes", Text("")),
-        ("projectKey", Text("")),
-    ];
-    const LOCAL: [(&str, DefaultValue); 10] = [
-        ("archiveBrowsingEnabled", False),
-        ("blackedOut", False),
-        ("description", Text("")),
-        ("downloadDirect", False),
-        ("excludesPattern", Text("")),
-        ("includesPattern", Text("**/*")),
-        ("notes", Text("")),
-        ("priorityResolution", False),
-        ("projectKey", Text("")),
-        ("xrayIndex", False),
-    ];
-    match rclass {
-        Rclass::Local | Rclass::Federated => &LOCAL,
-        Rclass::Remote | Rclass::Virtual => &BASE,
-    }
-}
-
-/// The Terraform provider's static default of `field` for `rclass`, where the table has one.
-/// Read by `adopt` (feature `server`), which leaves out a setting equal to its default.
-#[cfg_attr(not(feature = "server"), allow(dead_code))]
-pub(crate) fn default_of(rclass: Rclass, field: &str) -> Option<Value> {
-    defaults(rclass)
-        .iter()
-        .find(|(name, _)| *name == field)
-        .map(|(_, default)| default.to_value())
-}
-
-#[derive(Debug, Clone, Copy)]
-#[cfg_attr(not(feature = "server"), allow(dead_code))]
-enum DefaultValue {
-    Text(&'static str),
-    False,
-}
-
-#[cfg_attr(not(feature = "server"), allow(dead_code))]
-impl DefaultValue {
-    fn to_value(self) -> Value {
-        match self {
-            DefaultValue::Text(text) => json!(text),
-            DefaultValue::False => json!(false),
-        }
     }
 }
 
@@ -321,6 +259,7 @@ fn text(value: &Value) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use serde_json::json;
 
     #[test]
     fn lists_of_sets_compare_without_order_and_numbers_by_value() {
