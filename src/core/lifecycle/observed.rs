@@ -144,7 +144,7 @@ impl<'a> Observed<'a> {
 
     /// The member `name` of `spec.forProvider`.
     pub(crate) fn for_provider(&self, name: &str) -> Option<View<'a>> {
-        self.spec?.get("forProvider")?.get(name)
+        self.spec_for_provider()?.get(name)
     }
 }
 
