@@ -24,6 +24,7 @@
 //!   <summary>: <detail>", and Artifactory refuses an existing key with 400 "Case insensitive
 //!   repository key already exists".
 
+use crate::simulator::provider;
 use crate::support;
 
 use function_artifactory::proto::v1::{
@@ -2127,38 +2128,25 @@ fn live_settings(properties: &Map<String, Value>) -> Map<String, Value> {
     live
 }
 
-/// The provider model of the lifecycle simulation, at one Observe and apply of a taken-over
-/// repository (upjet's Terraform-CLI client, `pkg/controller/external.go`): with `LateInitialize`
-/// in the policies, each omitted field whose live value is not a zero value is copied into the
-/// spec first (`pkg/resource/lateinit.go`, the zero-value filter); then Terraform plans the spec
-/// over the live state, and an omitted field goes to its default, which this model takes to
-/// differ from any live value (the test does not rely on a default table). Returns the fields
-/// the apply changes.
+/// The fields the provider model of the lifecycle simulation (upjet's Terraform-CLI client,
+/// `simulator::provider`) changes at one Observe and apply of a taken-over repository: with
+/// `LateInitialize` in the policies the omitted fields whose live value is not a zero value are
+/// copied into the spec first, then Terraform plans the spec over the live state and an omitted
+/// field goes to its default, which the test takes to differ from any live value (it does not
+/// rely on a table of defaults).
 fn provider_changes(
     rendered: &Map<String, Value>,
     live: &Map<String, Value>,
     properties: &Map<String, Value>,
     late_initialize: bool,
 ) -> BTreeSet<String> {
-    let mut spec = rendered.clone();
+    let live: BTreeMap<String, Value> = live.clone().into_iter().collect();
+    let mut spec = Value::Object(rendered.clone());
     if late_initialize {
-        for (name, value) in live {
-            let zero =
-                matches!(value, Value::Bool(false)) || value == &json!(0) || value == &json!("");
-            if !spec.contains_key(name) && !zero {
-                spec.insert(name.clone(), value.clone());
-            }
-        }
+        provider::late_initialise(&mut spec, &live);
     }
-    properties
-        .keys()
-        .filter(|name| match (spec.get(*name), live.get(*name)) {
-            (Some(desired), Some(live)) => desired != live,
-            (Some(_), None) | (None, Some(_)) => true,
-            (None, None) => false,
-        })
-        .cloned()
-        .collect()
+    let unknown_defaults = properties.keys().map(|name| (name.as_str(), None));
+    provider::planned_changes(&spec, &live, unknown_defaults)
 }
 
 fn previewed_fields(response: &RunFunctionResponse) -> BTreeSet<String> {

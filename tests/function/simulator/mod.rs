@@ -43,7 +43,7 @@ mod artifactory;
 mod crossplane;
 mod events;
 mod invariants;
-mod provider;
+pub(crate) mod provider;
 
 use artifactory::{Actor, Artifactory};
 use crossplane::Cluster;

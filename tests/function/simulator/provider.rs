@@ -20,7 +20,7 @@
 
 use super::artifactory::{Actor, Artifactory, FIELDS};
 use serde_json::{json, Map, Value};
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 
 pub const EXTERNAL_NAME: &str = "crossplane.io/external-name";
 pub const CREATE_PENDING: &str = "crossplane.io/external-create-pending";
@@ -188,6 +188,54 @@ fn seconds(text: Option<&str>) -> i64 {
     ((day * 24 + parts[0]) * 60 + parts[1]) * 60 + parts[2]
 }
 
+/// Whether upjet's late initialisation leaves a live value out: `false`, `0` and `""`
+/// (`WithZeroValueJSONOmitEmptyFilter`, pkg/resource/lateinit.go:108-139 @ v2.2.0).
+pub fn is_zero_value(value: &Value) -> bool {
+    value == &json!(false) || value == &json!("") || value == &json!(0)
+}
+
+/// upjet's late initialisation before it plans (external.go:279-285, 329-336 @ v2.2.0): every
+/// field `for_provider` omits takes its live value, but for zero values. `true` when it
+/// filled one, for the reconciler writes the spec then and stops (reconciler.go:1479-1513 @
+/// v2.5.0-rc.0).
+pub fn late_initialise<'a>(
+    for_provider: &mut Value,
+    live: impl IntoIterator<Item = (&'a String, &'a Value)>,
+) -> bool {
+    let mut filled = false;
+    for (name, value) in live {
+        if for_provider.get(name).is_none() && !is_zero_value(value) {
+            for_provider[name] = value.clone();
+            filled = true;
+        }
+    }
+    filled
+}
+
+/// The fields Terraform's plan of `for_provider` over the `live` state changes: a field the
+/// spec sets to another value, and a field it omits, which goes to its default. A default given
+/// as `None` is one the caller does not know, taken to differ from any live value.
+pub fn planned_changes<'a>(
+    for_provider: &Value,
+    live: &BTreeMap<String, Value>,
+    defaults: impl IntoIterator<Item = (&'a str, Option<Value>)>,
+) -> BTreeSet<String> {
+    defaults
+        .into_iter()
+        .filter(|(name, default)| {
+            match (
+                for_provider.get(*name).or(default.as_ref()),
+                live.get(*name),
+            ) {
+                (Some(desired), Some(live)) => desired != live,
+                (Some(_), None) => true,
+                (None, live) => live.is_some(),
+            }
+        })
+        .map(|(name, _)| name.to_owned())
+        .collect()
+}
+
 impl Provider {
     /// One reconcile of `managed`; `false` once its finalizer is gone (the resource is deleted
     /// from the cluster).
@@ -272,40 +320,19 @@ impl Provider {
             at_provider.insert(name.clone(), value.clone());
         }
         object["status"]["atProvider"] = Value::Object(at_provider);
-        let for_provider = object["spec"]["forProvider"].clone();
-        let desired: BTreeMap<String, Value> = FIELDS
+        let defaults = FIELDS
             .iter()
-            .map(|(name, default)| {
-                let value = for_provider
-                    .get(*name)
-                    .cloned()
-                    .unwrap_or_else(|| default.value());
-                (name.to_string(), value)
-            })
-            .collect();
-        let up_to_date = desired
-            .iter()
-            .all(|(name, value)| live.fields.get(name) == Some(value));
+            .map(|(name, default)| (*name, Some(default.value())));
+        let up_to_date =
+            planned_changes(&object["spec"]["forProvider"], &live.fields, defaults).is_empty();
         if self.client == Client::NoFork && up_to_date {
             // The no-fork clients reset a failed apply once the live state equals the spec
             // (external_async_tfpluginfw.go:173-176 @ v2.2.0); the CLI client never does.
             set_condition(object, "LastAsyncOperation", "True", "Success", None, now);
         }
         if allows(object, "LateInitialize") {
-            // upjet late-initialises nil `forProvider` fields from the state before it plans
-            // (external.go:279-285, 329-336), skipping zero values
-            // (`WithZeroValueJSONOmitEmptyFilter`, pkg/resource/lateinit.go:108-139 @ v2.2.0);
-            // the reconciler writes the spec and returns without `Update`
-            // (reconciler.go:1479-1513 @ v2.5.0-rc.0).
-            let mut changed = false;
-            for (name, value) in &live.fields {
-                let zero = value == &json!(false) || value == &json!("") || value == &json!(0);
-                if object["spec"]["forProvider"].get(name).is_none() && !zero {
-                    object["spec"]["forProvider"][name] = value.clone();
-                    changed = true;
-                }
-            }
-            if changed {
+            // Late initialisation before the plan; a filled spec is written without `Update`.
+            if late_initialise(&mut object["spec"]["forProvider"], &live.fields) {
                 set_condition(object, "Synced", "True", "ReconcileSuccess", None, now);
                 return true;
             }
