@@ -536,8 +536,9 @@ async fn a_create_refused_because_the_key_exists_is_held_and_stays_held() {
         );
         assert_has(&message, "Case insensitive repository key already exists");
 
-        // Held it stays, and is said once: upjet clears the failed condition once the resource is
-        // observed up to date, but the origin annotation remembers.
+        // Held it stays, and is said once: once the failed condition is gone (the no-fork
+        // clients reset it; the Terraform-CLI client's next apply would), the origin annotation
+        // remembers.
         let held = api
             .local_resource("libs", Some("taken"), Some(json!(["Observe"])))
             .observed_existing()
@@ -550,6 +551,62 @@ async fn a_create_refused_because_the_key_exists_is_held_and_stays_held() {
             ))
             .await;
         assert_eq!(status_repositories(&response)[0]["phase"], "held");
+        assert!(results(&response, "RepositoryHeld").is_empty());
+    }
+}
+
+/// Issue 54, item 3, under upjet's no-fork clients, which never set `AsyncOperation`: a create
+/// refused because the key exists is reset to `LastAsyncOperation` True `Success` by the
+/// `Observe` that first finds the repository equal to the spec, in the status write that sets
+/// `Ready` True (`external_async_tfpluginfw.go:173-176` @ v2.2.0). Read only after that reset,
+/// the create is not confirmed: the entry is held and the import offered. A create of ours,
+/// whose apply succeeded before that `Observe`, is confirmed.
+#[tokio::test]
+async fn under_the_no_fork_clients_a_success_dated_from_the_first_sight_confirms_nothing() {
+    let mut function = Function::start().await;
+    for api in APIS {
+        let no_fork = |succeeded_at: &str| {
+            let mut live = api
+                .local_resource("libs", Some("creating"), Some(json!(["Observe", "Create"])))
+                .create_called()
+                .observed_existing()
+                .condition("LastAsyncOperation", "True", "Success", None)
+                .value();
+            let conditions = live["status"]["conditions"].as_array_mut().unwrap();
+            conditions[2]["lastTransitionTime"] = json!(succeeded_at);
+            assert_eq!(conditions[0]["lastTransitionTime"], "2026-11-01T10:00:00Z");
+            live
+        };
+
+        let reset = no_fork("2026-11-01T10:00:00Z");
+        let response = function
+            .call(api.request(spec(json!([libs()]))).observed("libs", reset))
+            .await;
+        let resources = validated(api, &response);
+        assert_eq!(
+            policies(&resources["libs"]),
+            &json!(["Observe"]),
+            "{}",
+            api.folder
+        );
+        assert_eq!(origin(&resources["libs"]), "taken");
+        assert_eq!(status_repositories(&response)[0]["phase"], "held");
+        let message = warning(&response, "RepositoryHeld");
+        assert_has(&message, "the provider reports its create succeeded at 2026-11-01T10:00:00Z, no earlier than it first observed the repository (2026-11-01T10:00:00Z), which is how upjet's no-fork clients report a create that Artifactory refused because the key already existed");
+        assert_has(&message, "import: true");
+
+        let ours = no_fork("2026-11-01T09:59:59Z");
+        let response = function
+            .call(api.request(spec(json!([libs()]))).observed("libs", ours))
+            .await;
+        let resources = validated(api, &response);
+        assert_eq!(
+            status_repositories(&response)[0]["phase"],
+            "created",
+            "{}",
+            api.folder
+        );
+        assert_eq!(origin(&resources["libs"]), "created");
         assert!(results(&response, "RepositoryHeld").is_empty());
     }
 }

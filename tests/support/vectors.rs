@@ -105,7 +105,8 @@ fn adoption_vectors() -> Vec<Vector> {
         json!([
             exists[0],
             exists[1],
-            condition("LastAsyncOperation", "True", "Success")
+            condition("LastAsyncOperation", "True", "Success"),
+            condition("AsyncOperation", "True", "Finished")
         ]),
     );
     let existed = guarded(

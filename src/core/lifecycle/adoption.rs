@@ -199,6 +199,16 @@ fn decide(p: &Planned, live: Option<&Observed>, ctx: &Context) -> Adoption {
                 Phase::Held(Hold::CreateUnconfirmed(message.to_owned())),
                 Some(Origin::Taken),
             ),
+            Outcome::Unproven {
+                succeeded,
+                observed,
+            } => adoption(
+                Phase::Held(Hold::CreateUnproven {
+                    succeeded: succeeded.to_owned(),
+                    observed: observed.to_owned(),
+                }),
+                Some(Origin::Taken),
+            ),
             Outcome::Failed {
                 message,
                 exists: false,
@@ -278,6 +288,13 @@ enum Outcome<'a> {
     Refused(&'a str),
     /// The create failed otherwise: the provider's message, and whether the repository exists.
     Failed { message: &'a str, exists: bool },
+    /// The provider reports the create succeeded only as its no-fork clients also report one
+    /// refused because the key existed: when the apply succeeded, and when the repository
+    /// was first observed.
+    Unproven {
+        succeeded: &'a str,
+        observed: &'a str,
+    },
     /// Not known yet.
     Pending,
 }
@@ -306,10 +323,43 @@ fn create_outcome<'a>(live: &Observed<'a>) -> Outcome<'a> {
         && !live
             .async_operation
             .is_some_and(|c| c.is("False") && c.reason == Some("Ongoing"));
-    if ready && succeeded && apply_done {
-        Outcome::Confirmed
-    } else {
-        Outcome::Pending
+    if !(ready && succeeded && apply_done) {
+        return Outcome::Pending;
+    }
+    match success_dated_from_first_sight(live) {
+        Some((succeeded, observed)) => Outcome::Unproven {
+            succeeded,
+            observed,
+        },
+        None => Outcome::Confirmed,
+    }
+}
+
+/// Under upjet's no-fork asynchronous clients (the upjet template's default, should the
+/// provider move to them), a create that Artifactory refused because the key exists shows
+/// `LastAsyncOperation` False only until the next `Observe` finds the repository equal to the
+/// spec, which resets it to True `Success` (`external_async_tfpluginfw.go:173-176`,
+/// `external_async_tfpluginsdk.go:133` @ v2.2.0) in the status write that sets `Ready` True:
+/// both conditions then carry that Observe's time. A create of ours succeeded before the
+/// repository was observed, so its `Success` is dated earlier than `Ready`. Those clients
+/// never set `AsyncOperation` (`external.go:224-229` is the Terraform-CLI client's, which
+/// every release of this provider runs and whose False is never reset), so its absence says
+/// which client wrote the resource. Returns the two times when they cannot tell a create of
+/// ours from a refused one, so that the decision never rests on seeing a short-lived False.
+fn success_dated_from_first_sight<'a>(live: &Observed<'a>) -> Option<(&'a str, &'a str)> {
+    if live.async_operation.is_some() {
+        return None;
+    }
+    let (apply, ready) = (live.last_async_operation?, live.ready?);
+    let time = |c: Condition<'a>| c.last_transition_time;
+    let (succeeded, observed) = (
+        time(apply).unwrap_or("unknown"),
+        time(ready).unwrap_or("unknown"),
+    );
+    let instant = |t: &str| crate::core::time::parse_rfc3339(t);
+    match (instant(succeeded), instant(observed)) {
+        (Some(a), Some(r)) if a < r => None,
+        _ => Some((succeeded, observed)),
     }
 }
 

@@ -101,6 +101,10 @@ pub(crate) enum Hold {
     /// The create failed, yet the repository exists: whether the failed create made it cannot
     /// be told. The provider's message.
     CreateUnconfirmed(String),
+    /// The apply's success is dated no earlier than the first sight of the repository, and the
+    /// provider runs upjet's no-fork clients, which report a create refused because the key
+    /// existed in just that way: whose repository it is cannot be told. The two times.
+    CreateUnproven { succeeded: String, observed: String },
     /// `import: true` for a key Artifactory does not have: the provider's message.
     ImportMissing(String),
     /// The imported repository's package type is not the entry's.
@@ -289,7 +293,10 @@ impl Phase {
             Phase::Adopted { verified } => *verified,
             Phase::TakingOver => true,
             Phase::Held(hold) => match hold {
-                Hold::Existed | Hold::CreateRefused(_) | Hold::CreateUnconfirmed(_) => true,
+                Hold::Existed
+                | Hold::CreateRefused(_)
+                | Hold::CreateUnconfirmed(_)
+                | Hold::CreateUnproven { .. } => true,
                 Hold::ImportMissing(_) | Hold::ImportMismatch { .. } | Hold::Member { .. } => false,
             },
             Phase::Creating

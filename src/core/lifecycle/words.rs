@@ -203,6 +203,9 @@ pub(crate) fn held_message(p: &Planned, hold: &Hold) -> String {
             "{entry} is held: the provider's create failed (\"{}\") and the repository exists in Artifactory, so the function cannot tell whether the failed create made it or another actor did; {adopt}",
             short(message)
         ),
+        Hold::CreateUnproven { succeeded, observed } => format!(
+            "{entry} is held: the provider reports its create succeeded at {succeeded}, no earlier than it first observed the repository ({observed}), which is how upjet's no-fork clients report a create that Artifactory refused because the key already existed, so the function cannot tell whether this claim made it; {adopt}"
+        ),
         Hold::ImportMissing(message) => format!(
             "{entry} is held: it is imported, but Artifactory has no repository with this key (the provider says \"{}\"); an import never creates: check the key, or remove import: true to create the repository",
             short(message)
