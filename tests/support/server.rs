@@ -307,7 +307,11 @@ impl Function {
     }
 
     pub async fn call(&mut self, request: RequestBuilder) -> RunFunctionResponse {
-        let request: RunFunctionRequest = request.build();
+        self.call_request(request.build()).await
+    }
+
+    /// [`Function::call`] of a request already built.
+    pub async fn call_request(&mut self, request: RunFunctionRequest) -> RunFunctionResponse {
         let answered = self
             .client
             .run_function(request.clone())

@@ -1,6 +1,7 @@
 //! Crossplane's composite reconcile, as far as the function sees it: the function called
-//! through the library's `run_function`, with the observed composite and every observed
-//! composed resource; the resources it requires found in the simulated cluster and the call
+//! through the library's `run_function` (or the server, [`Transport`]), with the observed
+//! composite and every observed composed resource; the resources it requires found in the
+//! simulated cluster and the call
 //! repeated until its requirements settle (at most five calls); the desired resources applied
 //! by server-side apply with the function as field owner (a field it no longer renders is
 //! removed, fields the provider wrote stay); composed resources it dropped deleted (the
@@ -10,7 +11,8 @@
 use super::provider::{Managed, EXTERNAL_NAME};
 use crate::support::requests::{composite, input, request};
 use function_artifactory::proto::v1::{
-    resource_selector::Match, Capability, Resources, RunFunctionResponse, Severity,
+    resource_selector::Match, Capability, Resources, RunFunctionRequest, RunFunctionResponse,
+    Severity,
 };
 use function_artifactory::run_function;
 use serde_json::{json, Value};
@@ -40,9 +42,48 @@ pub struct Cluster {
 /// The calls Crossplane makes before it gives up on requirements that do not settle.
 const MAX_CALLS: usize = 5;
 
+/// How Crossplane reaches the function: the library in process, or the server over gRPC on
+/// loopback (which must answer the library's bytes, `support::server::Function::call_request`).
+pub enum Transport {
+    Core,
+    Grpc(Box<Grpc>),
+}
+
+/// The server and a runtime to call it from the (synchronous) simulation.
+pub struct Grpc {
+    runtime: tokio::runtime::Runtime,
+    function: crate::support::server::Function,
+}
+
+impl Transport {
+    /// The server, started on loopback, and a runtime to call it from the simulation.
+    pub fn grpc() -> Transport {
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .expect("a runtime");
+        let function = runtime.block_on(crate::support::server::Function::start());
+        Transport::Grpc(Box::new(Grpc { runtime, function }))
+    }
+
+    fn call(&mut self, request: &RunFunctionRequest) -> RunFunctionResponse {
+        match self {
+            Transport::Core => run_function(request),
+            Transport::Grpc(grpc) => grpc
+                .runtime
+                .block_on(grpc.function.call_request(request.clone())),
+        }
+    }
+}
+
 impl Cluster {
     /// One composite reconcile with the composite's `spec` and the function's `input`.
-    pub fn reconcile(&mut self, spec: &Value, fields: &Value) -> Reconciled {
+    pub fn reconcile(
+        &mut self,
+        spec: &Value,
+        fields: &Value,
+        transport: &mut Transport,
+    ) -> Reconciled {
         let mut xr = composite(spec.clone());
         if !self.status.is_null() {
             xr["status"] = self.status.clone();
@@ -54,7 +95,7 @@ impl Cluster {
             builder = builder.observed(name, managed.object.clone());
         }
         let mut call = builder.build();
-        let mut response = run_function(&call);
+        let mut response = transport.call(&call);
         for _ in 1..MAX_CALLS {
             let wanted = response
                 .requirements
@@ -71,7 +112,7 @@ impl Cluster {
                 .iter()
                 .map(|(name, selector)| (name.clone(), self.select(selector)))
                 .collect();
-            response = run_function(&call);
+            response = transport.call(&call);
         }
         let fatal = response
             .results

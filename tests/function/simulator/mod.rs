@@ -46,7 +46,7 @@ mod invariants;
 pub(crate) mod provider;
 
 use artifactory::{Actor, Artifactory};
-use crossplane::Cluster;
+use crossplane::{Cluster, Transport};
 use events::{Event, Setup, DESCRIPTIONS, KEYS, NAMES, PACKAGE_TYPES, POLICIES, PROJECT_KEYS};
 use invariants::{Armed, Checker, Invariant, Violation};
 use proptest::prelude::*;
@@ -144,10 +144,15 @@ struct World {
     seconds: u32,
     /// What happened, for a failure's report.
     trace: Vec<String>,
+    transport: Transport,
 }
 
 impl World {
     fn new(setup: Setup, client: Client) -> World {
+        World::over(setup, client, Transport::Core)
+    }
+
+    fn over(setup: Setup, client: Client, transport: Transport) -> World {
         let mut input = json!({});
         if setup.bounded {
             input["allowedKeys"] = json!("{claimNamespace}-*");
@@ -167,6 +172,7 @@ impl World {
             removed: Vec::new(),
             seconds: 0,
             trace: Vec::new(),
+            transport,
         }
     }
 
@@ -280,7 +286,9 @@ impl World {
     }
 
     fn reconcile_composite(&mut self) -> Option<Violation> {
-        let reconciled = self.cluster.reconcile(&self.claim.spec(), &self.input);
+        let reconciled =
+            self.cluster
+                .reconcile(&self.claim.spec(), &self.input, &mut self.transport);
         if let Some(message) = reconciled.fatal {
             let violation = self.checker.fatal(&message, self.may_be_refused);
             self.trace.push(format!("fatal: {message}"));
@@ -385,7 +393,16 @@ fn set(claim: &mut Claim, slot: usize, change: Box<dyn FnOnce(&mut Entry)>) {
 /// Runs a sequence (then lets the world settle) and returns every violation, each with the
 /// steps that led to it.
 fn run(setup: Setup, client: Client, events: &[Event]) -> (Vec<Violation>, Vec<String>) {
-    let mut world = World::new(setup, client);
+    run_over(setup, client, Transport::Core, events)
+}
+
+fn run_over(
+    setup: Setup,
+    client: Client,
+    transport: Transport,
+    events: &[Event],
+) -> (Vec<Violation>, Vec<String>) {
+    let mut world = World::over(setup, client, transport);
     let mut found = Vec::new();
     for event in events {
         found.extend(world.step(event));
@@ -463,6 +480,28 @@ fn every_sequence_keeps_the_invariants_that_hold_today() {
         panic!("{failure}");
     }
 }
+
+/// Fewer sequences, each under both clients, with the function reached over gRPC on loopback
+/// as Crossplane reaches it: the server answers every call with the library's bytes
+/// (`support::server::Function::call_request` asserts it) and the invariants hold.
+#[test]
+fn sequences_over_the_grpc_server_keep_the_invariants() {
+    let mut runner = proptest::test_runner::TestRunner::new(config(GRPC_CASES));
+    let open: std::cell::RefCell<BTreeMap<Invariant, String>> = Default::default();
+    let outcome = runner.run(&events::sequence(12), |(setup, events)| {
+        for client in [Client::TerraformCli, Client::NoFork] {
+            let (found, trace) = run_over(setup, client, Transport::grpc(), &events);
+            check_sequence(client, &found, &trace, &open)?;
+        }
+        Ok(())
+    });
+    if let Err(failure) = outcome {
+        panic!("{failure}");
+    }
+}
+
+/// The sequences [`sequences_over_the_grpc_server_keep_the_invariants`] runs: a server each.
+const GRPC_CASES: u32 = 3;
 
 /// One sequence's violations under `client`: those of [`KNOWN_OPEN`] are kept as examples,
 /// any other fails the sequence.
