@@ -8,8 +8,9 @@
 //! provider's finalizer honours their deletion and management policies); and the composite's
 //! status written back. A fatal result applies nothing.
 
+use super::events::Api;
 use super::provider::{Managed, EXTERNAL_NAME};
-use crate::support::requests::{composite, input, request};
+use crate::support::requests::{composite, input, namespaced_composite, request};
 use function_artifactory::proto::v1::{
     resource_selector::Match, Capability, Resources, RunFunctionRequest, RunFunctionResponse,
     Severity,
@@ -18,8 +19,11 @@ use function_artifactory::run_function;
 use serde_json::{json, Value};
 use std::collections::BTreeMap;
 
-/// The composite's name, as `support::requests::composite` makes it.
+/// The cluster-scoped composite's name, as `support::requests::composite` makes it.
 pub const COMPOSITE: &str = "team1-repos-x7k2p";
+/// The namespaced composite's, as `support::requests::namespaced_composite` makes it, and its
+/// namespace, which its composed resources share.
+const NAMESPACED_COMPOSITE: (&str, &str) = ("team1-repos", "team1");
 const RESOURCE_NAME: &str = "crossplane.io/composition-resource-name";
 
 /// What one composite reconcile gave.
@@ -32,6 +36,8 @@ pub struct Reconciled {
 /// The cluster's side of the composite.
 #[derive(Debug, Clone, Default)]
 pub struct Cluster {
+    /// The provider API the composite's resources are of.
+    api: Api,
     pub status: Value,
     /// Managed resources by composition resource name.
     pub resources: BTreeMap<String, Managed>,
@@ -77,6 +83,13 @@ impl Transport {
 }
 
 impl Cluster {
+    pub fn new(api: Api) -> Cluster {
+        Cluster {
+            api,
+            ..Cluster::default()
+        }
+    }
+
     /// One composite reconcile with the composite's `spec` and the function's `input`.
     pub fn reconcile(
         &mut self,
@@ -84,7 +97,10 @@ impl Cluster {
         fields: &Value,
         transport: &mut Transport,
     ) -> Reconciled {
-        let mut xr = composite(spec.clone());
+        let mut xr = match self.api {
+            Api::Namespaced => namespaced_composite(spec.clone()),
+            Api::Cluster | Api::Flat => composite(spec.clone()),
+        };
         if !self.status.is_null() {
             xr["status"] = self.status.clone();
         }
@@ -167,21 +183,28 @@ impl Cluster {
                     let mut object = managed.object.clone();
                     remove_dropped(&mut object, &managed.applied, intent);
                     merge(&mut object, intent);
-                    defaults(&mut object);
+                    defaults(&mut object, self.api);
                     managed.object = object;
                     managed.applied = intent.clone();
                 }
                 None => {
                     self.generated += 1;
                     let mut object = intent.clone();
+                    let (composite, kind, uid) = match self.api {
+                        Api::Namespaced => (NAMESPACED_COMPOSITE.0, "Repositories", "2"),
+                        Api::Cluster | Api::Flat => (COMPOSITE, "XRepositories", "1"),
+                    };
                     object["metadata"]["name"] =
-                        json!(format!("{COMPOSITE}-{:05x}", self.generated));
+                        json!(format!("{composite}-{:05x}", self.generated));
+                    if self.api == Api::Namespaced {
+                        object["metadata"]["namespace"] = json!(NAMESPACED_COMPOSITE.1);
+                    }
                     object["metadata"]["annotations"][RESOURCE_NAME] = json!(name);
                     object["metadata"]["ownerReferences"] = json!([{
                         "apiVersion": "platform.example.org/v1alpha1",
-                        "kind": "XRepositories",
-                        "name": COMPOSITE,
-                        "uid": "4f6c8f0e-0000-4000-8000-000000000001",
+                        "kind": kind,
+                        "name": composite,
+                        "uid": format!("4f6c8f0e-0000-4000-8000-00000000000{uid}"),
                         "controller": true,
                     }]);
                     // A composed resource without an external name gets its own name
@@ -191,7 +214,7 @@ impl Cluster {
                         object["metadata"]["annotations"][EXTERNAL_NAME] =
                             object["metadata"]["name"].clone();
                     }
-                    defaults(&mut object);
+                    defaults(&mut object, self.api);
                     object["status"] = json!({});
                     self.resources.insert(
                         name.clone(),
@@ -222,13 +245,20 @@ impl Cluster {
 }
 
 /// The CRD's defaults, which the API server writes on every create and update:
-/// `providerConfigRef: {name: default}`, `deletionPolicy: Delete`, `managementPolicies: ["*"]`.
-fn defaults(object: &mut Value) {
+/// `providerConfigRef: {name: default}`, `deletionPolicy: Delete`, `managementPolicies: ["*"]`;
+/// the namespaced kinds have no `deletionPolicy` and default the reference's kind to
+/// `ClusterProviderConfig`.
+fn defaults(object: &mut Value, api: Api) {
     let spec = &mut object["spec"];
+    let namespaced = api == Api::Namespaced;
     if spec["providerConfigRef"].is_null() {
-        spec["providerConfigRef"] = json!({"name": "default"});
+        spec["providerConfigRef"] = if namespaced {
+            json!({"kind": "ClusterProviderConfig", "name": "default"})
+        } else {
+            json!({"name": "default"})
+        };
     }
-    if spec["deletionPolicy"].is_null() {
+    if spec["deletionPolicy"].is_null() && !namespaced {
         spec["deletionPolicy"] = json!("Delete");
     }
     if spec["managementPolicies"].is_null() {

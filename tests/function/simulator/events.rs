@@ -151,14 +151,28 @@ pub fn outside_key(index: usize) -> &'static str {
         .unwrap_or_else(|| NAMES[(index - KEYS.len()) % NAMES.len()])
 }
 
-/// Whether the function input sets `allowedKeys` (`{claimNamespace}-*`).
-#[derive(Debug, Clone, Copy, PartialEq)]
+/// Whether the function input sets `allowedKeys` (`{claimNamespace}-*`), and which of the
+/// provider's APIs the composite is rendered for.
+#[derive(Debug, Clone, Copy, PartialEq, Default)]
 pub struct Setup {
     pub bounded: bool,
+    pub api: Api,
+}
+
+/// The provider's three APIs (docs/design.md): cluster-scoped kinds by class group, their
+/// namespaced twins of Crossplane v2 (a namespaced composite; no `deletionPolicy`, deletion by
+/// management policies), and the flat kinds of the releases before v0.7.0.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Api {
+    #[default]
+    Cluster,
+    Namespaced,
+    Flat,
 }
 
 pub fn setup() -> impl Strategy<Value = Setup> {
-    any::<bool>().prop_map(|bounded| Setup { bounded })
+    let api = prop_oneof![Just(Api::Cluster), Just(Api::Namespaced), Just(Api::Flat)];
+    (any::<bool>(), api).prop_map(|(bounded, api)| Setup { bounded, api })
 }
 
 /// A sequence of up to `steps` events.

@@ -47,7 +47,7 @@ pub(crate) mod provider;
 
 use artifactory::{Actor, Artifactory};
 use crossplane::{Cluster, Transport};
-use events::{Event, Setup, DESCRIPTIONS, KEYS, NAMES, PACKAGE_TYPES, POLICIES, PROJECT_KEYS};
+use events::{Api, Event, Setup, DESCRIPTIONS, KEYS, NAMES, PACKAGE_TYPES, POLICIES, PROJECT_KEYS};
 use invariants::{Armed, Checker, Invariant, Violation};
 use proptest::prelude::*;
 use provider::{Client, Fault, Provider};
@@ -157,11 +157,15 @@ impl World {
         if setup.bounded {
             input["allowedKeys"] = json!("{claimNamespace}-*");
         }
+        if setup.api == Api::Flat {
+            // A cluster of a release before v0.7.0 serves only the flat kinds: said in the input.
+            input["providerApi"] = json!("flat");
+        }
         World {
             claim: Claim::default(),
             accepted: Claim::default(),
             input,
-            cluster: Cluster::default(),
+            cluster: Cluster::new(setup.api),
             provider: Provider {
                 client,
                 next_fault: None,
@@ -579,7 +583,14 @@ fn the_random_run_finds_each_known_open_hole_and_shrinks_it() {
 
 /// Runs `events` and returns the violations of `invariant`.
 fn violations_of(invariant: Invariant, bounded: bool, events: &[Event]) -> Vec<Violation> {
-    let (found, trace) = run(Setup { bounded }, Client::TerraformCli, events);
+    let (found, trace) = run(
+        Setup {
+            bounded,
+            ..Setup::default()
+        },
+        Client::TerraformCli,
+        events,
+    );
     if std::env::var_os("SIMULATOR_TRACE").is_some() {
         eprintln!("{}\n{found:#?}", trace.join("\n"));
     }
@@ -636,7 +647,14 @@ fn rename(name: &str) -> Event {
 /// Asserts that `events`, which broke `invariant` with a violation that said `said` before
 /// `issue` landed, keep every invariant now.
 fn holds(invariant: Invariant, events: &[Event], said: &str, issue: &str) {
-    let (found, trace) = run(Setup { bounded: false }, Client::TerraformCli, events);
+    let (found, trace) = run(
+        Setup {
+            bounded: false,
+            ..Setup::default()
+        },
+        Client::TerraformCli,
+        events,
+    );
     assert!(
         found.is_empty(),
         "{issue}'s hole (invariant {}: {said}) is closed, and no other opens:\n{found:#?}\n{}",
@@ -698,7 +716,14 @@ fn regression_57_a_computed_key_stays_inside_the_bound() {
             add("libs", None),
         ];
         events.extend(created());
-        let (found, trace) = run(Setup { bounded: true }, Client::TerraformCli, &events);
+        let (found, trace) = run(
+            Setup {
+                bounded: true,
+                ..Setup::default()
+            },
+            Client::TerraformCli,
+            &events,
+        );
         assert_eq!(found, [], "{project}: {}", trace.join("\n"));
         let fatal = trace.iter().any(|line| line.starts_with("fatal: "));
         assert_eq!(fatal, refused, "{project}: {}", trace.join("\n"));
@@ -794,7 +819,14 @@ fn regression_54_3_a_create_that_fails_after_the_repository_was_made() {
     // made the repository), and the claim is told, with `import: true` as the way on.
     let found = violations_of(Invariant::NothingStuckSilently, false, &events);
     assert_eq!(found, [], "nothing stuck silently");
-    let (_, trace) = run(Setup { bounded: false }, Client::TerraformCli, &events);
+    let (_, trace) = run(
+        Setup {
+            bounded: false,
+            ..Setup::default()
+        },
+        Client::TerraformCli,
+        &events,
+    );
     assert!(
         trace
             .iter()
@@ -820,7 +852,13 @@ fn confirms_a_create_and_holds_a_taken_key(client: Client) {
         created(),
     ]
     .concat();
-    let mut world = World::new(Setup { bounded: false }, client);
+    let mut world = World::new(
+        Setup {
+            bounded: false,
+            ..Setup::default()
+        },
+        client,
+    );
     for event in &events {
         assert_eq!(world.step(event), [], "{event:?}");
     }
@@ -882,7 +920,13 @@ fn regression_54_8_reusing_a_retiring_name_is_fatal() {
 /// Runs `events` under `client`, with a repository made outside, with the Terraform defaults,
 /// between the create's Observe and its apply (the race the create guard is for).
 fn race(client: Client) -> (World, Vec<Violation>) {
-    let mut world = World::new(Setup { bounded: false }, client);
+    let mut world = World::new(
+        Setup {
+            bounded: false,
+            ..Setup::default()
+        },
+        client,
+    );
     let mut found = Vec::new();
     found.extend(world.step(&add("libs", None)));
     found.extend(world.step(&Composite));

@@ -256,9 +256,12 @@ impl Provider {
                 .to_owned(),
             origin: annotation(object, ORIGIN).map(str::to_owned),
         };
-        let package = object["kind"]
-            .as_str()
-            .unwrap_or_default()
+        // `MavenRepository` in a class group, `LocalMavenRepository` in the flat API.
+        let kind = object["kind"].as_str().unwrap_or_default();
+        let package = ["Local", "Remote", "Virtual", "Federated"]
+            .iter()
+            .find_map(|class| kind.strip_prefix(class))
+            .unwrap_or(kind)
             .trim_end_matches("Repository")
             .to_lowercase();
         if let Some(apply) = managed.apply.take() {
