@@ -35,9 +35,11 @@ impl Field {
 pub enum Actor {
     /// Another team, a person, a script: outside every claim.
     Outside,
-    /// The provider, reconciling the managed resource `resource` (the composed resource name),
-    /// which carried the function's origin annotation `origin` then.
+    /// The provider, reconciling the managed resource `resource` (the composed resource name)
+    /// of claim `claim` (0 the claim under test, 1 a second claim of another team), which
+    /// carried the function's origin annotation `origin` then.
     Provider {
+        claim: u8,
         resource: String,
         origin: Option<String>,
     },

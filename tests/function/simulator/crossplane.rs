@@ -21,9 +21,9 @@ use std::collections::BTreeMap;
 
 /// The cluster-scoped composite's name, as `support::requests::composite` makes it.
 pub const COMPOSITE: &str = "team1-repos-x7k2p";
-/// The namespaced composite's, as `support::requests::namespaced_composite` makes it, and its
-/// namespace, which its composed resources share.
-const NAMESPACED_COMPOSITE: (&str, &str) = ("team1-repos", "team1");
+/// The namespaced composite's, as `support::requests::namespaced_composite` makes it (in the
+/// namespace `team1`, which its composed resources share).
+const NAMESPACED_COMPOSITE: &str = "team1-repos";
 const RESOURCE_NAME: &str = "crossplane.io/composition-resource-name";
 
 /// What one composite reconcile gave.
@@ -38,6 +38,8 @@ pub struct Reconciled {
 pub struct Cluster {
     /// The provider API the composite's resources are of.
     api: Api,
+    /// Whose composite: 0 team1's (the claim under test), 1 team2's (a second claim).
+    claim: u8,
     pub status: Value,
     /// Managed resources by composition resource name.
     pub resources: BTreeMap<String, Managed>,
@@ -83,24 +85,71 @@ impl Transport {
 }
 
 impl Cluster {
-    pub fn new(api: Api) -> Cluster {
+    pub fn new(api: Api, claim: u8) -> Cluster {
         Cluster {
             api,
+            claim,
             ..Cluster::default()
         }
     }
 
-    /// One composite reconcile with the composite's `spec` and the function's `input`.
-    pub fn reconcile(
-        &mut self,
-        spec: &Value,
-        fields: &Value,
-        transport: &mut Transport,
-    ) -> Reconciled {
+    /// The composite's name, kind, uid and (namespaced) namespace.
+    fn identity(&self) -> (String, &'static str, String, Option<String>) {
+        let team = format!("team{}", self.claim + 1);
+        let (name, kind, uid, namespace) = match self.api {
+            Api::Namespaced => (
+                NAMESPACED_COMPOSITE.replace("team1", &team),
+                "Repositories",
+                2,
+                Some(team.clone()),
+            ),
+            Api::Cluster | Api::Flat => {
+                (COMPOSITE.replace("team1", &team), "XRepositories", 1, None)
+            }
+        };
+        let uid = format!("4f6c8f0e-0000-4000-8000-0000000000{}{uid}", self.claim);
+        (name, kind, uid, namespace)
+    }
+
+    /// The observed composite with `spec`: `support::requests`' for team1, the same moved to
+    /// team2 for the second claim.
+    fn composite(&self, spec: &Value) -> Value {
         let mut xr = match self.api {
             Api::Namespaced => namespaced_composite(spec.clone()),
             Api::Cluster | Api::Flat => composite(spec.clone()),
         };
+        if self.claim > 0 {
+            let (name, _, uid, namespace) = self.identity();
+            let team = format!("team{}", self.claim + 1);
+            let metadata = &mut xr["metadata"];
+            metadata["name"] = json!(name);
+            metadata["uid"] = json!(uid);
+            if let Some(namespace) = namespace {
+                metadata["namespace"] = json!(namespace);
+            }
+            if let Some(labels) = metadata["labels"].as_object_mut() {
+                labels.insert(
+                    "crossplane.io/claim-name".into(),
+                    json!(format!("{team}-repos")),
+                );
+                labels.insert("crossplane.io/claim-namespace".into(), json!(team));
+                labels.insert("crossplane.io/composite".into(), json!(name));
+            }
+        }
+        xr
+    }
+
+    /// One composite reconcile with the composite's `spec` and the function's `input`.
+    /// `others`: the managed resources of the other composites in the cluster, which the
+    /// function's requirements select too.
+    pub fn reconcile(
+        &mut self,
+        spec: &Value,
+        fields: &Value,
+        others: &[Value],
+        transport: &mut Transport,
+    ) -> Reconciled {
+        let mut xr = self.composite(spec);
         if !self.status.is_null() {
             xr["status"] = self.status.clone();
         }
@@ -126,7 +175,7 @@ impl Cluster {
             }
             call.required_resources = wanted
                 .iter()
-                .map(|(name, selector)| (name.clone(), self.select(selector)))
+                .map(|(name, selector)| (name.clone(), self.select(selector, others)))
                 .collect();
             response = transport.call(&call);
         }
@@ -142,11 +191,16 @@ impl Cluster {
     }
 
     /// The managed resources a requirement selects.
-    fn select(&self, selector: &function_artifactory::proto::v1::ResourceSelector) -> Resources {
+    fn select(
+        &self,
+        selector: &function_artifactory::proto::v1::ResourceSelector,
+        others: &[Value],
+    ) -> Resources {
         let items = self
             .resources
             .values()
             .map(|m| &m.object)
+            .chain(others)
             .filter(|o| {
                 o["apiVersion"] == selector.api_version.as_str()
                     && o["kind"] == selector.kind.as_str()
@@ -190,21 +244,18 @@ impl Cluster {
                 None => {
                     self.generated += 1;
                     let mut object = intent.clone();
-                    let (composite, kind, uid) = match self.api {
-                        Api::Namespaced => (NAMESPACED_COMPOSITE.0, "Repositories", "2"),
-                        Api::Cluster | Api::Flat => (COMPOSITE, "XRepositories", "1"),
-                    };
+                    let (composite, kind, uid, namespace) = self.identity();
                     object["metadata"]["name"] =
                         json!(format!("{composite}-{:05x}", self.generated));
-                    if self.api == Api::Namespaced {
-                        object["metadata"]["namespace"] = json!(NAMESPACED_COMPOSITE.1);
+                    if let Some(namespace) = namespace {
+                        object["metadata"]["namespace"] = json!(namespace);
                     }
                     object["metadata"]["annotations"][RESOURCE_NAME] = json!(name);
                     object["metadata"]["ownerReferences"] = json!([{
                         "apiVersion": "platform.example.org/v1alpha1",
                         "kind": kind,
                         "name": composite,
-                        "uid": format!("4f6c8f0e-0000-4000-8000-00000000000{uid}"),
+                        "uid": uid,
                         "controller": true,
                     }]);
                     // A composed resource without an external name gets its own name
@@ -223,6 +274,7 @@ impl Cluster {
                             deleting: false,
                             apply: None,
                             applied: intent.clone(),
+                            claim: self.claim,
                         },
                     );
                 }

@@ -68,6 +68,10 @@ pub enum Event {
     /// The provider's next create fails: after Artifactory made the repository (a timeout
     /// after the PUT), or before.
     CreateFails { after_made: bool },
+    /// A second claim, another team's, asks for key `key` in its one entry (or drops it).
+    SecondClaim { key: Option<usize> },
+    /// Crossplane reconciles the second claim's composite.
+    SecondComposite,
     /// The provider reconciles one managed resource.
     Provider { slot: usize },
     /// The provider reconciles every managed resource once.
@@ -137,6 +141,8 @@ pub fn event() -> impl Strategy<Value = Event> {
             .prop_map(|(key, snapshots)| Event::OutsideCreate { key, snapshots }),
         1 => (0..KEYS.len() + NAMES.len()).prop_map(|key| Event::OutsideDelete { key }),
         1 => any::<bool>().prop_map(|after_made| Event::CreateFails { after_made }),
+        1 => proptest::option::of(0..KEYS.len()).prop_map(|key| Event::SecondClaim { key }),
+        2 => Just(Event::SecondComposite),
         4 => slot().prop_map(|slot| Event::Provider { slot }),
         3 => Just(Event::ProviderAll),
         5 => Just(Event::Composite),

@@ -73,6 +73,9 @@ struct Watch {
 pub struct Checker {
     /// `allowedKeys` as a lower-cased prefix (`{claimNamespace}-*` is `team1-`).
     pub allowed_prefix: Option<String>,
+    /// The claim whose invariants these are: the provider's writes for another claim are,
+    /// to this one, writes made outside it.
+    claim: u8,
     writes_seen: usize,
     /// Who made each key's repository last, by lower-cased key.
     made_by: HashMap<String, Actor>,
@@ -96,22 +99,39 @@ fn claims(actor: &Actor) -> bool {
 
 impl Checker {
     pub fn new(allowed_prefix: Option<&str>) -> Checker {
+        Checker::of_claim(0, allowed_prefix)
+    }
+
+    pub fn of_claim(claim: u8, allowed_prefix: Option<&str>) -> Checker {
         Checker {
             allowed_prefix: allowed_prefix.map(str::to_lowercase),
+            claim,
             ..Checker::default()
         }
+    }
+
+    /// A write as this claim sees it: the provider's for another claim is made outside.
+    fn seen(&self, write: &Write) -> Write {
+        let mut seen = write.clone();
+        if matches!(write.actor, Actor::Provider { claim, .. } if claim != self.claim) {
+            seen.actor = Actor::Outside;
+        }
+        seen
     }
 
     /// Invariants 1, 2, 3 and 5 over Artifactory's writes since the last look.
     pub fn writes(&mut self, writes: &[Write]) -> Vec<Violation> {
         let mut found = Vec::new();
         for write in &writes[self.writes_seen.min(writes.len())..] {
+            let write = &self.seen(write);
             let key = write.key.to_lowercase();
             self.follow_replacements(write, &key);
             let maker = self.made_by.get(&key).cloned();
             let maker = maker.filter(|_| !self.replaced_ours.contains(&key));
             if let (
-                Actor::Provider { resource, origin },
+                Actor::Provider {
+                    resource, origin, ..
+                },
                 Some(Actor::Outside),
                 Op::Update(_) | Op::Delete,
             ) = (&write.actor, &maker, &write.op)
@@ -325,6 +345,7 @@ mod tests {
 
     fn provider(origin: Option<&str>) -> Actor {
         Actor::Provider {
+            claim: 0,
             resource: "libs".into(),
             origin: origin.map(str::to_owned),
         }

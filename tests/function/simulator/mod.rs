@@ -29,15 +29,19 @@
 //!   failed: …" (`errors.go:193-198`), and a failed apply reset to `Success` once the live
 //!   state equals the spec (`external_async_tfpluginfw.go:173-176`);
 //! - the CRD's defaults on every write: `providerConfigRef: {name: default}`,
-//!   `deletionPolicy: Delete`, `managementPolicies: ["*"]`;
+//!   `deletionPolicy: Delete`, `managementPolicies: ["*"]` (the namespaced kinds: no
+//!   `deletionPolicy`, the reference's kind `ClusterProviderConfig`);
 //! - Artifactory: keys compared without case; a create of a taken key refused with 400 "Case
 //!   insensitive repository key already exists"; a create can fail before or after the
 //!   repository was made.
 //!
-//! Only the cluster provider API is simulated, with local maven and gradle repositories and
-//! deletion protection on. `cargo test` runs a few sequences
-//! ([`cases`]); `SIMULATOR_CASES` and `SIMULATOR_STEPS` raise them (docs/development.md,
-//! "The lifecycle simulator").
+//! Each sequence draws the provider API (cluster, namespaced or flat; [`events::Api`]) and runs
+//! under both upjet clients, with local maven and gradle repositories and deletion protection
+//! on, beside a second claim of another team that asks for one key of the same pool
+//! ([`Second`]; each claim's invariants are checked with the other's writes seen as made
+//! outside it). `cargo test` runs a few sequences ([`cases`]), and a few more over the gRPC
+//! server; `SIMULATOR_CASES` and `SIMULATOR_STEPS` raise them (docs/development.md, "The
+//! lifecycle simulator").
 
 mod artifactory;
 mod crossplane;
@@ -115,6 +119,14 @@ impl Claim {
         })
     }
 
+    /// The entries' keys, without case.
+    fn keys(&self) -> std::collections::BTreeSet<String> {
+        self.entries
+            .iter()
+            .map(|e| self.key(e).to_lowercase())
+            .collect()
+    }
+
     /// Names and keys unique (keys without case): a claim the author could apply.
     fn is_valid(&self) -> bool {
         let mut names = std::collections::HashSet::new();
@@ -145,6 +157,30 @@ struct World {
     /// What happened, for a failure's report.
     trace: Vec<String>,
     transport: Transport,
+    api: Api,
+    second: Second,
+}
+
+/// A second claim, team2's, in the same cluster and Artifactory: one entry, `libs`, asking
+/// for a key of [`KEYS`] (or none), so that two claims ask for one key in every order. Its
+/// invariants are checked as the first claim's are, each claim seeing the other's writes as
+/// made outside it.
+struct Second {
+    key: Option<String>,
+    /// The key at its last call that was not fatal.
+    accepted: Option<String>,
+    cluster: Cluster,
+    checker: Checker,
+}
+
+impl Second {
+    fn spec(key: Option<&str>) -> Value {
+        let entries: Vec<Value> = key
+            .map(|key| json!({"name": "libs", "rclass": "local", "packageType": "maven", "key": key}))
+            .into_iter()
+            .collect();
+        json!({ "repositories": entries })
+    }
 }
 
 impl World {
@@ -155,7 +191,11 @@ impl World {
     fn over(setup: Setup, client: Client, transport: Transport) -> World {
         let mut input = json!({});
         if setup.bounded {
-            input["allowedKeys"] = json!("{claimNamespace}-*");
+            // A namespaced composite has no claim: its own namespace bounds it.
+            input["allowedKeys"] = json!(match setup.api {
+                Api::Namespaced => "{namespace}-*",
+                Api::Cluster | Api::Flat => "{claimNamespace}-*",
+            });
         }
         if setup.api == Api::Flat {
             // A cluster of a release before v0.7.0 serves only the flat kinds: said in the input.
@@ -165,7 +205,7 @@ impl World {
             claim: Claim::default(),
             accepted: Claim::default(),
             input,
-            cluster: Cluster::new(setup.api),
+            cluster: Cluster::new(setup.api, 0),
             provider: Provider {
                 client,
                 next_fault: None,
@@ -177,6 +217,13 @@ impl World {
             seconds: 0,
             trace: Vec::new(),
             transport,
+            api: setup.api,
+            second: Second {
+                key: None,
+                accepted: None,
+                cluster: Cluster::new(setup.api, 1),
+                checker: Checker::of_claim(1, setup.bounded.then_some("team2-")),
+            },
         }
     }
 
@@ -195,7 +242,10 @@ impl World {
     fn step(&mut self, event: &Event) -> Vec<Violation> {
         self.seconds += 1;
         let mut found = Vec::new();
-        if event.edits_claim() {
+        // The namespaced API has no deletion policy: its authors use management policies.
+        let no_deletion_policy =
+            self.api == Api::Namespaced && matches!(event, Event::Deletion { .. });
+        if event.edits_claim() && !no_deletion_policy {
             let mut claim = self.claim.clone();
             edit(&mut claim, event);
             if claim.is_valid() && claim != self.claim {
@@ -236,65 +286,106 @@ impl World {
                 });
             }
             Event::Provider { slot } => {
-                let names: Vec<String> = self.cluster.resources.keys().cloned().collect();
+                let names = self.managed_names();
                 if !names.is_empty() {
-                    self.reconcile_managed(&names[slot % names.len()].clone());
+                    let (claim, name) = names[slot % names.len()].clone();
+                    self.reconcile_managed(claim, &name);
                 }
             }
             Event::ProviderAll => {
-                let names: Vec<String> = self.cluster.resources.keys().cloned().collect();
-                for name in names {
-                    self.reconcile_managed(&name);
+                for (claim, name) in self.managed_names() {
+                    self.reconcile_managed(claim, &name);
                 }
             }
             Event::Composite => found.extend(self.reconcile_composite()),
+            Event::SecondClaim { key } => self.second.key = key.map(|k| KEYS[k].to_owned()),
+            Event::SecondComposite => found.extend(self.reconcile_second()),
             _ => {}
         }
         found.extend(self.checker.writes(&self.artifactory.writes));
-        found.extend(self.checker.armed(&self.armed()));
+        found.extend(self.second.checker.writes(&self.artifactory.writes));
+        found.extend(self.checker.armed(&armed(&self.cluster)));
+        found.extend(self.second.checker.armed(&armed(&self.second.cluster)));
         self.trace.push(format!("{event:?}"));
         found
     }
 
-    /// What each managed resource lets the provider do.
-    fn armed(&self) -> Vec<Armed> {
-        self.cluster
-            .resources
-            .iter()
-            .map(|(name, managed)| {
-                let object = &managed.object;
-                Armed {
-                    resource: name.clone(),
-                    key: provider::annotation(object, provider::EXTERNAL_NAME)
-                        .unwrap_or_default()
-                        .to_owned(),
-                    origin: provider::annotation(object, provider::ORIGIN).map(str::to_owned),
-                    updates: provider::allows(object, "Update"),
-                    deletes: provider::should_delete(object),
-                }
-            })
-            .collect()
+    /// Every managed resource, by its claim and composed resource name.
+    fn managed_names(&self) -> Vec<(u8, String)> {
+        let names = |cluster: &Cluster, claim: u8| -> Vec<(u8, String)> {
+            cluster
+                .resources
+                .keys()
+                .map(|n| (claim, n.clone()))
+                .collect()
+        };
+        [names(&self.cluster, 0), names(&self.second.cluster, 1)].concat()
     }
 
-    fn reconcile_managed(&mut self, name: &str) {
+    fn reconcile_managed(&mut self, claim: u8, name: &str) {
         let now = self.now();
-        let Some(managed) = self.cluster.resources.get_mut(name) else {
+        let cluster = match claim {
+            0 => &mut self.cluster,
+            _ => &mut self.second.cluster,
+        };
+        let Some(managed) = cluster.resources.get_mut(name) else {
             return;
         };
         if !self
             .provider
             .reconcile(managed, &mut self.artifactory, &now)
         {
-            self.cluster.resources.remove(name);
+            cluster.resources.remove(name);
         }
     }
 
-    fn reconcile_composite(&mut self) -> Option<Violation> {
-        let reconciled =
-            self.cluster
-                .reconcile(&self.claim.spec(), &self.input, &mut self.transport);
+    /// The second claim's composite reconcile: a fatal result is meant when its key changed
+    /// since its last call, and the claim puts its key back.
+    fn reconcile_second(&mut self) -> Option<Violation> {
+        let others = objects(&self.cluster);
+        let second = &mut self.second;
+        let spec = Second::spec(second.key.as_deref());
+        let reconciled = second
+            .cluster
+            .reconcile(&spec, &self.input, &others, &mut self.transport);
         if let Some(message) = reconciled.fatal {
-            let violation = self.checker.fatal(&message, self.may_be_refused);
+            let meant = second.key != second.accepted;
+            self.trace.push(format!("second claim fatal: {message}"));
+            second.key = second.accepted.clone();
+            return second.checker.fatal(&message, meant);
+        }
+        second.accepted = second.key.clone();
+        for item in second.cluster.status["repositories"]
+            .as_array()
+            .into_iter()
+            .flatten()
+        {
+            self.trace.push(format!(
+                "  second claim: {} {} {}",
+                item["name"], item["key"], item["phase"]
+            ));
+        }
+        second
+            .checker
+            .reconciled(&second.cluster.status, &reconciled.response.results);
+        None
+    }
+
+    fn reconcile_composite(&mut self) -> Option<Violation> {
+        let others = objects(&self.second.cluster);
+        let reconciled = self.cluster.reconcile(
+            &self.claim.spec(),
+            &self.input,
+            &others,
+            &mut self.transport,
+        );
+        if let Some(message) = reconciled.fatal {
+            // Asking for a key another claim's composite controls is refused on purpose.
+            let conflict = message.contains("is already managed by")
+                && self.claim.keys() != self.accepted.keys();
+            let violation = self
+                .checker
+                .fatal(&message, self.may_be_refused || conflict);
             self.trace.push(format!("fatal: {message}"));
             // The author reads the error and puts the claim back.
             self.claim = self.accepted.clone();
@@ -331,10 +422,41 @@ impl World {
             found.extend(self.step(&Event::ProviderAll));
             found.extend(self.step(&Event::ProviderAll));
             found.extend(self.step(&Event::Composite));
+            found.extend(self.step(&Event::SecondComposite));
         }
         found.extend(self.checker.at_rest());
+        found.extend(self.second.checker.at_rest());
         found
     }
+}
+
+/// The managed resources of `cluster`, as another composite's requirements find them.
+fn objects(cluster: &Cluster) -> Vec<Value> {
+    cluster
+        .resources
+        .values()
+        .map(|m| m.object.clone())
+        .collect()
+}
+
+/// What each managed resource of `cluster` lets the provider do.
+fn armed(cluster: &Cluster) -> Vec<Armed> {
+    cluster
+        .resources
+        .iter()
+        .map(|(name, managed)| {
+            let object = &managed.object;
+            Armed {
+                resource: name.clone(),
+                key: provider::annotation(object, provider::EXTERNAL_NAME)
+                    .unwrap_or_default()
+                    .to_owned(),
+                origin: provider::annotation(object, provider::ORIGIN).map(str::to_owned),
+                updates: provider::allows(object, "Update"),
+                deletes: provider::should_delete(object),
+            }
+        })
+        .collect()
 }
 
 /// A claim edit, applied to `claim` (an edit of an entry that is not there does nothing).
@@ -1007,5 +1129,75 @@ fn regression_a_name_reused_while_its_resource_is_deleted() {
         &events,
         "deleted docs",
         "issue 54.8",
+    );
+}
+
+/// Issue 55, a second claim: team2's claim asks for the key team1's claim created. Its call is
+/// refused (another composite manages the key) and the repository is untouched; once team1
+/// removes its entry (the repository is orphaned, not deleted), team2's ask finds a repository
+/// made outside it and holds the key until it imports it.
+#[test]
+fn a_second_claim_asking_for_a_created_key_is_refused_then_held() {
+    let mut world = World::new(Setup::default(), Client::TerraformCli);
+    let team1_libs = Some(KEYS.iter().position(|k| *k == "team1-libs").unwrap());
+    let ask = [
+        Event::SecondClaim { key: team1_libs },
+        Event::SecondComposite,
+    ];
+    let events = [
+        vec![add("libs", Some("team1-libs"))],
+        created(),
+        ask.to_vec(),
+    ]
+    .concat();
+    for event in &events {
+        assert_eq!(
+            world.step(event),
+            [],
+            "{event:?}\n{}",
+            world.trace.join("\n")
+        );
+    }
+    assert!(
+        world
+            .trace
+            .iter()
+            .any(|line| line.starts_with("second claim fatal:")
+                && line.contains(
+                    "key \"team1-libs\" is already managed by XRepositories \"team1-repos-x7k2p\""
+                )),
+        "{}",
+        world.trace.join("\n")
+    );
+    assert!(world.second.cluster.resources.is_empty());
+
+    let events = [
+        vec![Event::Remove { slot: 0 }],
+        created(),
+        vec![ProviderAll],
+    ]
+    .concat();
+    for event in &events {
+        assert_eq!(world.step(event), [], "{event:?}");
+    }
+    assert!(
+        world.cluster.resources.is_empty(),
+        "team1's resource is gone"
+    );
+    let events = [ask.to_vec(), vec![ProviderAll, Event::SecondComposite]].concat();
+    for event in &events {
+        assert_eq!(world.step(event), [], "{event:?}");
+    }
+    assert_eq!(world.settle(), []);
+    assert_eq!(
+        world.artifactory.get("team1-libs").unwrap().fields["description"],
+        "",
+        "the repository stays, orphaned"
+    );
+    assert_eq!(
+        world.second.cluster.status["repositories"][0]["phase"],
+        "held",
+        "{}",
+        world.trace.join("\n")
     );
 }

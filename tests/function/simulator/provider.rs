@@ -65,6 +65,8 @@ pub struct Managed {
     pub apply: Option<Apply>,
     /// The function's last applied intent (server-side apply's field owner).
     pub applied: Value,
+    /// Whose composite composed it: 0 the claim under test, 1 the second claim.
+    pub claim: u8,
 }
 
 /// The provider: which client, and the fault the next create meets.
@@ -250,6 +252,7 @@ impl Provider {
             .unwrap_or_default()
             .to_owned();
         let actor = Actor::Provider {
+            claim: managed.claim,
             resource: object["metadata"]["annotations"]["crossplane.io/composition-resource-name"]
                 .as_str()
                 .unwrap_or_default()
