@@ -61,6 +61,8 @@ pub struct Write {
     /// The key as Artifactory has it.
     pub key: String,
     pub op: Op,
+    /// Which repository of the key: [`Repository::serial`].
+    pub serial: u64,
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -69,6 +71,9 @@ pub struct Repository {
     pub key: String,
     pub package_type: String,
     pub fields: BTreeMap<String, serde_json::Value>,
+    /// Its place among every repository ever created: a key deleted and made again names
+    /// another repository, which the provider cannot tell from the first.
+    pub serial: u64,
 }
 
 /// Artifactory's repositories, by lower-cased key, and every write made to them.
@@ -76,6 +81,7 @@ pub struct Repository {
 pub struct Artifactory {
     repositories: BTreeMap<String, Repository>,
     pub writes: Vec<Write>,
+    created: u64,
 }
 
 impl Artifactory {
@@ -100,18 +106,21 @@ impl Artifactory {
             .map(|(name, default)| (name.to_string(), default.value()))
             .collect();
         all.extend(fields.clone());
+        self.created += 1;
         self.repositories.insert(
             key.to_lowercase(),
             Repository {
                 key: key.to_owned(),
                 package_type: package_type.to_owned(),
                 fields: all,
+                serial: self.created,
             },
         );
         self.writes.push(Write {
             actor,
             key: key.to_owned(),
             op: Op::Create,
+            serial: self.created,
         });
         true
     }
@@ -139,6 +148,7 @@ impl Artifactory {
                 actor,
                 key,
                 op: Op::Update(changed),
+                serial: repository.serial,
             });
         }
         true
@@ -152,6 +162,7 @@ impl Artifactory {
             actor,
             key: repository.key,
             op: Op::Delete,
+            serial: repository.serial,
         });
         true
     }

@@ -275,6 +275,7 @@ impl Cluster {
                             apply: None,
                             applied: intent.clone(),
                             claim: self.claim,
+                            observed_serial: None,
                         },
                     );
                 }

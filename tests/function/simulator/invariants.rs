@@ -81,8 +81,9 @@ pub struct Checker {
     made_by: HashMap<String, Actor>,
     /// Keys the claim imported: shown `adopted` by an entry with `import: true`.
     imported: HashSet<String>,
-    /// The fields each key's last published takeover preview listed.
-    previews: HashMap<String, BTreeSet<String>>,
+    /// The fields each key's last published takeover preview listed, and which repository of
+    /// the key it was computed from (what the provider had last observed).
+    previews: HashMap<String, (BTreeSet<String>, Option<u64>)>,
     entries: BTreeMap<String, Watch>,
     /// Keys whose repository the claim made, deleted outside since.
     deleted_ours: HashSet<String>,
@@ -151,10 +152,15 @@ impl Checker {
             if let (Actor::Provider { resource, .. }, Some(Actor::Outside), Op::Update(fields)) =
                 (&write.actor, &maker, &write.op)
             {
-                let listed = self.previews.get(&key).cloned().unwrap_or_default();
+                let (listed, described) = self.previews.get(&key).cloned().unwrap_or_default();
                 let unlisted: Vec<&String> =
                     fields.iter().filter(|f| !listed.contains(*f)).collect();
-                if !unlisted.is_empty() {
+                // A preview of another repository of the key: it was deleted and made again
+                // outside, unseen by the provider when the preview was computed, and the
+                // provider cannot tell the new one from it (the function sees only what the
+                // provider observed).
+                let replaced_unseen = described.is_some_and(|serial| serial != write.serial);
+                if !unlisted.is_empty() && !replaced_unseen {
                     found.push(Violation {
                         invariant: Invariant::TakeoverAsPreviewed,
                         what: format!(
@@ -248,7 +254,13 @@ impl Checker {
     }
 
     /// What a call published: imports seen, previews, phases and the results that name them.
-    pub fn reconciled(&mut self, status: &Value, results: &[FnResult]) {
+    /// `observed`: the repository the provider last observed for each key (lower-cased).
+    pub fn reconciled(
+        &mut self,
+        status: &Value,
+        results: &[FnResult],
+        observed: &HashMap<String, u64>,
+    ) {
         let items = status["repositories"]
             .as_array()
             .cloned()
@@ -272,7 +284,8 @@ impl Checker {
                     .filter_map(|c| c["path"].as_str())
                     .map(|p| p.trim_start_matches("spec.forProvider.").to_owned())
                     .collect();
-                self.previews.insert(lower, fields);
+                let described = observed.get(&lower).copied();
+                self.previews.insert(lower, (fields, described));
             }
             let mut watch = match self.entries.get(name) {
                 Some(old) if old.phase == phase && old.key == key => old.clone(),
@@ -356,6 +369,7 @@ mod tests {
             actor,
             key: key.into(),
             op,
+            serial: 1,
         }
     }
 
@@ -386,7 +400,7 @@ mod tests {
         let mut checker = Checker::new(None);
         checker.writes(&writes[..1]);
         let status = json!({"repositories": [{"name": "libs", "key": "payments-libs", "phase": "adopted", "adopted": true, "takeover": []}]});
-        checker.reconciled(&status, &[]);
+        checker.reconciled(&status, &[], &HashMap::new());
         let delete = write(provider(Some("imported")), "payments-libs", Op::Delete);
         assert_eq!(checker.writes(&[writes[0].clone(), delete]), []);
         // A managed resource that could delete it, before any write.
@@ -416,7 +430,7 @@ mod tests {
         checker.writes(&[write(Actor::Outside, "libs", Op::Create)]);
         let status = json!({"repositories": [{"name": "libs", "key": "libs", "phase": "adopted", "adopted": true,
             "takeover": [{"path": "spec.forProvider.description", "live": "x", "claim": ""}]}]});
-        checker.reconciled(&status, &[]);
+        checker.reconciled(&status, &[], &HashMap::new());
         let update = write(
             provider(Some("imported")),
             "libs",
@@ -445,7 +459,11 @@ mod tests {
             {"name": "docs", "key": "docs", "phase": "held"},
             {"name": "web", "key": "web", "phase": "managed"},
         ]});
-        checker.reconciled(&status, &[result("creating libs", Severity::Normal)]);
+        checker.reconciled(
+            &status,
+            &[result("creating libs", Severity::Normal)],
+            &HashMap::new(),
+        );
         assert_eq!(
             kinds(&checker.at_rest()),
             [
@@ -458,7 +476,7 @@ mod tests {
             result("libs: the create failed", Severity::Warning),
             result("docs is held", Severity::Normal),
         ];
-        checker.reconciled(&status, &warnings);
+        checker.reconciled(&status, &warnings, &HashMap::new());
         assert_eq!(checker.at_rest(), []);
     }
 

@@ -365,9 +365,11 @@ impl World {
                 item["name"], item["key"], item["phase"]
             ));
         }
-        second
-            .checker
-            .reconciled(&second.cluster.status, &reconciled.response.results);
+        second.checker.reconciled(
+            &second.cluster.status,
+            &reconciled.response.results,
+            &observed_serials(&second.cluster),
+        );
         None
     }
 
@@ -410,8 +412,11 @@ impl World {
                 item["name"], item["key"], item["phase"]
             ));
         }
-        self.checker
-            .reconciled(&self.cluster.status, &reconciled.response.results);
+        self.checker.reconciled(
+            &self.cluster.status,
+            &reconciled.response.results,
+            &observed_serials(&self.cluster),
+        );
         None
     }
 
@@ -428,6 +433,18 @@ impl World {
         found.extend(self.second.checker.at_rest());
         found
     }
+}
+
+/// The repository the provider last observed for each key of `cluster`'s resources.
+fn observed_serials(cluster: &Cluster) -> std::collections::HashMap<String, u64> {
+    cluster
+        .resources
+        .values()
+        .filter_map(|m| {
+            let key = provider::annotation(&m.object, provider::EXTERNAL_NAME)?;
+            Some((key.to_lowercase(), m.observed_serial?))
+        })
+        .collect()
 }
 
 /// The managed resources of `cluster`, as another composite's requirements find them.
@@ -1199,5 +1216,49 @@ fn a_second_claim_asking_for_a_created_key_is_refused_then_held() {
         "held",
         "{}",
         world.trace.join("\n")
+    );
+}
+
+/// Found by the long run (10,000 sequences of 40 events), shrunk: an entry's key is made
+/// outside, the provider observes it, then it is deleted outside; the entry imports it, is
+/// adopted with an empty preview (of what the provider last observed) and taken over; the key
+/// is made again outside with `handleSnapshots: true`, and the provider writes the claim's
+/// (the old repository's `false`) onto it. The function sees only what the provider observed,
+/// and the provider cannot tell the new repository from the imported one: the checker's
+/// invariant 2 holds the provider to a preview only for the repository it was computed from.
+#[test]
+fn regression_55_a_key_made_again_outside_before_its_takeover_lands() {
+    let a_libs = 6; // KEYS has 5: an index past them names the entry name `a-libs`
+    assert_eq!(events::outside_key(a_libs), "a-libs");
+    let events = [
+        Event::Add {
+            name: index(&NAMES, "a-libs"),
+            package: 0,
+            key: None,
+        },
+        Event::OutsideCreate {
+            key: a_libs,
+            snapshots: false,
+        },
+        Composite,
+        Event::Provider { slot: 0 },
+        Event::OutsideDelete { key: a_libs },
+        Event::Policies {
+            slot: 0,
+            policies: Some(1),
+        },
+        Event::Import { slot: 0, on: true },
+        Composite,
+        Composite,
+        Event::OutsideCreate {
+            key: a_libs,
+            snapshots: true,
+        },
+    ];
+    holds(
+        Invariant::TakeoverAsPreviewed,
+        &events,
+        "a takeover changes only what its preview listed",
+        "issue 55's checker",
     );
 }

@@ -67,6 +67,9 @@ pub struct Managed {
     pub applied: Value,
     /// Whose composite composed it: 0 the claim under test, 1 the second claim.
     pub claim: u8,
+    /// The repository the provider's last `Observe` found ([`super::artifactory::Repository::serial`]):
+    /// what `status.atProvider` describes.
+    pub observed_serial: Option<u64>,
 }
 
 /// The provider: which client, and the fault the next create meets.
@@ -319,6 +322,8 @@ impl Provider {
             return true;
         };
         // upjet Observe found it: `Available` and what it read (external.go:311-326).
+        managed.observed_serial = Some(live.serial);
+        let object = &mut managed.object;
         set_condition(object, "Ready", "True", "Available", None, now);
         let mut at_provider = Map::new();
         at_provider.insert("id".into(), json!(live.key));
