@@ -266,6 +266,11 @@ impl Live {
     }
 }
 
+/// An asynchronous create that failed on a server error, in the words of upjet's no-fork
+/// clients (`AsyncCreateFailure`, "async create failed: …", `errors.go:193-198` @ v2.2.0).
+const NO_FORK_SERVER_ERROR: &str =
+    "async create failed: failed to create the repository: 500 Internal Server Error";
+
 /// The asynchronous create failed because Artifactory has the key (in another case).
 const KEY_EXISTS: &str = "async create failed: resource creation call returned error diags: Unable to Create Resource: An unexpected error occurred while creating the resource update request. Please report this issue to the provider developers.\n\nError: {\"errors\":[{\"status\":400,\"message\":\"Case insensitive repository key already exists\"}]}";
 
@@ -594,6 +599,50 @@ async fn under_the_no_fork_clients_a_success_dated_from_the_first_sight_confirms
         let message = warning(&response, "RepositoryHeld");
         assert_has(&message, "the provider reports its create succeeded at 2026-11-01T10:00:00Z, no earlier than it first observed the repository (2026-11-01T10:00:00Z), which is how upjet's no-fork clients report a create that Artifactory refused because the key already existed");
         assert_has(&message, "import: true");
+
+        // A create that failed again in the same words keeps the first failure's time, before
+        // the latest create began; with no `AsyncOperation`, a `Ready` True since then says the
+        // apply has ended: the failure is read, and the repository that exists is held.
+        let failed_again = api
+            .local_resource("libs", Some("creating"), Some(json!(["Observe", "Create"])))
+            .annotate(
+                "crossplane.io/external-create-pending",
+                "2026-11-01T10:00:05Z",
+            )
+            .annotate(
+                "crossplane.io/external-create-succeeded",
+                "2026-11-01T10:00:05Z",
+            )
+            .condition(
+                "LastAsyncOperation",
+                "False",
+                "AsyncCreateFailure",
+                Some(NO_FORK_SERVER_ERROR),
+            )
+            .observed_existing()
+            .value();
+        let mut failed_again = failed_again;
+        for condition in failed_again["status"]["conditions"].as_array_mut().unwrap() {
+            if condition["type"] != "LastAsyncOperation" {
+                condition["lastTransitionTime"] = json!("2026-11-01T10:00:09Z");
+            }
+        }
+        let response = function
+            .call(
+                api.request(spec(json!([libs()])))
+                    .observed("libs", failed_again),
+            )
+            .await;
+        assert_eq!(
+            status_repositories(&response)[0]["phase"],
+            "held",
+            "{}",
+            api.folder
+        );
+        assert_has(
+            &warning(&response, "RepositoryHeld"),
+            "the provider's create failed (\"async create failed: ",
+        );
 
         let ours = no_fork("2026-11-01T09:59:59Z");
         let response = function

@@ -415,9 +415,16 @@ fn failed_create_messages<'a>(live: &Observed<'a>) -> impl Iterator<Item = &'a s
     let current = move |c: &Condition| {
         c.last_transition_time.is_none() || later_or_equal(c.last_transition_time, pending)
     };
-    let applied_since = live
-        .async_operation
-        .is_some_and(|c| c.is("True") && c.last_transition_time.is_some() && current(&c));
+    let since_create = |c: &Condition| c.last_transition_time.is_some() && current(c);
+    // The no-fork clients set no `AsyncOperation`, and read the repository in `Observe` (which
+    // sets `Ready` True) only while no apply runs (`external_async_tfpluginfw.go` @ v2.2.0): a
+    // `Ready` True since the create began says its apply has ended, and a False
+    // `LastAsyncOperation` left is its outcome, even in the words, and so at the time, of an
+    // earlier failure.
+    let applied_since = match live.async_operation {
+        Some(c) => c.is("True") && since_create(&c),
+        None => live.ready.is_some_and(|c| c.is("True") && since_create(&c)),
+    };
     let apply = live
         .last_async_operation
         .filter(|c| c.is("False") && (current(c) || applied_since));

@@ -1262,3 +1262,35 @@ fn regression_55_a_key_made_again_outside_before_its_takeover_lands() {
         "issue 55's checker",
     );
 }
+
+/// Found by the long run under the no-fork clients, shrunk: a create fails twice in the same
+/// words (the condition keeps the first failure's time, earlier than the second create's
+/// pending annotation), then the key is made outside in another case. Those clients set no
+/// `AsyncOperation`, so nothing said the second apply had ended: the entry stayed `creating`
+/// for good, silently. Now a `Ready` True since the create began says it has ended: the entry
+/// is held (the repository exists, and whether a failed create made it cannot be told).
+#[test]
+fn regression_55_a_failure_repeated_under_the_no_fork_clients_is_read() {
+    let fails = Event::CreateFails { after_made: false };
+    let libs = Event::Provider { slot: 0 };
+    let events = [
+        fails.clone(),
+        add("libs", None),
+        Composite,
+        libs.clone(),
+        libs.clone(),
+        fails,
+        libs.clone(),
+        libs,
+        outside("LIBS", false),
+    ];
+    let (found, trace) = run(Setup::default(), Client::NoFork, &events);
+    assert_eq!(found, [], "{}", trace.join("\n"));
+    assert!(
+        trace
+            .iter()
+            .any(|line| line.contains("\"libs\" \"libs\" \"held\"")),
+        "{}",
+        trace.join("\n")
+    );
+}
