@@ -307,6 +307,17 @@ fn assert_not_fatal(response: &RunFunctionResponse, case: &str) {
 }
 
 /// Asserts that `text` says `part`, showing all of it when it does not.
+/// The first entry is held, and the `RepositoryHeld` Warning says `words`.
+fn assert_held(response: &RunFunctionResponse, api: Api, words: &str) {
+    assert_eq!(
+        status_repositories(response)[0]["phase"],
+        "held",
+        "{}",
+        api.folder
+    );
+    assert_has(&warning(response, "RepositoryHeld"), words);
+}
+
 fn assert_has(text: &str, part: &str) {
     assert!(text.contains(part), "{part:?} is not in:\n{text}");
 }
@@ -633,14 +644,9 @@ async fn under_the_no_fork_clients_a_success_dated_from_the_first_sight_confirms
                     .observed("libs", failed_again),
             )
             .await;
-        assert_eq!(
-            status_repositories(&response)[0]["phase"],
-            "held",
-            "{}",
-            api.folder
-        );
-        assert_has(
-            &warning(&response, "RepositoryHeld"),
+        assert_held(
+            &response,
+            api,
             "the provider's create failed (\"async create failed: ",
         );
 
@@ -1766,16 +1772,7 @@ async fn a_create_that_fails_again_in_the_same_words_is_read() {
         };
         // An apply finished after the latest create began: its failure is that create's.
         let response = function.call(again("2026-11-01T10:06:00Z")).await;
-        assert_eq!(
-            status_repositories(&response)[0]["phase"],
-            "held",
-            "{}",
-            api.folder
-        );
-        assert_has(
-            &warning(&response, "RepositoryHeld"),
-            "the provider's create failed",
-        );
+        assert_held(&response, api, "the provider's create failed");
         // None has since: the failure is an earlier attempt's, and the create goes on.
         let response = function.call(again("2026-11-01T10:00:00Z")).await;
         assert_eq!(status_repositories(&response)[0]["phase"], "creating");

@@ -355,20 +355,12 @@ impl World {
             return second.checker.fatal(&message, meant);
         }
         second.accepted = second.key.clone();
-        for item in second.cluster.status["repositories"]
-            .as_array()
-            .into_iter()
-            .flatten()
-        {
-            self.trace.push(format!(
-                "  second claim: {} {} {}",
-                item["name"], item["key"], item["phase"]
-            ));
-        }
-        second.checker.reconciled(
-            &second.cluster.status,
+        published(
+            &mut self.trace,
+            "second claim: ",
+            &second.cluster,
+            &mut second.checker,
             &reconciled.response.results,
-            &observed_serials(&second.cluster),
         );
         None
     }
@@ -402,20 +394,12 @@ impl World {
             self.trace
                 .push(format!("  result {}: {}", result.severity, result.message));
         }
-        for item in self.cluster.status["repositories"]
-            .as_array()
-            .into_iter()
-            .flatten()
-        {
-            self.trace.push(format!(
-                "  {} {} {}",
-                item["name"], item["key"], item["phase"]
-            ));
-        }
-        self.checker.reconciled(
-            &self.cluster.status,
+        published(
+            &mut self.trace,
+            "",
+            &self.cluster,
+            &mut self.checker,
             &reconciled.response.results,
-            &observed_serials(&self.cluster),
         );
         None
     }
@@ -433,6 +417,28 @@ impl World {
         found.extend(self.second.checker.at_rest());
         found
     }
+}
+
+/// What a composite's call published, traced (each line after `label`) and read by its
+/// claim's checker.
+fn published(
+    trace: &mut Vec<String>,
+    label: &str,
+    cluster: &Cluster,
+    checker: &mut Checker,
+    results: &[function_artifactory::proto::v1::Result],
+) {
+    for item in cluster.status["repositories"]
+        .as_array()
+        .into_iter()
+        .flatten()
+    {
+        trace.push(format!(
+            "  {label}{} {} {}",
+            item["name"], item["key"], item["phase"]
+        ));
+    }
+    checker.reconciled(&cluster.status, results, &observed_serials(cluster));
 }
 
 /// The repository the provider last observed for each key of `cluster`'s resources.
