@@ -84,6 +84,9 @@ pub struct Checker {
     /// The fields each key's last published takeover preview listed, and which repository of
     /// the key it was computed from (what the provider had last observed).
     previews: HashMap<String, (BTreeSet<String>, Option<u64>)>,
+    /// Fields the claim's author set on a key's entry since its last preview: the claim's
+    /// new intent, not something the takeover changes behind the author's back.
+    edited: HashMap<String, BTreeSet<String>>,
     entries: BTreeMap<String, Watch>,
     /// Keys whose repository the claim made, deleted outside since.
     deleted_ours: HashSet<String>,
@@ -153,8 +156,11 @@ impl Checker {
                 (&write.actor, &maker, &write.op)
             {
                 let (listed, described) = self.previews.get(&key).cloned().unwrap_or_default();
-                let unlisted: Vec<&String> =
-                    fields.iter().filter(|f| !listed.contains(*f)).collect();
+                let edited = self.edited.get(&key).cloned().unwrap_or_default();
+                let unlisted: Vec<&String> = fields
+                    .iter()
+                    .filter(|f| !listed.contains(*f) && !edited.contains(*f))
+                    .collect();
                 // A preview of another repository of the key: it was deleted and made again
                 // outside, unseen by the provider when the preview was computed, and the
                 // provider cannot tell the new one from it (the function sees only what the
@@ -224,6 +230,14 @@ impl Checker {
         }
     }
 
+    /// The claim's author set `field` on the entry of `key`.
+    pub fn claim_set(&mut self, key: &str, field: &str) {
+        self.edited
+            .entry(key.to_lowercase())
+            .or_default()
+            .insert(field.to_owned());
+    }
+
     /// Invariant 1 before any write: a managed resource that would let the provider update or
     /// delete a repository made outside, which the claim never imported and took over.
     pub fn armed(&self, resources: &[Armed]) -> Vec<Violation> {
@@ -285,6 +299,7 @@ impl Checker {
                     .map(|p| p.trim_start_matches("spec.forProvider.").to_owned())
                     .collect();
                 let described = observed.get(&lower).copied();
+                self.edited.remove(&lower);
                 self.previews.insert(lower, (fields, described));
             }
             let mut watch = match self.entries.get(name) {

@@ -260,6 +260,10 @@ impl World {
                     self.removed.contains(&e.name)
                         && !self.claim.entries.iter().any(|o| o.name == e.name)
                 });
+                if let Event::Describe { slot, .. } = event {
+                    let entry = &claim.entries[slot % claim.entries.len()];
+                    self.checker.claim_set(&claim.key(entry), "description");
+                }
                 self.claim = claim;
                 let bounded = self.checker.allowed_prefix.is_some();
                 self.may_be_refused |= event.may_be_refused(bounded) || back;
@@ -1298,5 +1302,32 @@ fn regression_55_a_failure_repeated_under_the_no_fork_clients_is_read() {
             .any(|line| line.contains("\"libs\" \"libs\" \"held\"")),
         "{}",
         trace.join("\n")
+    );
+}
+
+/// Found by the long run, shrunk: an import taken over by removing `import: true`, then the
+/// claim sets a description before the provider's first apply. The description is the claim's
+/// new intent, written after the preview: the checker's invariant 2 counts only the fields the
+/// author did not set since the last preview.
+#[test]
+fn regression_55_a_description_set_after_the_takeover_is_the_claims() {
+    let events = [
+        outside("LIBS", false),
+        add("libs", None),
+        Event::Import { slot: 0, on: true },
+        Composite,
+        Event::Provider { slot: 0 },
+        Event::Import { slot: 0, on: false },
+        Composite,
+        Event::Describe {
+            slot: 0,
+            text: Some(0),
+        },
+    ];
+    holds(
+        Invariant::TakeoverAsPreviewed,
+        &events,
+        "a takeover changes only what its preview listed",
+        "issue 55's checker",
     );
 }
