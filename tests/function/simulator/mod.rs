@@ -119,14 +119,6 @@ impl Claim {
         })
     }
 
-    /// The entries' keys, without case.
-    fn keys(&self) -> std::collections::BTreeSet<String> {
-        self.entries
-            .iter()
-            .map(|e| self.key(e).to_lowercase())
-            .collect()
-    }
-
     /// Names and keys unique (keys without case): a claim the author could apply.
     fn is_valid(&self) -> bool {
         let mut names = std::collections::HashSet::new();
@@ -353,9 +345,11 @@ impl World {
             .cluster
             .reconcile(&spec, &self.input, &others, &mut self.transport);
         if let Some(message) = reconciled.fatal {
-            let meant = second.key != second.accepted;
+            let taken = !keys_managed_elsewhere(&message).is_empty();
+            let meant = second.key != second.accepted || taken;
             self.trace.push(format!("second claim fatal: {message}"));
-            second.key = second.accepted.clone();
+            // The author puts the claim back, or, told the key is another claim's, drops it.
+            second.key = if taken { None } else { second.accepted.clone() };
             return second.checker.fatal(&message, meant);
         }
         second.accepted = second.key.clone();
@@ -378,15 +372,17 @@ impl World {
             &mut self.transport,
         );
         if let Some(message) = reconciled.fatal {
-            // Asking for a key another claim's composite controls is refused on purpose.
-            let conflict = message.contains("is already managed by")
-                && self.claim.keys() != self.accepted.keys();
+            // Asking for a key another claim's composite manages is refused on purpose, also
+            // when the other claim took it while the entry waited (first come, first served).
+            let taken = keys_managed_elsewhere(&message);
             let violation = self
                 .checker
-                .fatal(&message, self.may_be_refused || conflict);
+                .fatal(&message, self.may_be_refused || !taken.is_empty());
             self.trace.push(format!("fatal: {message}"));
-            // The author reads the error and puts the claim back.
+            // The author reads the error and puts the claim back, without the entries whose
+            // key another claim manages (the error's fix: choose another key).
             self.claim = self.accepted.clone();
+            self.claim.entries.retain(|e| !taken.contains(&e.name));
             self.may_be_refused = false;
             self.removed.clear();
             return violation;
@@ -443,6 +439,16 @@ fn published(
         ));
     }
     checker.reconciled(&cluster.status, results, &observed_serials(cluster));
+}
+
+/// The entries a fatal result says ask for a key another composite manages (`KeyConflict`).
+fn keys_managed_elsewhere(message: &str) -> Vec<String> {
+    message
+        .lines()
+        .filter(|line| line.contains("is already managed by"))
+        .filter_map(|line| line.split("repository \"").nth(1)?.split('"').next())
+        .map(str::to_owned)
+        .collect()
 }
 
 /// The repository the provider last observed for each key of `cluster`'s resources.
@@ -1329,5 +1335,36 @@ fn regression_55_a_description_set_after_the_takeover_is_the_claims() {
         &events,
         "a takeover changes only what its preview listed",
         "issue 55's checker",
+    );
+}
+
+/// Found by the long run with a second claim, shrunk: team1 renames an entry's key to one no
+/// composite manages while the entry waits for its old resource to be released; team2 asks for
+/// that key meanwhile and gets it. Team1's next call is refused (the key is another claim's),
+/// first come first served, and its author drops the entry as the error says; team1's other
+/// entry goes on.
+#[test]
+fn regression_55_a_key_taken_by_another_claim_while_the_entry_waits() {
+    let payments_libs = Some(index(&KEYS, "payments-libs"));
+    let events = [
+        add("libs", None),
+        add("a-libs", None),
+        Event::SecondClaim { key: payments_libs },
+        Composite,
+        Event::Remove { slot: 1 },
+        Composite,
+        add("a-libs", Some("payments-libs")),
+        Composite,
+        Event::SecondComposite,
+    ];
+    let (found, trace) = run(Setup::default(), Client::TerraformCli, &events);
+    assert_eq!(found, [], "{}", trace.join("\n"));
+    assert!(
+        trace.iter().any(|line| line.starts_with("fatal: ")
+            && line.contains(
+                "key \"payments-libs\" is already managed by XRepositories \"team2-repos-x7k2p\""
+            )),
+        "{}",
+        trace.join("\n")
     );
 }
