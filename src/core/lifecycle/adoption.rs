@@ -420,14 +420,15 @@ fn failed_create_messages<'a>(live: &Observed<'a>) -> impl Iterator<Item = &'a s
     // sets `Ready` True) only while no apply runs (`external_async_tfpluginfw.go` @ v2.2.0): a
     // `Ready` True since the create began says its apply has ended, and a False
     // `LastAsyncOperation` left is its outcome, even in the words, and so at the time, of an
-    // earlier failure.
-    let applied_since = match live.async_operation {
+    // earlier failure. Asked only of a False `LastAsyncOperation`: it parses two times, and
+    // most resources have no failure to date.
+    let applied_since = || match live.async_operation {
         Some(c) => c.is("True") && since_create(&c),
         None => live.ready.is_some_and(|c| c.is("True") && since_create(&c)),
     };
     let apply = live
         .last_async_operation
-        .filter(|c| c.is("False") && (current(c) || applied_since));
+        .filter(|c| c.is("False") && (current(c) || applied_since()));
     let create = live.synced.filter(|c| {
         c.is("False") && current(c) && c.message.is_some_and(|m| m.starts_with("create failed"))
     });
