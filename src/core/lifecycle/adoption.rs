@@ -134,9 +134,12 @@ fn move_keys(repositories: &mut [Repository], moves: &[Move]) {
         let Some(m) = by_entry.get(r.planned.name) else {
             continue;
         };
+        // A create that does not go on is said when the entry enters `creating`: kept here,
+        // it would reach the status's warnings, and the next call would take it as said.
         r.adoption = Adoption {
             phase: Phase::Moving,
             origin: Some(Origin::carried(m.origin)),
+            stuck: None,
             ..r.adoption.clone()
         };
     }

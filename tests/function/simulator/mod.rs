@@ -567,6 +567,14 @@ fn run_over(
         found.extend(world.step(event));
     }
     found.extend(world.settle());
+    if std::env::var("SIMULATOR_DUMP").is_ok() {
+        for (name, m) in &world.cluster.resources {
+            eprintln!(
+                "{name}: {}",
+                serde_json::to_string_pretty(&m.object).unwrap()
+            );
+        }
+    }
     (found, world.trace)
 }
 
@@ -1367,4 +1375,43 @@ fn regression_55_a_key_taken_by_another_claim_while_the_entry_waits() {
         "{}",
         trace.join("\n")
     );
+}
+
+/// Found by the long run, shrunk: an entry composed but not yet created is renamed, keeping
+/// its key, and made observe-only; its key moves to the new name. The provider observes the
+/// new resource while the old one is released and finds no repository, so the entry "cannot
+/// create": the move kept that finding, which reached `status.repositories[].warnings`
+/// unsaid, and when the entry entered `creating` the function took its Warning as said. It
+/// stayed `creating` silently. Now the move keeps no finding of a create, and the Warning is
+/// said where `creating` begins.
+#[test]
+fn regression_54_4_a_moved_entry_that_cannot_create_says_so() {
+    let events = [
+        add("a-libs", None),
+        Composite,
+        rename("docs"),
+        Event::Policies {
+            slot: 0,
+            policies: Some(index_of_observe_only()),
+        },
+        Composite,
+        Event::Provider { slot: 1 },
+        Composite,
+    ];
+    for client in [Client::TerraformCli, Client::NoFork] {
+        let (found, trace) = run(Setup::default(), client, &events);
+        assert_eq!(found, [], "{client:?}:\n{}", trace.join("\n"));
+        let said = trace.iter().filter(|line| {
+            line.starts_with("  result 2: repository docs (key a-libs): the key does not exist")
+        });
+        assert_eq!(said.count(), 1, "{client:?}:\n{}", trace.join("\n"));
+    }
+}
+
+/// The index of `["Observe"]` in [`events::POLICIES`].
+fn index_of_observe_only() -> usize {
+    events::POLICIES
+        .iter()
+        .position(|p| *p == ["Observe"])
+        .expect("in the pool")
 }
