@@ -14,6 +14,15 @@ pub const FIELDS: [(&str, Field); 3] = [
     ("handleSnapshots", Field::Flag(true)),
 ];
 
+/// The fields of [`FIELDS`] a repository of `package` has: `handleSnapshots` only a java
+/// type's (terraform-provider-artifactory's java attributes, of maven, gradle, ivy and sbt).
+pub fn fields_of(package: &str) -> impl Iterator<Item = &'static (&'static str, Field)> {
+    let java = matches!(package, "maven" | "gradle" | "ivy" | "sbt");
+    FIELDS
+        .iter()
+        .filter(move |(name, _)| java || *name != "handleSnapshots")
+}
+
 /// A field's Terraform default.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub enum Field {
@@ -101,8 +110,7 @@ impl Artifactory {
         if self.get(key).is_some() {
             return false;
         }
-        let mut all: BTreeMap<String, serde_json::Value> = FIELDS
-            .iter()
+        let mut all: BTreeMap<String, serde_json::Value> = fields_of(package_type)
             .map(|(name, default)| (name.to_string(), default.value()))
             .collect();
         all.extend(fields.clone());

@@ -93,6 +93,20 @@ impl Cluster {
         }
     }
 
+    /// The provider's API its composite is rendered for from now on (the same composite).
+    pub fn set_api(&mut self, api: Api) {
+        self.api = api;
+    }
+
+    /// The composite is deleted: Crossplane deletes every managed resource it composed
+    /// (the provider's finalizer then honours each one's policies).
+    pub fn delete_every_resource(&mut self) {
+        for managed in self.resources.values_mut() {
+            managed.deleting = true;
+            managed.object["metadata"]["deletionTimestamp"] = json!("2026-11-01T10:00:00Z");
+        }
+    }
+
     /// The composite's name, kind, uid and (namespaced) namespace.
     fn identity(&self) -> (String, &'static str, String, Option<String>) {
         let team = format!("team{}", self.claim + 1);

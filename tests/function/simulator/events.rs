@@ -23,7 +23,7 @@ pub const KEYS: [&str; 5] = [
 /// `spec.projectKey` values.
 pub const PROJECT_KEYS: [&str; 3] = ["team1", "team1-a", "payments"];
 /// Package types of the entries: two java types, so that reusing a name can change it.
-pub const PACKAGE_TYPES: [&str; 2] = ["maven", "gradle"];
+pub const PACKAGE_TYPES: [&str; 3] = ["maven", "gradle", "npm"];
 /// Management policies an entry may give itself (`None`: the default, `*`).
 pub const POLICIES: [&[&str]; 3] = [
     &["Observe"],
@@ -78,6 +78,10 @@ pub enum Event {
     ProviderAll,
     /// Crossplane reconciles the composite: the function is called.
     Composite,
+    /// The platform team takes the next step of the sequence's provider change
+    /// ([`Setup::change`]), as docs/upgrading.md gives it; nothing while the step's
+    /// precondition (what the procedure says to wait for) does not hold, or when none is left.
+    Upgrade,
 }
 
 impl Event {
@@ -146,6 +150,7 @@ pub fn event() -> impl Strategy<Value = Event> {
         4 => slot().prop_map(|slot| Event::Provider { slot }),
         3 => Just(Event::ProviderAll),
         5 => Just(Event::Composite),
+        3 => Just(Event::Upgrade),
     ]
 }
 
@@ -157,12 +162,32 @@ pub fn outside_key(index: usize) -> &'static str {
         .unwrap_or_else(|| NAMES[(index - KEYS.len()) % NAMES.len()])
 }
 
-/// Whether the function input sets `allowedKeys` (`{claimNamespace}-*`), and which of the
-/// provider's APIs the composite is rendered for.
+/// Whether the function input sets `allowedKeys` (`{claimNamespace}-*`), which of the
+/// provider's APIs the composite is rendered for at first, and the provider change the
+/// sequence's [`Event::Upgrade`]s walk through.
 #[derive(Debug, Clone, Copy, PartialEq, Default)]
 pub struct Setup {
     pub bounded: bool,
     pub api: Api,
+    pub change: Change,
+}
+
+/// A change of the provider's release or API that docs/upgrading.md gives the steps of.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Change {
+    /// None: the newest release of the setup's API throughout.
+    #[default]
+    None,
+    /// v0.7.0 to v0.7.1, which renamed kinds in the same CRDs (`NpmRepository` to
+    /// `NPMRepository`): the claim starts rendered for v0.7.0 (cluster API).
+    Rename,
+    /// v0.6.0 to v0.7.0, the group move: release the flat resources, upgrade, adopt the keys
+    /// with the split-group kinds, take them over, drop `neverDelete` (flat API).
+    GroupMove,
+    /// A Crossplane v1 claim to a v2 namespaced composite: `neverDelete`, delete the claim,
+    /// the namespaced composite imports the keys, takes them over, drops `neverDelete`
+    /// (cluster API).
+    ToNamespaced,
 }
 
 /// The provider's three APIs (docs/design.md): cluster-scoped kinds by class group, their
@@ -178,7 +203,18 @@ pub enum Api {
 
 pub fn setup() -> impl Strategy<Value = Setup> {
     let api = prop_oneof![Just(Api::Cluster), Just(Api::Namespaced), Just(Api::Flat)];
-    (any::<bool>(), api).prop_map(|(bounded, api)| Setup { bounded, api })
+    (any::<bool>(), api, 0..3usize).prop_map(|(bounded, api, pick)| {
+        let changes: &[Change] = match api {
+            Api::Cluster => &[Change::None, Change::Rename, Change::ToNamespaced],
+            Api::Flat => &[Change::None, Change::GroupMove],
+            Api::Namespaced => &[Change::None],
+        };
+        Setup {
+            bounded,
+            api,
+            change: changes[pick % changes.len()],
+        }
+    })
 }
 
 /// A sequence of up to `steps` events.

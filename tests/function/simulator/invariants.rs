@@ -337,6 +337,11 @@ impl Checker {
         })
     }
 
+    /// The claim is deleted: no entry of it waits any more.
+    pub fn claim_deleted(&mut self) {
+        self.entries.clear();
+    }
+
     /// Invariant 4, once the provider and Crossplane have settled.
     pub fn at_rest(&self) -> Vec<Violation> {
         self.entries

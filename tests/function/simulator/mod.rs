@@ -35,9 +35,11 @@
 //!   insensitive repository key already exists"; a create can fail before or after the
 //!   repository was made.
 //!
-//! Each sequence draws the provider API (cluster, namespaced or flat; [`events::Api`]) and runs
-//! under both upjet clients, with local maven and gradle repositories and deletion protection
-//! on, beside a second claim of another team that asks for one key of the same pool
+//! Each sequence draws the provider API (cluster, namespaced or flat; [`events::Api`]) and a
+//! provider change to walk through ([`events::Change`], [`upgrade`]: the v0.7.1 renames, the
+//! v0.7.0 group move, Crossplane v1 claims to v2 namespaced composites, one operator step per
+//! `Upgrade` event as docs/upgrading.md gives them), and runs under both upjet clients, with
+//! local maven, gradle and npm repositories and deletion protection on, beside a second claim of another team that asks for one key of the same pool
 //! ([`Second`]; each claim's invariants are checked with the other's writes seen as made
 //! outside it). `cargo test` runs a few sequences ([`cases`]), and a few more over the gRPC
 //! server; `SIMULATOR_CASES` and `SIMULATOR_STEPS` raise them (docs/development.md, "The
@@ -48,6 +50,7 @@ mod crossplane;
 mod events;
 mod invariants;
 pub(crate) mod provider;
+mod upgrade;
 
 use artifactory::{Actor, Artifactory};
 use crossplane::{Cluster, Transport};
@@ -151,6 +154,11 @@ struct World {
     transport: Transport,
     api: Api,
     second: Second,
+    /// The steps of the sequence's provider change not taken yet.
+    steps: std::collections::VecDeque<upgrade::Step>,
+    /// The claim is deleted (a Crossplane v1 to v2 move), and its namespaced composite not
+    /// made yet: nothing calls the function for it.
+    composite_gone: bool,
 }
 
 /// A second claim, team2's, in the same cluster and Artifactory: one entry, `libs`, asking
@@ -163,12 +171,24 @@ struct Second {
     accepted: Option<String>,
     cluster: Cluster,
     checker: Checker,
+    /// Its entry has `import: true` (set and removed by a provider change's steps).
+    import: bool,
+    /// Its Composition's input, once the first claim's has moved on to another Composition
+    /// (a namespaced composite's); before, they share one.
+    input: Option<Value>,
 }
 
 impl Second {
-    fn spec(key: Option<&str>) -> Value {
+    fn spec(key: Option<&str>, import: bool) -> Value {
         let entries: Vec<Value> = key
-            .map(|key| json!({"name": "libs", "rclass": "local", "packageType": "maven", "key": key}))
+            .map(|key| {
+                let mut entry =
+                    json!({"name": "libs", "rclass": "local", "packageType": "maven", "key": key});
+                if import {
+                    entry["import"] = json!(true);
+                }
+                entry
+            })
             .into_iter()
             .collect();
         json!({ "repositories": entries })
@@ -193,6 +213,9 @@ impl World {
             // A cluster of a release before v0.7.0 serves only the flat kinds: said in the input.
             input["providerApi"] = json!("flat");
         }
+        if let Some(version) = upgrade::starting_version(setup.change) {
+            input["providerVersion"] = json!(version);
+        }
         World {
             claim: Claim::default(),
             accepted: Claim::default(),
@@ -215,7 +238,11 @@ impl World {
                 accepted: None,
                 cluster: Cluster::new(setup.api, 1),
                 checker: Checker::of_claim(1, setup.bounded.then_some("team2-")),
+                import: false,
+                input: None,
             },
+            steps: upgrade::steps(setup.change),
+            composite_gone: false,
         }
     }
 
@@ -293,7 +320,12 @@ impl World {
                     self.reconcile_managed(claim, &name);
                 }
             }
-            Event::Composite => found.extend(self.reconcile_composite()),
+            Event::Composite if !self.composite_gone => found.extend(self.reconcile_composite()),
+            Event::Upgrade => {
+                if let Some(step) = self.upgrade() {
+                    self.trace.push(format!("  upgrade: {step:?}"));
+                }
+            }
             Event::SecondClaim { key } => self.second.key = key.map(|k| KEYS[k].to_owned()),
             Event::SecondComposite => found.extend(self.reconcile_second()),
             _ => {}
@@ -340,10 +372,11 @@ impl World {
     fn reconcile_second(&mut self) -> Option<Violation> {
         let others = objects(&self.cluster);
         let second = &mut self.second;
-        let spec = Second::spec(second.key.as_deref());
+        let spec = Second::spec(second.key.as_deref(), second.import);
+        let input = second.input.as_ref().unwrap_or(&self.input);
         let reconciled = second
             .cluster
-            .reconcile(&spec, &self.input, &others, &mut self.transport);
+            .reconcile(&spec, input, &others, &mut self.transport);
         if let Some(message) = reconciled.fatal {
             let taken = !keys_managed_elsewhere(&message).is_empty();
             let meant = second.key != second.accepted || taken;

@@ -18,7 +18,7 @@
 //!    `Update` allowed, an apply of `forProvider` in which every omitted field goes back to
 //!    its Terraform default.
 
-use super::artifactory::{Actor, Artifactory, FIELDS};
+use super::artifactory::{fields_of, Actor, Artifactory};
 use serde_json::{json, Map, Value};
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -327,15 +327,18 @@ impl Provider {
         set_condition(object, "Ready", "True", "Available", None, now);
         let mut at_provider = Map::new();
         at_provider.insert("id".into(), json!(live.key));
-        for (name, value) in &live.fields {
+        // What the kind's schema has of the repository (a maven repository read through an
+        // npm kind shows no `handleSnapshots`).
+        let read: BTreeMap<String, Value> = fields_of(&package)
+            .filter_map(|(name, _)| Some((name.to_string(), live.fields.get(*name)?.clone())))
+            .collect();
+        for (name, value) in &read {
             at_provider.insert(name.clone(), value.clone());
         }
         object["status"]["atProvider"] = Value::Object(at_provider);
-        let defaults = FIELDS
-            .iter()
-            .map(|(name, default)| (*name, Some(default.value())));
+        let defaults = fields_of(&package).map(|(name, default)| (*name, Some(default.value())));
         let up_to_date =
-            planned_changes(&object["spec"]["forProvider"], &live.fields, defaults).is_empty();
+            planned_changes(&object["spec"]["forProvider"], &read, defaults).is_empty();
         if self.client == Client::NoFork && up_to_date {
             // The no-fork clients reset a failed apply once the live state equals the spec
             // (external_async_tfpluginfw.go:173-176 @ v2.2.0); the CLI client never does.
@@ -343,7 +346,7 @@ impl Provider {
         }
         if allows(object, "LateInitialize") {
             // Late initialisation before the plan; a filled spec is written without `Update`.
-            if late_initialise(&mut object["spec"]["forProvider"], &live.fields) {
+            if late_initialise(&mut object["spec"]["forProvider"], &read) {
                 set_condition(object, "Synced", "True", "ReconcileSuccess", None, now);
                 return true;
             }
@@ -373,8 +376,7 @@ impl Provider {
         package: &str,
         now: &str,
     ) {
-        let fields: BTreeMap<String, Value> = FIELDS
-            .iter()
+        let fields: BTreeMap<String, Value> = fields_of(package)
             .map(|(name, default)| {
                 let value = object["spec"]["forProvider"]
                     .get(*name)
