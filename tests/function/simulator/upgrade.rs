@@ -228,6 +228,26 @@ mod tests {
         [vec![add("libs", None), npm], created()].concat()
     }
 
+    /// The last two steps of a move, each reconciled: the keys taken over, then
+    /// `neverDelete` dropped; every step is then taken.
+    fn take_over_and_finish(world: &mut World) {
+        let events = [
+            Upgrade,
+            Composite,
+            ProviderAll,
+            ProviderAll,
+            Composite,
+            Upgrade,
+            Composite,
+        ];
+        walk(world, &events);
+        assert!(
+            world.steps.is_empty(),
+            "every step taken:\n{}",
+            world.trace.join("\n")
+        );
+    }
+
     fn creates_and_deletes(world: &World) -> (usize, usize) {
         let count = |op: fn(&Op) -> bool| {
             world
@@ -267,24 +287,7 @@ mod tests {
                 &[Upgrade, Upgrade, Composite, ProviderAll, Composite],
             );
             assert_eq!(phases(&world), ["libs adopted", "a-libs adopted"]);
-            // Taken over, then neverDelete dropped.
-            walk(
-                &mut world,
-                &[
-                    Upgrade,
-                    Composite,
-                    ProviderAll,
-                    ProviderAll,
-                    Composite,
-                    Upgrade,
-                    Composite,
-                ],
-            );
-            assert!(
-                world.steps.is_empty(),
-                "every step taken:\n{}",
-                world.trace.join("\n")
-            );
+            take_over_and_finish(&mut world);
             assert_eq!(phases(&world), ["libs managed", "a-libs managed"]);
             let kinds: Vec<&str> = world
                 .cluster
@@ -332,23 +335,7 @@ mod tests {
                 );
                 assert_eq!(phases(&world), ["libs adopted"]);
                 assert_eq!(world.cluster.status["neverDelete"], true);
-                walk(
-                    &mut world,
-                    &[
-                        Upgrade,
-                        Composite,
-                        ProviderAll,
-                        ProviderAll,
-                        Composite,
-                        Upgrade,
-                        Composite,
-                    ],
-                );
-                assert!(
-                    world.steps.is_empty(),
-                    "every step taken:\n{}",
-                    world.trace.join("\n")
-                );
+                take_over_and_finish(&mut world);
                 assert_eq!(phases(&world), ["libs managed"]);
                 let resource = world.cluster.resources.values().next().expect("one");
                 assert_eq!(
