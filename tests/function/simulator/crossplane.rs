@@ -101,10 +101,7 @@ impl Cluster {
     /// The composite is deleted: Crossplane deletes every managed resource it composed
     /// (the provider's finalizer then honours each one's policies).
     pub fn delete_every_resource(&mut self) {
-        for managed in self.resources.values_mut() {
-            managed.deleting = true;
-            managed.object["metadata"]["deletionTimestamp"] = json!("2026-11-01T10:00:00Z");
-        }
+        self.resources.values_mut().for_each(mark_deleted);
     }
 
     /// The composite's name, kind, uid and (namespaced) namespace.
@@ -297,8 +294,7 @@ impl Cluster {
         }
         for (name, managed) in self.resources.iter_mut() {
             if !wanted.contains_key(name) && !managed.deleting {
-                managed.deleting = true;
-                managed.object["metadata"]["deletionTimestamp"] = json!("2026-11-01T10:00:00Z");
+                mark_deleted(managed);
             }
         }
         if let Some(status) = desired
@@ -309,6 +305,13 @@ impl Cluster {
             self.status = status;
         }
     }
+}
+
+/// Crossplane deletes a managed resource: its deletion timestamp, the provider's finalizer
+/// still to run.
+fn mark_deleted(managed: &mut Managed) {
+    managed.deleting = true;
+    managed.object["metadata"]["deletionTimestamp"] = json!("2026-11-01T10:00:00Z");
 }
 
 /// The CRD's defaults, which the API server writes on every create and update:

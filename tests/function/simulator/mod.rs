@@ -39,7 +39,8 @@
 //! provider change to walk through ([`events::Change`], [`upgrade`]: the v0.7.1 renames, the
 //! v0.7.0 group move, Crossplane v1 claims to v2 namespaced composites, one operator step per
 //! `Upgrade` event as docs/upgrading.md gives them), and runs under both upjet clients, with
-//! local maven, gradle and npm repositories and deletion protection on, beside a second claim of another team that asks for one key of the same pool
+//! local maven, gradle and npm repositories and deletion protection on, beside a second claim
+//! of another team that asks for one key of the same pool
 //! ([`Second`]; each claim's invariants are checked with the other's writes seen as made
 //! outside it). `cargo test` runs a few sequences ([`cases`]), and a few more over the gRPC
 //! server; `SIMULATOR_CASES` and `SIMULATOR_STEPS` raise them (docs/development.md, "The
@@ -156,9 +157,6 @@ struct World {
     second: Second,
     /// The steps of the sequence's provider change not taken yet.
     steps: std::collections::VecDeque<upgrade::Step>,
-    /// The claim is deleted (a Crossplane v1 to v2 move), and its namespaced composite not
-    /// made yet: nothing calls the function for it.
-    composite_gone: bool,
 }
 
 /// A second claim, team2's, in the same cluster and Artifactory: one entry, `libs`, asking
@@ -242,7 +240,6 @@ impl World {
                 input: None,
             },
             steps: upgrade::steps(setup.change),
-            composite_gone: false,
         }
     }
 
@@ -320,7 +317,7 @@ impl World {
                     self.reconcile_managed(claim, &name);
                 }
             }
-            Event::Composite if !self.composite_gone => found.extend(self.reconcile_composite()),
+            Event::Composite if !self.composite_gone() => found.extend(self.reconcile_composite()),
             Event::Upgrade => {
                 if let Some(step) = self.upgrade() {
                     self.trace.push(format!("  upgrade: {step:?}"));
